@@ -1,0 +1,161 @@
+// labctl._native: the kernel catalogue, parameter resolution and kernel runs, for Python.
+// The only file that includes pybind11; a kernel runs with the GIL released.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "../kernels/kernel.hpp"
+#include "../runtime/affinity.hpp"
+
+namespace py = pybind11;
+namespace k = labctl::kernels;
+
+namespace {
+
+py::object to_python(const k::Value& value) {
+    return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+}
+
+k::Value from_python(const std::string& kernel, const std::string& name, const py::handle& object) {
+    // bool first: Python's bool is an int.
+    if (py::isinstance<py::bool_>(object)) return object.cast<bool>();
+    if (py::isinstance<py::int_>(object)) {
+        try {
+            return object.cast<std::int64_t>();
+        } catch (const py::cast_error&) {
+            throw k::ParamError(kernel, name, "parameter '" + name + "' is out of range: " +
+                                                  py::str(object).cast<std::string>());
+        }
+    }
+    if (py::isinstance<py::float_>(object)) return object.cast<double>();
+    if (py::isinstance<py::str>(object)) return object.cast<std::string>();
+    throw k::ParamError(kernel, name,
+                        "parameter '" + name + "' has a value of type " +
+                            py::str(py::type::of(object).attr("__name__")).cast<std::string>() +
+                            "; give a number, a boolean or a string");
+}
+
+k::Params resolve(const k::Kernel& kernel, const py::dict& values) {
+    std::map<std::string, k::Value> given;
+    for (const auto& [key, value] : values) {
+        const std::string name = py::str(key).cast<std::string>();
+        given[name] = from_python(kernel.name, name, value);
+    }
+    return k::resolve(kernel, given);
+}
+
+py::dict params_dict(const k::Kernel& kernel, const k::Params& params) {
+    py::dict result;
+    // Every parameter of the schema, in its order; those that do not apply are None.
+    for (const k::ParamSpec& spec : kernel.params) {
+        auto found = params.values().find(spec.name);
+        result[py::str(spec.name)] = found != params.values().end() ? to_python(found->second) : py::none();
+    }
+    return result;
+}
+
+py::dict describe(const k::Kernel& kernel) {
+    py::list params;
+    for (const k::ParamSpec& spec : kernel.params) {
+        py::dict p;
+        p["name"] = spec.name;
+        p["type"] = std::string(k::type_name(spec.type));
+        p["default"] = to_python(spec.default_value);
+        p["help"] = spec.help;
+        p["minimum"] = spec.minimum ? py::cast(*spec.minimum) : py::none();
+        p["maximum"] = spec.maximum ? py::cast(*spec.maximum) : py::none();
+        py::list choices;
+        for (const k::Value& choice : spec.choices) choices.append(to_python(choice));
+        p["choices"] = choices;
+        p["applies_to"] = spec.applies_to;
+        params.append(p);
+    }
+    py::dict d;
+    d["name"] = kernel.name;
+    d["summary"] = kernel.summary;
+    d["description"] = kernel.description;
+    d["source"] = kernel.source;
+    d["verifies"] = kernel.verifies;
+    d["params"] = params;
+    return d;
+}
+
+k::Fault parse_fault(const std::string& fault) {
+    if (fault.empty() || fault == "none") return k::Fault::none;
+    if (fault == "wrong_answer") return k::Fault::wrong_answer;
+    if (fault == "crash") return k::Fault::crash;
+    if (fault == "hang") return k::Fault::hang;
+    throw std::invalid_argument("fault must be one of: none, wrong_answer, crash, hang; got '" + fault + "'");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "labctl's actor runtime and benchmark kernels";
+
+    static py::exception<k::ParamError> param_error(m, "ParamError", PyExc_ValueError);
+    static py::exception<k::VerificationError> verification_error(m, "VerificationError",
+                                                                   PyExc_RuntimeError);
+    py::register_exception_translator([](std::exception_ptr error) {
+        try {
+            if (error) std::rethrow_exception(error);
+        } catch (const k::ParamError& e) {
+            py::object type = py::reinterpret_borrow<py::object>(param_error.ptr());
+            py::object instance = type(e.what());
+            instance.attr("kernel") = e.kernel();
+            instance.attr("param") = e.param();
+            PyErr_SetObject(param_error.ptr(), instance.ptr());
+        } catch (const k::VerificationError& e) {
+            PyErr_SetString(verification_error.ptr(), e.what());
+        }
+    });
+
+    m.def("kernels", [] {
+        py::list result;
+        for (const k::Kernel& kernel : k::registry()) result.append(describe(kernel));
+        return result;
+    }, "The kernel catalogue: name, texts and parameter schema of each kernel.");
+
+    m.def("validate", [](const std::string& name, const py::dict& values) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        return params_dict(kernel, resolve(kernel, values));
+    }, py::arg("kernel"), py::arg("params"),
+       "Resolves parameters against the kernel's schema: typed, defaults filled in, those that do "
+       "not apply to the dispatcher None. Raises ParamError.");
+
+    m.def("run", [](const std::string& name, const py::dict& values, const std::string& fault) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        const k::Params params = resolve(kernel, values);
+        const k::Fault injected = parse_fault(fault);
+        k::Result result;
+        {
+            py::gil_scoped_release released;
+            result = k::run(kernel, params, injected);
+        }
+        py::dict metrics;
+        for (const k::Metric& metric : result.metrics) metrics[py::str(metric.name)] = metric.value;
+        py::dict d;
+        d["kernel"] = kernel.name;
+        d["params"] = params_dict(kernel, params);
+        d["elapsed_ns"] = result.elapsed_ns;
+        d["messages"] = result.messages;
+        d["answer"] = result.answer;
+        d["expected"] = result.expected;
+        d["verified"] = result.answer == result.expected;
+        d["metrics"] = metrics;
+        d["thread_cpu_ns"] = result.thread_cpu_ns;
+        return d;
+    }, py::arg("kernel"), py::arg("params"), py::arg("fault") = "none",
+       "Runs a kernel once and returns its sample. Raises ParamError for bad parameters and "
+       "VerificationError if the kernel's answer is wrong. `fault` is a test hook: wrong_answer, "
+       "crash or hang.");
+
+    m.def("allowed_cpus", &labctl::rt::allowed_cpus, "The CPUs this process may run on.");
+
+    m.def("build_info", [] {
+        py::dict d;
+        d["compiler"] = std::string(LABCTL_COMPILER);
+        d["flags"] = std::string(LABCTL_CXX_FLAGS);
+        d["build_type"] = std::string(LABCTL_BUILD_TYPE);
+        return d;
+    }, "How this extension was compiled.");
+}

@@ -1,0 +1,117 @@
+// The benchmark kernel interface: a name, a parameter schema declared here once (Python reads it
+// through the binding), and run(params) -> Result with a verified answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace labctl::kernels {
+
+using Value = std::variant<std::int64_t, double, bool, std::string>;
+
+enum class ParamType { integer, real, boolean, choice, text };
+std::string_view type_name(ParamType type) noexcept;
+
+struct ParamSpec {
+    std::string name;
+    ParamType type;
+    Value default_value;
+    std::string help;
+    std::optional<double> minimum = {};   // integer and real
+    std::optional<double> maximum = {};
+    std::vector<Value> choices = {};      // choice (strings), or allowed integers
+    std::vector<std::string> applies_to = {};  // dispatchers it applies to; empty: all
+    // Checks beyond type and range; throws std::invalid_argument saying what is wrong.
+    std::function<void(const Value&)> validate = {};
+};
+
+// A bad parameter: the message names the kernel, the parameter and what is allowed.
+class ParamError : public std::invalid_argument {
+public:
+    ParamError(std::string kernel, std::string param, const std::string& message)
+        : std::invalid_argument(kernel + ": " + message), kernel_(std::move(kernel)),
+          param_(std::move(param)) {}
+    const std::string& kernel() const noexcept { return kernel_; }
+    const std::string& param() const noexcept { return param_; }
+
+private:
+    std::string kernel_;
+    std::string param_;
+};
+
+// A kernel computed a wrong answer: it never returns a timing.
+class VerificationError : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Resolved parameters: every parameter that applies, typed, defaults filled in.
+class Params {
+public:
+    std::int64_t integer(std::string_view name) const;
+    double real(std::string_view name) const;
+    bool boolean(std::string_view name) const;
+    const std::string& text(std::string_view name) const;  // text and choice
+    bool has(std::string_view name) const;
+    const std::map<std::string, Value, std::less<>>& values() const noexcept { return values_; }
+
+private:
+    friend Params resolve(const struct Kernel&, const std::map<std::string, Value>&);
+    const Value& at(std::string_view name) const;
+    std::map<std::string, Value, std::less<>> values_;
+};
+
+struct Metric {
+    std::string name;
+    double value;
+};
+
+struct Result {
+    std::int64_t elapsed_ns = 0;      // the measured phase only, steady clock, inside the kernel
+    std::uint64_t messages = 0;       // messages processed in the measured phase
+    std::string answer;               // what the kernel computed
+    std::string expected;             // what it must be
+    std::vector<Metric> metrics;      // kernel-specific figures (agents, latency percentiles...)
+    std::vector<std::int64_t> thread_cpu_ns;  // per runtime thread, over the measured phase
+};
+
+// Faults a test can ask a run to commit, to prove the layers above handle them.
+enum class Fault { none, wrong_answer, crash, hang };
+
+struct Kernel {
+    std::string name;
+    std::string summary;      // one line
+    std::string description;  // what it measures and how
+    std::string source;       // the study it reproduces
+    std::string verifies;     // what its answer is checked against
+    std::vector<ParamSpec> params;  // its own and the dispatcher parameters it accepts
+    // Cross-parameter checks beyond the schema; throws ParamError.
+    std::function<void(const Params&)> check;
+    Result (*run)(const Params&);
+};
+
+// Kernels register themselves from their own file with a static Registration.
+struct Registration {
+    explicit Registration(Kernel kernel);
+};
+
+const std::vector<Kernel>& registry();
+const Kernel& find_kernel(std::string_view name);  // throws ParamError naming the kernels
+
+// Validates and types `given` (strings from a command line are parsed) against the kernel's
+// schema, fills in defaults, and drops the parameters that do not apply to the chosen
+// dispatcher. Throws ParamError.
+Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given);
+
+// Runs the kernel and checks its answer: throws VerificationError if it is wrong.
+Result run(const Kernel& kernel, const Params& params, Fault fault = Fault::none);
+
+std::string to_string(const Value& value);
+
+}  // namespace labctl::kernels

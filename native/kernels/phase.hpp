@@ -1,0 +1,56 @@
+// The measured phase of a kernel: wall time on the steady clock and CPU time per runtime thread,
+// taken inside the kernel around the phase only; and waiting for the kernel's answer.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+
+#include "../runtime/runtime.hpp"
+#include "kernel.hpp"
+
+namespace labctl::kernels {
+
+class MeasuredPhase {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit MeasuredPhase(rt::Environment& environment)
+        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()), start_(Clock::now()) {}
+
+    Clock::time_point start() const noexcept { return start_; }
+
+    // Ends the phase at `end` and records it in `result`.
+    void finish(Result& result, Clock::time_point end = Clock::now()) const {
+        result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
+        result.thread_cpu_ns = environment_.thread_cpu_ns();
+        // Threads started during the phase were at zero when it began.
+        for (std::size_t i = 0; i < cpu_at_start_.size() && i < result.thread_cpu_ns.size(); ++i)
+            result.thread_cpu_ns[i] -= cpu_at_start_[i];
+    }
+
+private:
+    rt::Environment& environment_;
+    std::vector<std::int64_t> cpu_at_start_;
+    Clock::time_point start_;
+};
+
+// Makes `completion` give up when a handler fails, so that a kernel never waits forever for an
+// answer that will not come. Call before registering the kernel's agents.
+template <class T>
+void abandon_on_failure(rt::Environment& environment, rt::Completion<T>& completion) {
+    environment.set_failure_listener([&completion] { completion.abandon(); });
+}
+
+// The kernel's answer, or the handler's exception.
+template <class T>
+T await(rt::Environment& environment, rt::Completion<T>& completion) {
+    auto value = completion.wait();
+    if (!value) {
+        if (std::exception_ptr error = environment.error()) std::rethrow_exception(error);
+        throw std::runtime_error("the kernel's answer never came");
+    }
+    return *value;
+}
+
+}  // namespace labctl::kernels

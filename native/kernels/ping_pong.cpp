@@ -1,0 +1,254 @@
+// ping_pong: two agents pass a message back and forth. On one thread it measures the cost of a
+// send and a dispatch; on two it measures the round trip between threads.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The payload is written by the sender and checked by the receiver, so its bytes really travel.
+template <std::size_t N>
+struct Ping {
+    explicit Ping(std::uint64_t sequence) : seq(sequence) { payload.fill(std::byte(sequence)); }
+    bool intact() const noexcept {
+        if constexpr (N == 0) return true;
+        else return payload.front() == std::byte(seq) && payload.back() == std::byte(seq);
+    }
+    std::uint64_t seq;
+    std::array<std::byte, N> payload;
+};
+
+template <std::size_t N>
+struct Pong {
+    explicit Pong(const Ping<N>& ping) : seq(ping.seq), payload(ping.payload) {}
+    bool intact() const noexcept {
+        if constexpr (N == 0) return true;
+        else return payload.front() == std::byte(seq) && payload.back() == std::byte(seq);
+    }
+    std::uint64_t seq;
+    std::array<std::byte, N> payload;
+};
+
+struct Tally {
+    std::uint64_t received = 0;
+    std::uint64_t out_of_order = 0;
+    std::uint64_t corrupt = 0;
+
+    void count(std::uint64_t seq, bool intact) {
+        if (seq != received) ++out_of_order;
+        if (!intact) ++corrupt;
+        ++received;
+    }
+};
+
+struct Outcome {
+    Tally pongs;
+    Clock::time_point start;
+    Clock::time_point end;
+    std::vector<std::int64_t> round_trips_ns;  // sampled
+};
+
+template <std::size_t N>
+class Ponger final : public rt::Agent {
+public:
+    explicit Ponger(rt::NamedMbox* listen) {
+        if (listen != nullptr) subscribe<&Ponger::on_ping>(*listen);
+        else subscribe<&Ponger::on_ping>();
+    }
+    void reply_to(rt::Mbox pinger) { pinger_ = pinger; }
+    const Tally& pings() const noexcept { return pings_; }
+
+private:
+    void on_ping(const Ping<N>& ping) {
+        pings_.count(ping.seq, ping.intact());
+        rt::send<Pong<N>>(*pinger_, ping);
+    }
+
+    std::optional<rt::Mbox> pinger_;
+    Tally pings_;
+};
+
+template <std::size_t N>
+class Pinger final : public rt::Agent {
+public:
+    Pinger(rt::NamedMbox* listen, std::uint64_t round_trips, rt::Completion<Outcome>& done)
+        : round_trips_(round_trips),
+          // At most ~100k samples: a clock read costs about as much as a message on one thread.
+          stride_(std::max<std::uint64_t>(1, round_trips / 100'000)),
+          done_(done) {
+        if (listen != nullptr) subscribe<&Pinger::on_pong>(*listen);
+        else subscribe<&Pinger::on_pong>();
+        outcome_.round_trips_ns.reserve(round_trips / stride_ + 1);
+    }
+    void send_to(rt::Mbox ponger) { ponger_ = ponger; }
+
+private:
+    void on_start() override {
+        outcome_.start = Clock::now();
+        ping(0);
+    }
+
+    void on_pong(const Pong<N>& pong) {
+        outcome_.pongs.count(pong.seq, pong.intact());
+        if (sampling_) {
+            outcome_.round_trips_ns.push_back((Clock::now() - sampled_at_).count());
+            sampling_ = false;
+        }
+        if (outcome_.pongs.received < round_trips_) {
+            ping(pong.seq + 1);
+        } else {
+            outcome_.end = Clock::now();
+            done_.set(std::move(outcome_));
+        }
+    }
+
+    void ping(std::uint64_t seq) {
+        // A countdown, not seq % stride: a division per message would cost more than the rest.
+        if (--until_sample_ == 0) {
+            until_sample_ = stride_;
+            sampling_ = true;
+            sampled_at_ = Clock::now();
+        }
+        rt::send<Ping<N>>(*ponger_, seq);
+    }
+
+    const std::uint64_t round_trips_;
+    const std::uint64_t stride_;
+    rt::Completion<Outcome>& done_;
+    std::optional<rt::Mbox> ponger_;
+    std::uint64_t until_sample_ = 1;
+    bool sampling_ = false;
+    Clock::time_point sampled_at_;
+    Outcome outcome_;
+};
+
+double percentile(const std::vector<std::int64_t>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    const auto rank = std::size_t(p * double(sorted.size() - 1) + 0.5);
+    return double(sorted[std::min(rank, sorted.size() - 1)]);
+}
+
+template <std::size_t N>
+Result run_with_payload(const Params& params) {
+    const auto round_trips = std::uint64_t(params.integer("messages")) / 2;
+    const bool named = params.text("mbox") == "named";
+
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    rt::Completion<Outcome> done;
+    abandon_on_failure(env, done);
+    rt::NamedMbox* to_ponger = named ? &env.named_mbox("ping_pong.ping") : nullptr;
+    rt::NamedMbox* to_pinger = named ? &env.named_mbox("ping_pong.pong") : nullptr;
+
+    MeasuredPhase phase(env);
+    Ponger<N>* ponger = nullptr;
+    // One coop: with a cooperation FIFO pool they share a queue, as in the study.
+    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+        auto& pinger = coop.make_agent_with_binder<Pinger<N>>(dispatchers.binder(0), to_pinger,
+                                                                 round_trips, done);
+        ponger = &coop.make_agent_with_binder<Ponger<N>>(dispatchers.binder(1), to_ponger);
+        pinger.send_to(named ? rt::Mbox(*to_ponger) : rt::Mbox(*ponger));
+        ponger->reply_to(named ? rt::Mbox(*to_pinger) : rt::Mbox(pinger));
+    });
+    Outcome outcome = await(env, done);
+    Result result;
+    phase.finish(result);
+    result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
+    // The ponger's last write happened before its last pong, which the pinger received before
+    // done.set(): reading its tally here is ordered after it.
+    const Tally pings = ponger->pings();
+    env.stop();
+
+    auto describe = [](const Tally& pings, const Tally& pongs) {
+        return "pings=" + std::to_string(pings.received) + " pongs=" + std::to_string(pongs.received) +
+               " out_of_order=" + std::to_string(pings.out_of_order + pongs.out_of_order) +
+               " corrupt=" + std::to_string(pings.corrupt + pongs.corrupt);
+    };
+    result.messages = pings.received + outcome.pongs.received;
+    result.answer = describe(pings, outcome.pongs);
+    result.expected = describe(Tally{round_trips, 0, 0}, Tally{round_trips, 0, 0});
+
+    std::vector<std::int64_t>& samples = outcome.round_trips_ns;
+    std::sort(samples.begin(), samples.end());
+    result.metrics = {{"round_trip_p50_ns", percentile(samples, 0.50)},
+                      {"round_trip_p99_ns", percentile(samples, 0.99)},
+                      {"round_trip_max_ns", samples.empty() ? 0.0 : double(samples.back())},
+                      {"round_trip_samples", double(samples.size())}};
+    return result;
+}
+
+constexpr std::array<std::int64_t, 6> kPayloads{0, 16, 64, 256, 1024, 4096};
+
+Result run(const Params& params) {
+    switch (params.integer("payload_bytes")) {
+    case 0: return run_with_payload<0>(params);
+    case 16: return run_with_payload<16>(params);
+    case 64: return run_with_payload<64>(params);
+    case 256: return run_with_payload<256>(params);
+    case 1024: return run_with_payload<1024>(params);
+    case 4096: return run_with_payload<4096>(params);
+    }
+    throw std::logic_error("payload_bytes outside its schema");
+}
+
+void check(const Params& params) {
+    if (params.integer("messages") % 2 != 0)
+        throw ParamError("ping_pong", "messages",
+                         "parameter 'messages' must be even (pings plus pongs), got " +
+                             std::to_string(params.integer("messages")));
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "ping_pong",
+        .summary = "two agents exchanging a message: send+dispatch cost, or the cross-thread round trip",
+        .description =
+            "A pinger sends a ping, the ponger answers with a pong carrying the same sequence "
+            "number and payload, `messages`/2 times. On one_thread (or one group, or a "
+            "cooperation-FIFO pool) both agents share a thread; on active_obj, two groups or an "
+            "individual-FIFO pool they run on two. Reports messages per second over the exchange "
+            "and round-trip latency percentiles from sampled timestamps.",
+        .source = "SObjectizer Tales 22 (seeds/003); Theron PingPong (seeds/000)",
+        .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
+                    "with intact payloads",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    std::vector<Value> payloads(kPayloads.begin(), kPayloads.end());
+    kernel.params = {
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10'000'000},
+         .help = "messages in total, pings plus pongs (even)",
+         .minimum = 2,
+         .maximum = 10'000'000'000},
+        {.name = "mbox",
+         .type = ParamType::choice,
+         .default_value = std::string("direct"),
+         .help = "direct: each agent's own mbox; named: two named mboxes (multi-consumer)",
+         .choices = {std::string("direct"), std::string("named")}},
+        {.name = "payload_bytes",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{0},
+         .help = "bytes carried by each message besides its sequence number",
+         .choices = payloads},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels

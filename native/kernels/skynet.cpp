@@ -1,0 +1,191 @@
+// skynet: a tree of agents, each node spawning `branching` children in a coop of their own,
+// down to `leaves` leaves; each leaf sends its ordinal up and each node sends the sum of its
+// children. Measures the cost of creating (and deregistering) agents.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels {
+namespace {
+
+// What a subtree sends to its parent: the sum of its leaves' ordinals and how many agents it
+// had, so the root can verify both without any counter shared between threads.
+struct Subtotal {
+    std::uint64_t sum;
+    std::uint64_t agents;
+};
+
+struct Tree {
+    DispatcherChoice& dispatchers;
+    std::uint64_t branching;
+    bool deregister;
+    rt::Completion<Subtotal>& answer;
+};
+
+// A node covering the leaves [first, first + count).
+class Node final : public rt::Agent {
+public:
+    Node(const Tree& tree, Node* parent, std::uint64_t first, std::uint64_t count)
+        : tree_(tree), parent_(parent), first_(first), count_(count) {
+        if (count_ > 1) subscribe<&Node::on_subtotal>();
+    }
+
+private:
+    void on_start() override {
+        if (count_ == 1) {
+            report({first_, 1});
+            return;
+        }
+        // Split into min(branching, count) children of near-equal size, so any leaf count
+        // makes a tree (a power of the branching factor makes the classic one).
+        const std::uint64_t children = std::min(tree_.branching, count_);
+        children_ = &environment().introduce_coop(tree_.dispatchers.binder(), [&](rt::Coop& coop) {
+            std::uint64_t first = first_;
+            for (std::uint64_t i = 0; i < children; ++i) {
+                const std::uint64_t size = count_ / children + (i < count_ % children ? 1 : 0);
+                coop.make_agent_with_binder<Node>(tree_.dispatchers.binder(unsigned(i)), tree_, this,
+                                                  first, size);
+                first += size;
+            }
+        });
+        waiting_ = std::uint32_t(children);
+    }
+
+    void on_subtotal(const Subtotal& subtotal) {
+        sum_ += subtotal.sum;
+        agents_ += subtotal.agents;
+        if (--waiting_ != 0) return;
+        if (tree_.deregister) environment().deregister_coop(*children_);
+        report({sum_, agents_ + 1});
+    }
+
+    void report(Subtotal subtotal) {
+        if (parent_ != nullptr) rt::send<Subtotal>(*parent_, subtotal);
+        else tree_.answer.set(subtotal);
+    }
+
+    const Tree& tree_;
+    Node* const parent_;
+    const std::uint64_t first_;
+    const std::uint64_t count_;
+    rt::Coop* children_ = nullptr;
+    std::uint64_t sum_ = 0;
+    std::uint64_t agents_ = 0;
+    std::uint32_t waiting_ = 0;
+};
+
+// Agents in a tree over `leaves` leaves, by the same split as Node (memoised: a level has at
+// most two distinct subtree sizes).
+std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching,
+                          std::map<std::uint64_t, std::uint64_t>& memo) {
+    if (leaves == 1) return 1;
+    if (auto found = memo.find(leaves); found != memo.end()) return found->second;
+    const std::uint64_t children = std::min(branching, leaves);
+    std::uint64_t agents = 1;
+    for (std::uint64_t i = 0; i < children; ++i)
+        agents += tree_agents(leaves / children + (i < leaves % children ? 1 : 0), branching, memo);
+    return memo[leaves] = agents;
+}
+
+std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching) {
+    std::map<std::uint64_t, std::uint64_t> memo;
+    return tree_agents(leaves, branching, memo);
+}
+
+// A thread per agent is fine for a small tree and absurd for a large one.
+constexpr std::uint64_t kMaxActiveObjAgents = 10'000;
+
+Result run(const Params& params) {
+    const auto leaves = std::uint64_t(params.integer("leaves"));
+    const auto branching = std::uint64_t(params.integer("branching"));
+    const bool deregister = params.boolean("deregister");
+
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    rt::Completion<Subtotal> answer;
+    abandon_on_failure(env, answer);
+    const Tree tree{dispatchers, branching, deregister, answer};
+
+    MeasuredPhase phase(env);
+    rt::Coop& root = env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+        coop.make_agent<Node>(tree, nullptr, 0, leaves);
+    });
+    const Subtotal total = await(env, answer);
+    Result result;
+    if (deregister) {
+        env.deregister_coop(root);
+        env.wait_for_no_coops();
+        phase.finish(result);
+    } else {
+        phase.finish(result, answer.completed_at());
+    }
+
+    const std::uint64_t agents = tree_agents(leaves, branching);
+    result.messages = total.agents - 1;  // every agent but the root reports once
+    result.answer = "sum=" + std::to_string(total.sum) + " agents=" + std::to_string(total.agents);
+    result.expected = "sum=" + std::to_string(leaves * (leaves - 1) / 2) + " agents=" + std::to_string(agents);
+    result.metrics = {{"agents", double(total.agents)},
+                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    return result;
+}
+
+void check(const Params& params) {
+    if (params.text("dispatcher") != "active_obj") return;
+    const std::uint64_t agents =
+        tree_agents(std::uint64_t(params.integer("leaves")), std::uint64_t(params.integer("branching")));
+    if (agents > kMaxActiveObjAgents)
+        throw ParamError("skynet", "dispatcher",
+                         "dispatcher 'active_obj' starts a thread per agent: leaves=" +
+                             std::to_string(params.integer("leaves")) + " needs " +
+                             std::to_string(agents) + " threads (at most " +
+                             std::to_string(kMaxActiveObjAgents) +
+                             "); use fewer leaves or one of: one_thread, active_group, thread_pool");
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "skynet",
+        .summary = "a tree of 1M leaf agents summing their ordinals: the cost of agent creation",
+        .description =
+            "The root agent spawns `branching` children in a new coop, each child does the same, "
+            "down to `leaves` leaves. Each leaf sends its ordinal (0..leaves-1) to its parent; each "
+            "node sends the sum of its children up. With deregister=true each node deregisters its "
+            "children's coop once they have reported, and the phase ends when every coop is "
+            "destroyed; otherwise it ends when the root has the sum (agents are destroyed after).",
+        .source = "SObjectizer Tales 22 (seeds/003), Boost.Fiber skynet table (seeds/002)",
+        .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
+                    "number of agents that reported equals the size of the tree (1111111)",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "leaves",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "leaf agents (the tree has about leaves*branching/(branching-1) agents)",
+         .minimum = 1,
+         .maximum = 100'000'000},
+        {.name = "branching",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10},
+         .help = "children per node",
+         .minimum = 2,
+         .maximum = 1'000'000},
+        {.name = "deregister",
+         .type = ParamType::boolean,
+         .default_value = false,
+         .help = "deregister each coop of children once they reported, inside the measured phase"},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_group", "thread_pool", "active_obj"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels

@@ -1,0 +1,102 @@
+// Agent lifecycle and the slow paths of executing a demand.
+#include "agent.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "coop.hpp"
+#include "environment.hpp"
+
+namespace labctl::rt {
+
+namespace detail {
+constinit thread_local Coop* t_coop_under_construction LABCTL_FAST_TLS = nullptr;
+}
+
+HandlerTable::~HandlerTable() {
+    if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));
+}
+
+void HandlerTable::add(std::uint64_t key, Handler handler) {
+    if (first_.handler == nullptr || first_.key == key) {
+        first_ = {key, handler};
+        return;
+    }
+    for (std::uint32_t i = 0; i < more_size_; ++i) {
+        if (more_[i].key == key) {
+            more_[i].handler = handler;
+            return;
+        }
+    }
+    if (more_size_ == more_capacity_) {
+        const std::uint32_t capacity = std::max<std::uint32_t>(4, more_capacity_ * 2);
+        auto* entries = static_cast<Entry*>(pool::allocate(capacity * sizeof(Entry)));
+        std::copy(more_, more_ + more_size_, entries);
+        if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));
+        more_ = entries;
+        more_capacity_ = capacity;
+    }
+    more_[more_size_++] = {key, handler};
+}
+
+Environment& Agent::environment() const noexcept { return coop_->environment(); }
+
+void Agent::start() noexcept {
+    state_ = State::running;
+    try {
+        on_start();
+    } catch (...) {
+        handler_failed(std::current_exception());
+    }
+}
+
+void Agent::handler_failed(std::exception_ptr error) noexcept { environment().fail(error); }
+
+void Agent::execute_special(Envelope& envelope, ExecutionContext& context) noexcept {
+    // A message can overtake the start demand when agents of one coop live on different
+    // threads (the first started sends to one whose start is not queued yet); the agent starts
+    // on its first demand, whichever it is, so on_start always comes first.
+    if (state_ == State::created) start();
+    switch (envelope.key) {
+    case kStartType:
+        return;
+    case kFinishType:
+        if (state_ != State::running) return;
+        state_ = State::finished;
+        try {
+            on_finish();
+        } catch (...) {
+            handler_failed(std::current_exception());
+        }
+        context.finished.push_back(this);
+        return;
+    default:
+        if (state_ != State::running) {
+            ++context.dropped;
+            return;
+        }
+        if (Handler handler = handlers_.find(envelope.key)) {
+            try {
+                handler(*this, envelope);
+            } catch (...) {
+                handler_failed(std::current_exception());
+            }
+        } else {
+            ++context.dropped;
+        }
+    }
+}
+
+void reap_finished(ExecutionContext& context) noexcept {
+    for (Agent* agent : context.finished) {
+        Coop& coop = agent->coop();
+        // acq_rel: each reaper releases its agent's last writes; the one that reaches zero
+        // acquires them all before it destroys the coop. Past this line a reaper that did not
+        // reach zero must not touch the coop: another thread may be destroying it.
+        if (coop.unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            coop.environment().coop_completed(coop);
+    }
+    context.finished.clear();
+}
+
+}  // namespace labctl::rt

@@ -1,0 +1,179 @@
+// Agents: the actors. An agent subscribes member functions to message types, on its own direct
+// mbox or on named mboxes; a handler is called through a typed thunk found by one key compare.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <type_traits>
+#include <vector>
+
+#include "event_queue.hpp"
+#include "message.hpp"
+
+namespace labctl::rt {
+
+class Coop;
+class Dispatcher;
+class Environment;
+class NamedMbox;
+struct ExecutionContext;
+
+using Handler = void (*)(Agent&, Envelope&);
+
+namespace detail {
+
+template <class Method>
+struct HandlerTraits;
+template <class A, class M>
+struct HandlerTraits<void (A::*)(const M&)> {
+    using AgentType = A;
+    using Message = M;
+};
+template <class A, class M>
+struct HandlerTraits<void (A::*)(M&)> {
+    using AgentType = A;
+    using Message = M;
+};
+
+// The thunk for one (agent class, message type, member function): a static_cast (a constant
+// offset, no RTTI) and a direct call the compiler can inline.
+template <auto Method>
+void invoke(Agent& agent, Envelope& envelope) {
+    using Traits = HandlerTraits<decltype(Method)>;
+    auto& self = static_cast<typename Traits::AgentType&>(agent);
+    auto& message = static_cast<MessageEnvelope<typename Traits::Message>&>(envelope).message;
+    (self.*Method)(message);
+}
+
+extern constinit thread_local Coop* t_coop_under_construction LABCTL_FAST_TLS;
+
+}  // namespace detail
+
+// An agent's subscriptions: a small flat table searched linearly (agents subscribe to one or
+// two types; a compare per entry beats any map). The first entry lives in the agent itself:
+// finding the handler of an agent with one subscription costs one load from the agent.
+class HandlerTable {
+public:
+    struct Entry {
+        std::uint64_t key;
+        Handler handler;
+    };
+
+    HandlerTable() = default;
+    HandlerTable(const HandlerTable&) = delete;
+    HandlerTable& operator=(const HandlerTable&) = delete;
+    ~HandlerTable();
+
+    Handler find(std::uint64_t key) const noexcept {
+        if (first_.key == key) [[likely]] return first_.handler;
+        for (std::uint32_t i = 0; i < more_size_; ++i)
+            if (more_[i].key == key) return more_[i].handler;
+        return nullptr;
+    }
+
+    // Adds a subscription, or replaces the handler of an existing one with the same key.
+    void add(std::uint64_t key, Handler handler);
+
+    template <class Visit>
+    void for_each(Visit&& visit) const {
+        if (first_.handler != nullptr) visit(first_);
+        for (std::uint32_t i = 0; i < more_size_; ++i) visit(more_[i]);
+    }
+
+private:
+    Entry first_{~std::uint64_t{0}, nullptr};  // a key no message carries, until the first add
+    Entry* more_ = nullptr;
+    std::uint32_t more_size_ = 0;
+    std::uint32_t more_capacity_ = 0;
+};
+
+class Agent {
+public:
+    Agent() noexcept : coop_(detail::t_coop_under_construction) {}
+    virtual ~Agent() = default;
+    Agent(const Agent&) = delete;
+    Agent& operator=(const Agent&) = delete;
+
+    Coop& coop() const noexcept { return *coop_; }
+    Environment& environment() const noexcept;
+
+protected:
+    // Called on the agent's worker thread: start before any message, finish after the last.
+    virtual void on_start() {}
+    virtual void on_finish() {}
+
+    // Subscribes `Method` (void(const M&) or void(M&)) to messages of type M sent to this
+    // agent directly. Typically called in the constructor.
+    template <auto Method>
+    void subscribe() {
+        using M = typename detail::HandlerTraits<decltype(Method)>::Message;
+        handlers_.add(subscription_key(kDirectMbox, type_id<M>), &detail::invoke<Method>);
+    }
+
+    // Subscribes `Method` to messages of type M published on `source`. The subscription takes
+    // effect when the agent's coop is registered and ends when it is deregistered.
+    template <auto Method>
+    void subscribe(NamedMbox& source);
+
+private:
+    friend class Coop;
+    friend class Dispatcher;
+    friend class Environment;
+    friend void execute(Envelope& envelope, ExecutionContext& context) noexcept;
+    friend EventQueue& queue_of(Agent& agent) noexcept;
+
+    enum class State : std::uint8_t { created, running, finished };
+
+    // The slow paths of execute(): lifecycle demands, and messages that arrive while the agent
+    // is not running.
+    void execute_special(Envelope& envelope, ExecutionContext& context) noexcept;
+    void start() noexcept;
+    void handler_failed(std::exception_ptr error) noexcept;
+
+    HandlerTable handlers_;
+    EventQueue* queue_ = nullptr;        // where demands for this agent go, set when bound
+    Coop* coop_;
+    Agent* next_in_coop_ = nullptr;
+    Dispatcher* dispatcher_ = nullptr;
+    void* binding_ = nullptr;            // the dispatcher's own per-agent data
+    Envelope start_demand_{nullptr, this, kStartType, nullptr};  // embedded: no allocation
+    std::uint32_t allocation_size_ = 0;  // for returning the agent's memory to the pool
+    State state_ = State::created;
+};
+
+inline EventQueue& queue_of(Agent& agent) noexcept { return *agent.queue_; }
+
+// What a worker thread accumulates while it executes demands.
+struct ExecutionContext {
+    std::uint64_t dropped = 0;  // messages with no handler, or for a finished agent
+    // Agents whose finish ran on this thread and that are not reaped yet. Reaping can free an
+    // agent and the queue it lives on, so a worker reaps only once it has let go of the queue
+    // (see reap_finished).
+    std::vector<Agent*> finished;
+};
+
+// Executes one demand on its agent and disposes of its envelope. The hot path: a running
+// agent, a message it subscribed to.
+inline void execute(Envelope& envelope, ExecutionContext& context) noexcept {
+    Agent& agent = *envelope.target;
+    if (envelope.key >= kFirstMessageType && agent.state_ == Agent::State::running) [[likely]] {
+        if (Handler handler = agent.handlers_.find(envelope.key)) [[likely]] {
+            try {
+                handler(agent, envelope);
+            } catch (...) {
+                agent.handler_failed(std::current_exception());
+            }
+        } else {
+            ++context.dropped;
+        }
+    } else {
+        agent.execute_special(envelope, context);
+    }
+    if (envelope.dispose != nullptr) envelope.dispose(&envelope);
+}
+
+// Tells each finished agent's coop that the agent is done; the last one completes the coop.
+// Call only while holding no queue of those agents.
+void reap_finished(ExecutionContext& context) noexcept;
+
+}  // namespace labctl::rt

@@ -1,0 +1,50 @@
+// The dispatcher interface: a policy that decides which event queue an agent's demands go to
+// and which threads consume it. A new dispatcher is a new pair of files and nothing else.
+#pragma once
+
+#include <string_view>
+
+#include "../agent.hpp"
+
+namespace labctl::rt {
+
+class Environment;
+
+// Where to bind an agent: a dispatcher, and a group for dispatchers that have groups
+// (active_group runs one thread per group; the others ignore it).
+struct Binder {
+    Dispatcher* dispatcher = nullptr;
+    unsigned group = 0;
+};
+
+class Dispatcher {
+public:
+    explicit Dispatcher(Environment& environment) noexcept : environment_(environment) {}
+    virtual ~Dispatcher() = default;
+    Dispatcher(const Dispatcher&) = delete;
+    Dispatcher& operator=(const Dispatcher&) = delete;
+
+    Binder binder(unsigned group = 0) noexcept { return {this, group}; }
+    virtual std::string_view name() const noexcept = 0;
+
+protected:
+    friend class Coop;
+    friend class Environment;
+
+    // Chooses the agent's event queue (set_queue), starting a thread if the policy needs one.
+    // Called while its coop is being built, on the building thread.
+    virtual void bind(Agent& agent, unsigned group) = 0;
+    // Releases what bind took for this agent; the agent is about to be destroyed and no
+    // worker holds its queue.
+    virtual void unbind(Agent& agent) noexcept { (void)agent; }
+    // Runs once, from Environment::stop, after every agent has finished: drains the queues,
+    // stops the threads and joins them.
+    virtual void shutdown() noexcept = 0;
+
+    static void set_queue(Agent& agent, EventQueue& queue) noexcept { agent.queue_ = &queue; }
+    static void*& binding(Agent& agent) noexcept { return agent.binding_; }
+
+    Environment& environment_;
+};
+
+}  // namespace labctl::rt

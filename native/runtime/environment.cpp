@@ -1,0 +1,289 @@
+// Registration, deregistration and shutdown of coops; bookkeeping of runtime threads.
+#include "environment.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "send.hpp"
+
+namespace labctl::rt {
+
+namespace {
+thread_local bool t_runtime_thread = false;
+
+struct FinishDemand {};
+}  // namespace
+
+Environment::Environment(EnvironmentConfig config) : config_(std::move(config)) {}
+
+Environment::~Environment() { stop(); }
+
+NamedMbox& Environment::named_mbox(std::string_view name) {
+    std::lock_guard lock(mutex_);
+    auto found = mboxes_by_name_.find(std::string(name));
+    if (found != mboxes_by_name_.end()) return *found->second;
+    NamedMbox& mbox = named_mboxes_.emplace_back(std::string(name), MboxId(named_mboxes_.size() + 1));
+    mboxes_by_name_.emplace(mbox.name(), &mbox);
+    return mbox;
+}
+
+Coop& Environment::make_coop(Binder default_binder) {
+    if (default_binder.dispatcher == nullptr) throw std::invalid_argument("binder has no dispatcher");
+    void* memory = pool::allocate(sizeof(Coop));
+    return *::new (memory) Coop(*this, default_binder);
+}
+
+void Environment::destroy_coop(Coop& coop) noexcept {
+    coop.~Coop();
+    pool::deallocate(&coop, sizeof(Coop));
+}
+
+void Environment::discard_coop(Coop& coop) noexcept { destroy_coop(coop); }
+
+void Environment::register_coop(Coop& coop) {
+    Coop::State expected = Coop::State::building;
+    if (!coop.state_.compare_exchange_strong(expected, Coop::State::registering))
+        throw std::logic_error("a coop can be registered only once");
+    bool too_late;
+    {
+        std::lock_guard lock(mutex_);
+        too_late = stopping_;
+        if (!too_late) {
+            coop.next_ = coops_;
+            if (coops_ != nullptr) coops_->prev_ = &coop;
+            coops_ = &coop;
+            ++live_coops_;
+        }
+    }
+    if (too_late) {
+        // Registered after stop began: the coop never starts.
+        destroy_coop(coop);
+        return;
+    }
+    subscribe_named(coop, true);
+    coop.unfinished_.store(coop.size_, std::memory_order_relaxed);
+    for (Agent* agent = coop.first_; agent != nullptr;) {
+        // Read the link first: once the last start is queued, the coop may run, finish and be
+        // destroyed on another thread.
+        Agent* next = agent->next_in_coop_;
+        queue_of(*agent).push(&agent->start_demand_);
+        agent = next;
+    }
+    if (coop.size_ == 0) {
+        coop.state_.store(Coop::State::deregistering, std::memory_order_relaxed);
+        coop_completed(coop);
+        return;
+    }
+    expected = Coop::State::registering;
+    // acq_rel: a deregistration requested meanwhile (deregister_pending) is ours to run now.
+    if (!coop.state_.compare_exchange_strong(expected, Coop::State::registered,
+                                             std::memory_order_acq_rel)) {
+        coop.state_.store(Coop::State::deregistering, std::memory_order_relaxed);
+        begin_deregistration(coop);
+    }
+}
+
+void Environment::deregister_coop(Coop& coop) noexcept {
+    Coop::State state = coop.state_.load(std::memory_order_acquire);
+    for (;;) {
+        if (state == Coop::State::registered) {
+            if (coop.state_.compare_exchange_weak(state, Coop::State::deregistering,
+                                                  std::memory_order_acq_rel)) {
+                begin_deregistration(coop);
+                return;
+            }
+        } else if (state == Coop::State::registering) {
+            // Its registration is still queuing start demands; the registering thread will
+            // deregister it when it is done.
+            if (coop.state_.compare_exchange_weak(state, Coop::State::deregister_pending,
+                                                  std::memory_order_acq_rel))
+                return;
+        } else {
+            return;  // not registered, or already on its way out
+        }
+    }
+}
+
+void Environment::begin_deregistration(Coop& coop) noexcept {
+    // Named mboxes first: once unsubscribed, nothing more arrives from them, so every message
+    // they delivered is queued ahead of the finish demand.
+    subscribe_named(coop, false);
+    for (Agent* agent = coop.first_; agent != nullptr;) {
+        Agent* next = agent->next_in_coop_;  // see register_coop
+        queue_of(*agent).push(make_envelope<FinishDemand>(agent, kFinishType));
+        agent = next;
+    }
+}
+
+void Environment::subscribe_named(Coop& coop, bool subscribe) {
+    std::map<MboxId, std::vector<NamedMbox::Subscriber>> by_mbox;
+    for (Agent* agent = coop.first_; agent != nullptr; agent = agent->next_in_coop_) {
+        agent->handlers_.for_each([&](const HandlerTable::Entry& entry) {
+            const auto mbox = MboxId(entry.key >> 32);
+            if (mbox != kDirectMbox) by_mbox[mbox].push_back({TypeId(entry.key), agent->queue_, agent});
+        });
+    }
+    for (auto& [id, subscribers] : by_mbox) {
+        NamedMbox* mbox;
+        {
+            std::lock_guard lock(mutex_);
+            mbox = &named_mboxes_[id - 1];
+        }
+        if (subscribe) mbox->subscribe(subscribers);
+        else mbox->unsubscribe(subscribers);
+    }
+}
+
+void Environment::unlink(Coop& coop) noexcept {
+    if (coop.prev_ != nullptr) coop.prev_->next_ = coop.next_;
+    else coops_ = coop.next_;
+    if (coop.next_ != nullptr) coop.next_->prev_ = coop.prev_;
+    coop.prev_ = coop.next_ = nullptr;
+}
+
+void Environment::coop_completed(Coop& coop) noexcept {
+    std::unique_lock lock(mutex_);
+    unlink(coop);
+    if (stopping_) {
+        // Agents still running may send to this coop's agents until everyone has finished;
+        // their memory stays until the threads are gone.
+        coop.next_ = graveyard_;
+        graveyard_ = &coop;
+    } else {
+        lock.unlock();
+        destroy_coop(coop);
+        lock.lock();
+    }
+    if (--live_coops_ == 0) coops_changed_.notify_all();
+}
+
+void Environment::request_stop() noexcept {
+    std::vector<Coop*> registered;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return;
+        stopping_ = true;
+        // From here on a completing coop goes to the graveyard instead of being destroyed, so
+        // the pointers collected here stay valid.
+        for (Coop* coop = coops_; coop != nullptr; coop = coop->next_) registered.push_back(coop);
+    }
+    for (Coop* coop : registered) deregister_coop(*coop);
+}
+
+void Environment::stop() {
+    if (t_runtime_thread)
+        throw std::logic_error("Environment::stop() called from a runtime thread; use request_stop()");
+    request_stop();
+    std::vector<Dispatcher*> dispatchers;
+    {
+        std::unique_lock lock(mutex_);
+        coops_changed_.wait(lock, [this] { return live_coops_ == 0; });
+        if (stopped_) return;
+        stopped_ = true;
+        for (auto& d : dispatchers_) dispatchers.push_back(d.get());
+    }
+    // Every agent has finished, so no handler runs any more and nothing new is sent: each
+    // dispatcher drains what is left (dropping it) and ends its threads.
+    std::reverse(dispatchers.begin(), dispatchers.end());
+    for (Dispatcher* d : dispatchers) d->shutdown();
+    Coop* graveyard;
+    {
+        std::lock_guard lock(mutex_);
+        graveyard = std::exchange(graveyard_, nullptr);
+    }
+    while (graveyard != nullptr) {
+        Coop* next = graveyard->next_;
+        destroy_coop(*graveyard);
+        graveyard = next;
+    }
+}
+
+void Environment::wait_for_no_coops() {
+    std::unique_lock lock(mutex_);
+    coops_changed_.wait(lock, [this] { return live_coops_ == 0 || failed(); });
+}
+
+std::uint64_t Environment::live_coops() const {
+    std::lock_guard lock(mutex_);
+    return live_coops_;
+}
+
+std::exception_ptr Environment::error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+}
+
+void Environment::set_failure_listener(std::function<void()> listener) {
+    std::lock_guard lock(mutex_);
+    failure_listener_ = std::move(listener);
+}
+
+void Environment::fail(std::exception_ptr error) noexcept {
+    std::function<void()> listener;
+    {
+        std::lock_guard lock(mutex_);
+        if (error_) return;  // the first error is the one reported
+        error_ = error;
+        failed_.store(true, std::memory_order_release);
+        listener = failure_listener_;
+        coops_changed_.notify_all();
+    }
+    if (listener) listener();
+}
+
+void Environment::enter_thread() {
+    t_runtime_thread = true;
+    ThreadRecord record{pthread_self(), {}, true, 0};
+    pthread_getcpuclockid(record.thread, &record.clock);
+    std::size_t index;
+    {
+        std::lock_guard lock(mutex_);
+        index = threads_.size();
+        threads_.push_back(record);
+    }
+    if (const int cpu = config_.placement.cpu_for(unsigned(index)); cpu >= 0) pin_current_thread(cpu);
+}
+
+namespace {
+std::int64_t cpu_ns(clockid_t clock) noexcept {
+    timespec ts{};
+    if (clock_gettime(clock, &ts) != 0) return 0;
+    return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+void Environment::leave_thread(const ExecutionContext& context) noexcept {
+    const std::int64_t used = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    std::lock_guard lock(mutex_);
+    for (ThreadRecord& record : threads_) {
+        if (record.alive && pthread_equal(record.thread, pthread_self())) {
+            record.alive = false;
+            record.final_cpu_ns = used;
+        }
+    }
+    dropped_ += context.dropped;
+}
+
+std::vector<std::int64_t> Environment::thread_cpu_ns() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::int64_t> result;
+    // A live thread cannot exit while we hold the lock: it must take it in leave_thread.
+    for (const ThreadRecord& record : threads_)
+        result.push_back(record.alive ? cpu_ns(record.clock) : record.final_cpu_ns);
+    return result;
+}
+
+std::size_t Environment::thread_count() const {
+    std::lock_guard lock(mutex_);
+    return threads_.size();
+}
+
+std::uint64_t Environment::dropped() const {
+    std::lock_guard lock(mutex_);
+    return dropped_;
+}
+
+}  // namespace labctl::rt

@@ -1,0 +1,143 @@
+// The environment: owns dispatchers, named mboxes and coops; starts agents, stops everything.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <pthread.h>
+
+#include "affinity.hpp"
+#include "coop.hpp"
+#include "mbox.hpp"
+
+namespace labctl::rt {
+
+struct EnvironmentConfig {
+    // How long an idle worker thread spins before it parks.
+    std::chrono::nanoseconds spin = std::chrono::microseconds(20);
+    Placement placement;
+};
+
+class Environment {
+public:
+    explicit Environment(EnvironmentConfig config = {});
+    ~Environment();  // stop()
+    Environment(const Environment&) = delete;
+    Environment& operator=(const Environment&) = delete;
+
+    template <class D, class... Args>
+    D& make_dispatcher(Args&&... args) {
+        auto dispatcher = std::make_unique<D>(*this, std::forward<Args>(args)...);
+        D& result = *dispatcher;
+        std::lock_guard lock(mutex_);
+        dispatchers_.push_back(std::move(dispatcher));
+        return result;
+    }
+
+    NamedMbox& named_mbox(std::string_view name);
+
+    // Building and registering a coop. make_coop, then make_agent on it, then register_coop;
+    // or introduce_coop(binder, fill) for the three at once.
+    Coop& make_coop(Binder default_binder);
+    void register_coop(Coop& coop);
+    // Destroys a coop that was built and never registered.
+    void discard_coop(Coop& coop) noexcept;
+    template <class Fill>
+    Coop& introduce_coop(Binder default_binder, Fill&& fill) {
+        Coop& coop = make_coop(default_binder);
+        try {
+            fill(coop);
+        } catch (...) {
+            discard_coop(coop);
+            throw;
+        }
+        register_coop(coop);
+        return coop;
+    }
+
+    // Every agent of the coop finishes (after the messages already queued for it), then the
+    // coop is destroyed. Callable from anywhere, handlers included. Sending to an agent of a
+    // deregistered coop is a program error, as with any dangling pointer: the runtime keeps no
+    // reference counts on the hot path.
+    void deregister_coop(Coop& coop) noexcept;
+
+    // Deregisters every coop; returns at once. Callable from handlers.
+    void request_stop() noexcept;
+    // request_stop, waits for every agent to finish, drains and joins every thread, destroys
+    // everything. Idempotent. Not from a runtime thread (it would wait for itself).
+    void stop();
+    // Waits until every coop registered so far has been deregistered and destroyed.
+    void wait_for_no_coops();
+    std::uint64_t live_coops() const;
+
+    // A handler that throws fails the environment: the first error is kept, the listener is
+    // called (to wake whoever waits for a result), and the owner stops the environment.
+    bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
+    std::exception_ptr error() const;
+    void set_failure_listener(std::function<void()> listener);
+    void fail(std::exception_ptr error) noexcept;
+
+    std::chrono::nanoseconds spin() const noexcept { return config_.spin; }
+    const Placement& placement() const noexcept { return config_.placement; }
+
+    // CPU time of each runtime thread started so far, in start order (live ones read now).
+    std::vector<std::int64_t> thread_cpu_ns() const;
+    std::size_t thread_count() const;
+
+    // Messages dropped (no handler, or sent to a finished agent), summed over the runtime
+    // threads that have exited.
+    std::uint64_t dropped() const;
+
+    // For dispatchers: a runtime thread registers on start (it is pinned here) and leaves
+    // with its counters when it exits.
+    void enter_thread();
+    void leave_thread(const ExecutionContext& context) noexcept;
+
+private:
+    friend class Coop;
+    friend void reap_finished(ExecutionContext& context) noexcept;
+
+    void coop_completed(Coop& coop) noexcept;
+    void begin_deregistration(Coop& coop) noexcept;
+    void destroy_coop(Coop& coop) noexcept;
+    void unlink(Coop& coop) noexcept;  // under mutex_
+    void subscribe_named(Coop& coop, bool subscribe);
+
+    struct ThreadRecord {
+        pthread_t thread;
+        clockid_t clock;
+        bool alive;
+        std::int64_t final_cpu_ns;
+    };
+
+    const EnvironmentConfig config_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable coops_changed_;
+    Coop* coops_ = nullptr;       // registered and not yet completed
+    Coop* graveyard_ = nullptr;   // completed during stop: destroyed after the threads end
+    std::uint64_t live_coops_ = 0;
+    bool stopping_ = false;
+    bool stopped_ = false;
+    std::vector<std::unique_ptr<Dispatcher>> dispatchers_;
+    std::deque<NamedMbox> named_mboxes_;  // by id - 1; a deque never moves its elements
+    std::unordered_map<std::string, NamedMbox*> mboxes_by_name_;
+    std::vector<ThreadRecord> threads_;
+    std::uint64_t dropped_ = 0;
+
+    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;
+    std::function<void()> failure_listener_;
+};
+
+}  // namespace labctl::rt

@@ -1,0 +1,92 @@
+// How an idle runtime thread waits: spin for a budget (spin_us, a dimension to sweep), then
+// park on a futex. Also the small locks the dispatchers use around rare or tiny sections.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace labctl::rt {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// Futex-style wait on a 32-bit word: blocks while *word == expected (or returns spuriously).
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
+void futex_wake(std::atomic<std::uint32_t>& word, int waiters) noexcept;
+
+// Spins until `ready()` holds or `budget` has passed; returns whether it holds.
+// The clock is read every 32 pauses (a pause is tens of cycles), so the budget is honoured to
+// well under a microsecond without a clock read per iteration.
+template <class Ready>
+bool spin_until(Ready&& ready, std::chrono::nanoseconds budget) {
+    if (ready()) return true;
+    if (budget.count() <= 0) return false;
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    for (;;) {
+        for (int i = 0; i < 32; ++i) {
+            cpu_relax();
+            if (ready()) return true;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return ready();
+    }
+}
+
+// One thread parks, any thread unparks it. A permit given while the thread is not parked is
+// kept, so an unpark that races ahead of park is never lost. Only unparking a parked thread
+// costs a system call.
+class Parker {
+public:
+    void park() noexcept;
+    void unpark() noexcept;
+
+private:
+    static constexpr std::uint32_t kEmpty = 0, kNotified = 1, kParked = 2;
+    std::atomic<std::uint32_t> state_{kEmpty};
+};
+
+// Test-and-test-and-set lock for sections of a few instructions (a ready list push or pop).
+// Yields after a while so a preempted holder on an oversubscribed machine gets the CPU back.
+class SpinLock {
+public:
+    void lock() noexcept {
+        for (unsigned spins = 0;; ) {
+            // acquire: the section's reads happen after we own the lock.
+            if (!locked_.exchange(true, std::memory_order_acquire)) return;
+            while (locked_.load(std::memory_order_relaxed)) backoff(spins);
+        }
+    }
+    bool try_lock() noexcept {
+        return !locked_.load(std::memory_order_relaxed) &&
+               !locked_.exchange(true, std::memory_order_acquire);
+    }
+    // release: the section's writes are visible to the next owner.
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+private:
+    static void backoff(unsigned& spins) noexcept;
+    std::atomic<bool> locked_{false};
+};
+
+// Readers-writer spin lock for a named mbox: every send takes it shared (one RMW), a
+// subscription change takes it exclusively. Writers announce themselves first so a steady
+// stream of senders cannot starve them.
+class RwSpinLock {
+public:
+    void lock_shared() noexcept;
+    // release: the section's reads are done before a writer can take over.
+    void unlock_shared() noexcept { state_.fetch_sub(kReader, std::memory_order_release); }
+    void lock() noexcept;
+    void unlock() noexcept { state_.fetch_and(~kWriter, std::memory_order_release); }
+
+private:
+    static constexpr std::uint32_t kWriter = 1, kReader = 2;
+    std::atomic<std::uint32_t> state_{0};
+};
+
+}  // namespace labctl::rt

@@ -1,0 +1,503 @@
+// The runtime's behaviour through every dispatcher: every message delivered once and in order
+// per sender, lifecycle order, coop deregistration, clean shutdown under load, many short runs,
+// named mboxes, pinning. Run under ThreadSanitizer and AddressSanitizer too (CMake's
+// LABCTL_SANITIZE); the pool's accounting doubles as a leak check.
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "runtime/runtime.hpp"
+
+namespace rt = labctl::rt;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A dispatcher configuration under test.
+struct Config {
+    std::string name;
+    std::function<rt::Dispatcher&(rt::Environment&)> make;
+    std::chrono::nanoseconds spin = 20us;
+};
+
+std::vector<Config> configs() {
+    return {
+        {"one_thread", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }},
+        {"one_thread spin=0", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }, 0ns},
+        {"active_obj", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveObj>(); }},
+        {"active_group", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveGroup>(); }},
+        {"thread_pool cooperation", [](rt::Environment& env) -> rt::Dispatcher& {
+             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{2, rt::Fifo::cooperation, 4});
+         }},
+        {"thread_pool individual x1", [](rt::Environment& env) -> rt::Dispatcher& {
+             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{3, rt::Fifo::individual, 1});
+         }},
+        {"thread_pool individual spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
+             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{2, rt::Fifo::individual, 100});
+         }, 0ns},
+    };
+}
+
+std::unique_ptr<rt::Environment> make_environment(const Config& config) {
+    rt::EnvironmentConfig env_config;
+    env_config.spin = config.spin;
+    return std::make_unique<rt::Environment>(env_config);
+}
+
+// Every block the pool handed out has come back: no envelope, agent or coop leaked.
+void check_no_leak() {
+    rt::pool::trim();
+    CHECK_EQ(rt::pool::stats().blocks_out, std::size_t{0});
+}
+
+struct Item {
+    std::uint32_t sender;
+    std::uint64_t seq;
+};
+
+// What happened to a group of agents over their lives, counted outside them (they are gone when
+// the counts are read).
+struct Lifecycle {
+    std::atomic<int> started{0};
+    std::atomic<int> finished{0};
+    std::atomic<int> destroyed{0};
+    std::atomic<int> complete{0};
+};
+
+// Counts what it receives and checks that each sender's items arrive in order.
+class Receiver final : public rt::Agent {
+public:
+    Receiver(std::uint32_t senders, std::uint64_t per_sender, Lifecycle& lifecycle)
+        : next_(senders, 0), expected_(std::uint64_t(senders) * per_sender), lifecycle_(lifecycle) {
+        subscribe<&Receiver::on_item>();
+    }
+    ~Receiver() override { lifecycle_.destroyed.fetch_add(1); }
+
+    std::uint64_t received = 0;
+    std::uint64_t out_of_order = 0;
+    bool started_first = true;
+
+private:
+    void on_start() override {
+        started_ = true;
+        lifecycle_.started.fetch_add(1);
+    }
+    void on_finish() override { lifecycle_.finished.fetch_add(1); }
+    void on_item(const Item& item) {
+        if (!started_) started_first = false;
+        if (item.seq != next_[item.sender]) ++out_of_order;
+        next_[item.sender] = item.seq + 1;
+        if (++received == expected_) lifecycle_.complete.fetch_add(1);
+    }
+
+    bool started_ = false;
+    std::vector<std::uint64_t> next_;
+    const std::uint64_t expected_;
+    Lifecycle& lifecycle_;
+};
+
+// Sends `per_receiver` items to every receiver from its start handler.
+class Sender final : public rt::Agent {
+public:
+    Sender(std::uint32_t id, std::vector<Receiver*>& receivers, std::uint64_t per_receiver)
+        : id_(id), receivers_(receivers), per_receiver_(per_receiver) {}
+
+private:
+    void on_start() override {
+        for (std::uint64_t seq = 0; seq < per_receiver_; ++seq)
+            for (Receiver* r : receivers_) rt::send<Item>(*r, id_, seq);
+    }
+    std::uint32_t id_;
+    std::vector<Receiver*>& receivers_;
+    std::uint64_t per_receiver_;
+};
+
+void wait_for(const std::atomic<int>& counter, int value) {
+    while (counter.load() < value) std::this_thread::sleep_for(1ms);
+}
+
+}  // namespace
+
+TEST(every_message_is_delivered_once_and_in_order_per_sender, 120) {
+    constexpr std::uint32_t kReceivers = 6, kAgentSenders = 3, kThreadSenders = 3;
+    constexpr std::uint64_t kPerPair = 5'000;
+    for (const Config& config : configs()) {
+        Lifecycle lifecycle;
+        std::vector<Receiver*> receivers;
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+            for (std::uint32_t i = 0; i < kReceivers; ++i)
+                receivers.push_back(&coop.make_agent_with_binder<Receiver>(
+                    dispatcher.binder(i % 2), kAgentSenders + kThreadSenders, kPerPair, lifecycle));
+        });
+        // Senders of both kinds at once: agents on the dispatcher, and plain threads.
+        env->introduce_coop(dispatcher.binder(1), [&](rt::Coop& coop) {
+            for (std::uint32_t s = 0; s < kAgentSenders; ++s) coop.make_agent<Sender>(s, receivers, kPerPair);
+        });
+        std::vector<std::thread> threads;
+        for (std::uint32_t s = 0; s < kThreadSenders; ++s)
+            threads.emplace_back([&, s] {
+                for (std::uint64_t seq = 0; seq < kPerPair; ++seq)
+                    for (Receiver* r : receivers) rt::send<Item>(*r, kAgentSenders + s, seq);
+            });
+        for (auto& t : threads) t.join();
+        wait_for(lifecycle.complete, kReceivers);
+        for (Receiver* r : receivers) {
+            CHECK_EQ(r->received, std::uint64_t(kAgentSenders + kThreadSenders) * kPerPair);
+            CHECK_EQ(r->out_of_order, std::uint64_t{0});
+            CHECK(r->started_first);
+        }
+        env->stop();
+        CHECK_EQ(lifecycle.started.load(), int(kReceivers));
+        CHECK_EQ(lifecycle.finished.load(), int(kReceivers));
+        CHECK_EQ(lifecycle.destroyed.load(), int(kReceivers));
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Token {
+    std::uint64_t hops;
+};
+
+// Passes tokens around a ring for as long as the environment runs.
+class RingMember final : public rt::Agent {
+public:
+    explicit RingMember(std::atomic<std::uint64_t>& hops, std::atomic<int>& destroyed)
+        : hops_(hops), destroyed_(destroyed) {
+        subscribe<&RingMember::on_token>();
+    }
+    ~RingMember() override { destroyed_.fetch_add(1); }
+    RingMember* next = nullptr;
+    int tokens_at_start = 0;
+
+private:
+    void on_start() override {
+        for (int i = 0; i < tokens_at_start; ++i) rt::send<Token>(*next, 0u);
+    }
+    void on_token(const Token& token) {
+        hops_.fetch_add(1, std::memory_order_relaxed);
+        rt::send<Token>(*next, token.hops + 1);
+    }
+    std::atomic<std::uint64_t>& hops_;
+    std::atomic<int>& destroyed_;
+};
+
+}  // namespace
+
+TEST(stop_under_load_finishes_every_agent_and_frees_every_message, 120) {
+    constexpr int kMembers = 16;
+    for (const Config& config : configs()) {
+        std::atomic<std::uint64_t> hops{0};
+        std::atomic<int> destroyed{0};
+        {
+            auto env = make_environment(config);
+            rt::Dispatcher& dispatcher = config.make(*env);
+            // Two coops, so that while one finishes the other still sends to it.
+            std::vector<RingMember*> ring;
+            rt::Coop& first = env->make_coop(dispatcher.binder());
+            rt::Coop& second = env->make_coop(dispatcher.binder());
+            for (int i = 0; i < kMembers; ++i) {
+                rt::Coop& coop = i % 2 ? second : first;
+                auto& member = coop.make_agent_with_binder<RingMember>(dispatcher.binder(i % 3), hops,
+                                                                      destroyed);
+                member.tokens_at_start = 4;
+                ring.push_back(&member);
+            }
+            for (int i = 0; i < kMembers; ++i) ring[i]->next = ring[(i + 1) % kMembers];
+            env->register_coop(first);
+            env->register_coop(second);
+            while (hops.load() < 20'000) std::this_thread::sleep_for(1ms);
+            env->stop();
+            CHECK_EQ(destroyed.load(), kMembers);
+            CHECK_EQ(env->live_coops(), std::uint64_t{0});
+        }
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Stop {};
+
+// Deregisters its own coop on its first message; counts lifecycle calls.
+class SelfDeregistering final : public rt::Agent {
+public:
+    SelfDeregistering(std::atomic<int>& started, std::atomic<int>& finished, std::atomic<int>& destroyed)
+        : started_(started), finished_(finished), destroyed_(destroyed) {
+        subscribe<&SelfDeregistering::on_stop>();
+    }
+    ~SelfDeregistering() override { destroyed_.fetch_add(1); }
+
+private:
+    void on_start() override { started_.fetch_add(1); }
+    void on_finish() override { finished_.fetch_add(1); }
+    void on_stop(const Stop&) { environment().deregister_coop(coop()); }
+    std::atomic<int>& started_;
+    std::atomic<int>& finished_;
+    std::atomic<int>& destroyed_;
+};
+
+}  // namespace
+
+TEST(deregistering_a_coop_finishes_and_destroys_all_its_agents, 120) {
+    constexpr int kCoops = 50, kAgents = 8;
+    for (const Config& config : configs()) {
+        std::atomic<int> started{0}, finished{0}, destroyed{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        for (int c = 0; c < kCoops; ++c) {
+            SelfDeregistering* first = nullptr;
+            env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+                for (int i = 0; i < kAgents; ++i) {
+                    auto& agent = coop.make_agent_with_binder<SelfDeregistering>(dispatcher.binder(i % 2),
+                                                                                started, finished, destroyed);
+                    if (i == 0) first = &agent;
+                }
+            });
+            rt::send<Stop>(*first);
+        }
+        env->wait_for_no_coops();
+        // Destroyed while the environment runs: deregistration does not wait for stop().
+        CHECK_EQ(started.load(), kCoops * kAgents);
+        CHECK_EQ(finished.load(), kCoops * kAgents);
+        CHECK_EQ(destroyed.load(), kCoops * kAgents);
+        CHECK_EQ(env->live_coops(), std::uint64_t{0});
+        env->stop();
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Count {
+    std::uint64_t value;
+};
+
+// Sends to itself until it has handled `total` messages, then reports.
+class SelfSender final : public rt::Agent {
+public:
+    SelfSender(std::uint64_t total, rt::Completion<std::uint64_t>& done) : left_(total), done_(done) {
+        subscribe<&SelfSender::on_count>();
+    }
+
+private:
+    void on_start() override { rt::send<Count>(*this, 0u); }
+    void on_count(const Count& count) {
+        if (--left_ == 0) done_.set(count.value + 1);
+        else rt::send<Count>(*this, count.value + 1);
+    }
+    std::uint64_t left_;
+    rt::Completion<std::uint64_t>& done_;
+};
+
+}  // namespace
+
+TEST(many_short_runs_in_a_row_start_and_stop_cleanly, 120) {
+    for (const Config& config : configs()) {
+        for (int run = 0; run < 40; ++run) {
+            auto env = make_environment(config);
+            rt::Dispatcher& dispatcher = config.make(*env);
+            rt::Completion<std::uint64_t> done;
+            env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+                coop.make_agent<SelfSender>(100u, done);
+            });
+            CHECK_EQ(done.wait().value_or(0), std::uint64_t{100});
+            env->stop();
+        }
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct News {
+    std::uint32_t seq;
+};
+
+class Subscriber final : public rt::Agent {
+public:
+    Subscriber(rt::NamedMbox& channel, std::atomic<std::uint64_t>& received, std::atomic<int>& out_of_order)
+        : received_(received), out_of_order_(out_of_order) {
+        subscribe<&Subscriber::on_news>(channel);
+    }
+
+private:
+    void on_news(News& news) {
+        if (news.seq != next_) out_of_order_.fetch_add(1);
+        next_ = news.seq + 1;
+        news.seq = ~0u;  // each subscriber has its own copy: this must not leak to the others
+        received_.fetch_add(1);
+    }
+    std::uint32_t next_ = 0;
+    std::atomic<std::uint64_t>& received_;
+    std::atomic<int>& out_of_order_;
+};
+
+}  // namespace
+
+TEST(named_mbox_delivers_one_copy_to_each_subscriber_until_it_leaves, 120) {
+    constexpr int kSubscribers = 10;
+    constexpr std::uint32_t kMessages = 2'000;
+    for (const Config& config : configs()) {
+        std::atomic<std::uint64_t> received{0};
+        std::atomic<int> out_of_order{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        rt::NamedMbox& channel = env->named_mbox("news");
+        CHECK(&env->named_mbox("news") == &channel);
+        rt::Coop& coop = env->introduce_coop(dispatcher.binder(), [&](rt::Coop& c) {
+            for (int i = 0; i < kSubscribers; ++i)
+                c.make_agent_with_binder<Subscriber>(dispatcher.binder(i % 3), channel, received, out_of_order);
+        });
+        for (std::uint32_t seq = 0; seq < kMessages; ++seq) rt::send<News>(channel, seq);
+        while (received.load() < std::uint64_t(kSubscribers) * kMessages) std::this_thread::sleep_for(1ms);
+        env->deregister_coop(coop);
+        env->wait_for_no_coops();
+        rt::send<News>(channel, 0u);  // nobody listens any more: dropped at the mbox
+        CHECK_EQ(received.load(), std::uint64_t(kSubscribers) * kMessages);
+        CHECK_EQ(out_of_order.load(), 0);
+        env->stop();
+    }
+    check_no_leak();
+}
+
+namespace {
+
+class Thrower final : public rt::Agent {
+public:
+    Thrower() { subscribe<&Thrower::on_stop>(); }
+
+private:
+    void on_stop(const Stop&) { throw std::runtime_error("handler failed on purpose"); }
+};
+
+}  // namespace
+
+TEST(a_handler_that_throws_fails_the_environment_with_its_error, 60) {
+    for (const Config& config : configs()) {
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        rt::Completion<int> never;
+        env->set_failure_listener([&] { never.abandon(); });
+        Thrower* thrower = nullptr;
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) { thrower = &coop.make_agent<Thrower>(); });
+        rt::send<Stop>(*thrower);
+        CHECK(!never.wait().has_value());
+        CHECK(env->failed());
+        try {
+            std::rethrow_exception(env->error());
+        } catch (const std::runtime_error& e) {
+            CHECK_EQ(std::string(e.what()), std::string("handler failed on purpose"));
+        }
+        env->stop();
+    }
+    check_no_leak();
+}
+
+namespace {
+
+// Records which CPUs it may run on, from inside its worker thread.
+class AffinityProbe final : public rt::Agent {
+public:
+    explicit AffinityProbe(rt::Completion<std::vector<int>>& done) : done_(done) {}
+
+private:
+    void on_start() override { done_.set(rt::allowed_cpus()); }
+    rt::Completion<std::vector<int>>& done_;
+};
+
+}  // namespace
+
+TEST(pinning_places_threads_inside_the_inherited_cpu_set, 60) {
+    const std::vector<int> cpus = rt::allowed_cpus();
+    CHECK(!cpus.empty());
+    const std::string last_core = std::to_string(cpus.size() - 1);
+    struct Case {
+        std::string pin;
+        std::vector<int> expected_first_thread;
+    };
+    for (const Case& c : std::vector<Case>{{"none", cpus}, {"compact", {cpus.front()}}, {last_core, {cpus.back()}}}) {
+        rt::EnvironmentConfig env_config;
+        env_config.placement = rt::Placement::parse(c.pin);
+        rt::Environment env(env_config);
+        auto& dispatcher = env.make_dispatcher<rt::OneThread>();
+        rt::Completion<std::vector<int>> done;
+        env.introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) { coop.make_agent<AffinityProbe>(done); });
+        CHECK(done.wait().value() == c.expected_first_thread);
+        env.stop();
+    }
+    // A core outside the set is refused, naming what is allowed.
+    try {
+        rt::Placement::parse(std::to_string(cpus.size()));
+        CHECK(false);
+    } catch (const std::invalid_argument& e) {
+        CHECK(std::string(e.what()).find("outside the allowed set") != std::string::npos);
+        CHECK(std::string(e.what()).find("allowed: none, compact, spread") != std::string::npos);
+    }
+    for (const char* bad : {"", "x", "1-0", "0,,1", "-1"}) {
+        bool refused = false;
+        try {
+            rt::Placement::parse(bad);
+        } catch (const std::invalid_argument&) {
+            refused = true;
+        }
+        CHECK(refused);
+    }
+    check_no_leak();
+}
+
+namespace {
+
+// Records overlapping handler executions of agents that share a coop queue.
+class Overlap final : public rt::Agent {
+public:
+    Overlap(std::atomic<int>& inside, std::atomic<int>& overlaps, std::atomic<int>& handled)
+        : inside_(inside), overlaps_(overlaps), handled_(handled) {
+        subscribe<&Overlap::on_count>();
+    }
+
+private:
+    void on_count(const Count&) {
+        if (inside_.fetch_add(1) != 0) overlaps_.fetch_add(1);
+        for (int spin = 0; spin < 200; ++spin) rt::cpu_relax();
+        inside_.fetch_sub(1);
+        handled_.fetch_add(1);
+    }
+    std::atomic<int>& inside_;
+    std::atomic<int>& overlaps_;
+    std::atomic<int>& handled_;
+};
+
+}  // namespace
+
+TEST(cooperation_fifo_never_runs_two_agents_of_a_coop_at_once, 60) {
+    rt::Environment env;
+    auto& pool = env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{4, rt::Fifo::cooperation, 2});
+    std::atomic<int> inside{0}, overlaps{0}, handled{0};
+    std::vector<Overlap*> agents;
+    env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+        for (int i = 0; i < 8; ++i) agents.push_back(&coop.make_agent<Overlap>(inside, overlaps, handled));
+    });
+    std::vector<std::thread> senders;
+    for (int s = 0; s < 3; ++s)
+        senders.emplace_back([&] {
+            for (int i = 0; i < 2'000; ++i)
+                for (Overlap* a : agents) rt::send<Count>(*a, std::uint64_t(i));
+        });
+    for (auto& t : senders) t.join();
+    while (handled.load() < 3 * 2'000 * 8) std::this_thread::sleep_for(1ms);
+    CHECK_EQ(overlaps.load(), 0);
+    env.stop();
+    check_no_leak();
+}
+
+int main(int argc, char** argv) { return harness::run_all(argc > 1 ? argv[1] : ""); }
