@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <stdexcept>
 
@@ -232,6 +233,20 @@ void Environment::fail(std::exception_ptr error) noexcept {
         coops_changed_.notify_all();
     }
     if (listener) listener();
+}
+
+std::thread Environment::spawn(std::function<void()> body) {
+    // A promise, not a latch on our stack: the thread may still be inside its notification
+    // when wait() returns here.
+    std::promise<void> registered;
+    std::future<void> ready = registered.get_future();
+    std::thread thread([this, registered = std::move(registered), body = std::move(body)]() mutable {
+        enter_thread();
+        registered.set_value();
+        body();
+    });
+    ready.wait();
+    return thread;
 }
 
 void Environment::enter_thread() {

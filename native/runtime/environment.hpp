@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -98,9 +99,10 @@ public:
     // threads that have exited.
     std::uint64_t dropped() const;
 
-    // For dispatchers: a runtime thread registers on start (it is pinned here) and leaves
-    // with its counters when it exits.
-    void enter_thread();
+    // For dispatchers: starts a runtime thread running `body`, and returns once the thread is
+    // pinned and registered (so its CPU time counts from the start, and no agent runs on an
+    // unpinned thread). The body ends with leave_thread.
+    std::thread spawn(std::function<void()> body);
     void leave_thread(const ExecutionContext& context) noexcept;
 
 private:
@@ -112,6 +114,7 @@ private:
     void destroy_coop(Coop& coop) noexcept;
     void unlink(Coop& coop) noexcept;  // under mutex_
     void subscribe_named(Coop& coop, bool subscribe);
+    void enter_thread();
 
     struct ThreadRecord {
         pthread_t thread;

@@ -17,7 +17,7 @@ ThreadPool::ThreadPool(Environment& environment, ThreadPoolParams params)
         throw std::invalid_argument("thread_pool: max_demands_at_once must be at least 1");
     threads_.reserve(params_.threads);
     try {
-        for (unsigned i = 0; i < params_.threads; ++i) threads_.emplace_back([this] { run(); });
+        for (unsigned i = 0; i < params_.threads; ++i) threads_.push_back(environment_.spawn([this] { run(); }));
     } catch (...) {
         shutdown();
         throw;
@@ -99,7 +99,6 @@ bool ThreadPool::wait_for_work() noexcept {
 }
 
 void ThreadPool::run() {
-    environment_.enter_thread();
     ExecutionContext context;
     const std::uint32_t budget = params_.max_demands_at_once;
     for (;;) {

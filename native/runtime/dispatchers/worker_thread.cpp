@@ -12,7 +12,7 @@ constexpr unsigned kRound = 256;
 }  // namespace
 
 WorkerThread::WorkerThread(Environment& environment)
-    : environment_(environment), thread_([this] { run(); }) {}
+    : environment_(environment), thread_(environment.spawn([this] { run(); })) {}
 
 WorkerThread::~WorkerThread() { stop(); }
 
@@ -25,7 +25,6 @@ void WorkerThread::stop() noexcept {
 }
 
 void WorkerThread::run() {
-    environment_.enter_thread();
     ExecutionContext context;
     const auto spin = environment_.spin();
     {
