@@ -1,0 +1,5 @@
+"""`python -m labctl`: the same as the `labctl` command."""
+
+from labctl.cli import main
+
+main()

@@ -1,0 +1,124 @@
+"""Every kernel, on every dispatcher combination its schema accepts, at small sizes, with its
+answer checked against an independent computation."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+
+from labctl import _native, kernels
+
+SMALL = {
+    "skynet": {"leaves": 1000},
+    "ping_pong": {"messages": 2000},
+}
+
+
+def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
+    """Every dispatcher the kernel accepts, crossed with the values of the parameters that apply
+    to it (read from the schema, so a new dispatcher or FIFO mode is covered without edits)."""
+    combos = []
+    for dispatcher in kernel.param("dispatcher").choices:
+        axes = {"spin_us": [0, 20]}
+        if dispatcher in kernel.param("threads").applies_to:
+            axes["threads"] = [1, 2]
+        if dispatcher in kernel.param("fifo").applies_to:
+            axes["fifo"] = list(kernel.param("fifo").choices)
+        if dispatcher in kernel.param("max_demands_at_once").applies_to:
+            axes["max_demands_at_once"] = [1, 4]
+        for values in itertools.product(*axes.values()):
+            combos.append({"dispatcher": dispatcher, **dict(zip(axes, values))})
+    return combos
+
+
+def cases():
+    for kernel in kernels.catalogue().values():
+        for combo in dispatcher_combinations(kernel):
+            name = "-".join(f"{k}={v}" for k, v in combo.items())
+            yield pytest.param(kernel.name, combo, id=f"{kernel.name}-{name}")
+
+
+def test_the_catalogue_has_the_foundation_kernels():
+    assert {"skynet", "ping_pong"} <= set(kernels.catalogue())
+
+
+@pytest.mark.parametrize("kernel, combo", list(cases()))
+def test_kernel_verifies_its_answer_on_every_dispatcher(kernel, combo):
+    result = _native.run(kernel, {**SMALL[kernel], **combo})
+    assert result["verified"]
+    assert result["answer"] == result["expected"]
+    assert result["elapsed_ns"] > 0
+    assert result["messages"] > 0
+    assert result["thread_cpu_ns"] and all(ns >= 0 for ns in result["thread_cpu_ns"])
+
+
+def skynet_tree(leaves: int, branching: int) -> tuple[int, int]:
+    """(sum of leaf ordinals, agents) by the same split as the kernel, computed here."""
+    def walk(first: int, count: int) -> tuple[int, int]:
+        if count == 1:
+            return first, 1
+        children = min(branching, count)
+        total, agents, start = 0, 1, first
+        for i in range(children):
+            size = count // children + (1 if i < count % children else 0)
+            s, a = walk(start, size)
+            total, agents, start = total + s, agents + a, start + size
+        return total, agents
+
+    return walk(0, leaves)
+
+
+@pytest.mark.parametrize("leaves, branching", [(1, 10), (10, 10), (1000, 10), (37, 3), (1000, 7)])
+@pytest.mark.parametrize("deregister", [False, True])
+def test_skynet_sums_every_leaf_and_counts_every_agent(leaves, branching, deregister):
+    total, agents = skynet_tree(leaves, branching)
+    assert total == leaves * (leaves - 1) // 2
+    result = _native.run("skynet", {"leaves": leaves, "branching": branching,
+                                    "deregister": deregister, "dispatcher": "thread_pool",
+                                    "fifo": "individual"})
+    assert result["answer"] == f"sum={total} agents={agents}"
+    assert result["messages"] == agents - 1
+    assert result["metrics"]["agents"] == agents
+
+
+def test_skynet_at_a_million_leaves_finds_the_published_answer():
+    result = _native.run("skynet", {})
+    assert result["answer"] == "sum=499999500000 agents=1111111"
+
+
+@pytest.mark.parametrize("mbox", ["direct", "named"])
+@pytest.mark.parametrize("payload_bytes", [0, 16, 4096])
+@pytest.mark.parametrize("dispatcher", ["one_thread", "active_obj"])
+def test_ping_pong_counts_every_message_with_its_payload(mbox, payload_bytes, dispatcher):
+    result = _native.run("ping_pong", {"messages": 3000 * 2, "mbox": mbox,
+                                       "payload_bytes": payload_bytes, "dispatcher": dispatcher})
+    assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
+    assert result["messages"] == 6000
+    metrics = result["metrics"]
+    assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
+    assert metrics["round_trip_samples"] == 3000
+
+
+def test_two_thread_dispatchers_report_cpu_time_per_thread():
+    result = _native.run("ping_pong", {"messages": 20000, "dispatcher": "active_obj"})
+    assert len(result["thread_cpu_ns"]) == 2
+    assert all(ns > 0 for ns in result["thread_cpu_ns"])
+
+
+@pytest.mark.parametrize("pin", ["compact", "spread", "0", f"{len(os.sched_getaffinity(0)) - 1}"])
+def test_pinned_runs_verify(pin):
+    result = _native.run("ping_pong", {"messages": 2000, "dispatcher": "active_obj", "pin": pin})
+    assert result["verified"]
+
+
+def test_a_wrong_answer_raises_and_returns_no_timing():
+    with pytest.raises(_native.VerificationError, match="wrong answer"):
+        _native.run("skynet", {"leaves": 100}, "wrong_answer")
+
+
+def test_many_runs_in_a_row_in_one_process():
+    for _ in range(25):
+        assert _native.run("skynet", {"leaves": 100, "dispatcher": "thread_pool"})["verified"]
+        assert _native.run("ping_pong", {"messages": 200, "dispatcher": "active_group"})["verified"]
