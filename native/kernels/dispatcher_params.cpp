@@ -56,7 +56,8 @@ DispatcherChoice::DispatcherChoice(const Params& params) : kind_(params.text("di
         std::chrono::duration<double, std::micro>(params.real("spin_us")));
     config.placement = rt::Placement::parse(params.text("pin"));
     environment_ = std::make_unique<rt::Environment>(std::move(config));
-    if (params.has("threads")) threads_ = unsigned(params.integer("threads"));
+    const unsigned threads = params.has("threads") ? unsigned(params.integer("threads")) : 1;
+    if (kind_ == "active_group") groups_ = threads;
 
     rt::Environment& env = *environment_;
     if (kind_ == "one_thread") {
@@ -67,7 +68,7 @@ DispatcherChoice::DispatcherChoice(const Params& params) : kind_(params.text("di
         dispatcher_ = &env.make_dispatcher<rt::ActiveGroup>();
     } else {
         rt::ThreadPoolParams pool;
-        pool.threads = threads_;
+        pool.threads = threads;
         pool.fifo = params.text("fifo") == "individual" ? rt::Fifo::individual : rt::Fifo::cooperation;
         pool.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
         dispatcher_ = &env.make_dispatcher<rt::ThreadPool>(pool);

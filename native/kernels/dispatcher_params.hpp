@@ -24,12 +24,12 @@ public:
     // Where to bind the index-th agent (or group of agents): active_group spreads indices over
     // its `threads` groups; every other dispatcher ignores the index.
     rt::Binder binder(unsigned index = 0) const noexcept {
-        return dispatcher_->binder(kind_ == "active_group" ? index % threads_ : 0);
+        return dispatcher_->binder(index % groups_);
     }
 
 private:
     std::string kind_;
-    unsigned threads_ = 1;
+    unsigned groups_ = 1;  // active_group's `threads`; 1 for the others
     std::unique_ptr<rt::Environment> environment_;
     rt::Dispatcher* dispatcher_ = nullptr;
 };

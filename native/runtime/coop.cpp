@@ -25,6 +25,9 @@ void Coop::adopt(Agent& agent, const Binder& binder) {
         destroy_agent(agent);
         throw;
     }
+    agent.handlers_.for_each([this](const HandlerTable::Entry& entry) {
+        if (MboxId(entry.key >> 32) != kDirectMbox) ++named_subscriptions_;
+    });
     if (last_ != nullptr) last_->next_in_coop_ = &agent;
     else first_ = &agent;
     last_ = &agent;

@@ -77,6 +77,7 @@ private:
     Agent* first_ = nullptr;
     Agent* last_ = nullptr;
     std::uint32_t size_ = 0;
+    std::uint32_t named_subscriptions_ = 0;  // registration skips the mboxes when there are none
     // Agents that have not finished and been reaped; the reaper that takes it to zero
     // completes the coop.
     std::atomic<std::uint32_t> unfinished_{0};

@@ -120,6 +120,7 @@ void Environment::begin_deregistration(Coop& coop) noexcept {
 }
 
 void Environment::subscribe_named(Coop& coop, bool subscribe) {
+    if (coop.named_subscriptions_ == 0) return;
     std::map<MboxId, std::vector<NamedMbox::Subscriber>> by_mbox;
     for (Agent* agent = coop.first_; agent != nullptr; agent = agent->next_in_coop_) {
         agent->handlers_.for_each([&](const HandlerTable::Entry& entry) {
