@@ -50,7 +50,7 @@ def test_kernel_verifies_its_answer_on_every_dispatcher(kernel, combo):
     assert result["verified"]
     assert result["answer"] == result["expected"]
     assert result["elapsed_ns"] > 0
-    assert result["messages"] > 0
+    assert result["messages_processed"] > 0
     assert result["thread_cpu_ns"] and all(ns >= 0 for ns in result["thread_cpu_ns"])
 
 
@@ -79,7 +79,7 @@ def test_skynet_sums_every_leaf_and_counts_every_agent(leaves, branching, deregi
                                     "deregister": deregister, "dispatcher": "thread_pool",
                                     "fifo": "individual"})
     assert result["answer"] == f"sum={total} agents={agents}"
-    assert result["messages"] == agents - 1
+    assert result["messages_processed"] == agents - 1
     assert result["metrics"]["agents"] == agents
 
 
@@ -95,7 +95,7 @@ def test_ping_pong_counts_every_message_with_its_payload(mbox, payload_bytes, di
     result = _native.run("ping_pong", {"messages": 3000 * 2, "mbox": mbox,
                                        "payload_bytes": payload_bytes, "dispatcher": dispatcher})
     assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
-    assert result["messages"] == 6000
+    assert result["messages_processed"] == 6000
     metrics = result["metrics"]
     assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
     assert metrics["round_trip_samples"] == 3000
@@ -122,3 +122,14 @@ def test_many_runs_in_a_row_in_one_process():
     for _ in range(25):
         assert _native.run("skynet", {"leaves": 100, "dispatcher": "thread_pool"})["verified"]
         assert _native.run("ping_pong", {"messages": 200, "dispatcher": "active_group"})["verified"]
+
+
+def test_metric_names_do_not_collide_with_parameters_or_sample_fields():
+    from labctl.results import SAMPLE_COLUMNS
+
+    for kernel in kernels.catalogue().values():
+        result = _native.run(kernel.name, SMALL[kernel.name])
+        params = {p.name for p in kernel.params}
+        for name in result["metrics"]:
+            assert name not in params and name not in SAMPLE_COLUMNS, (kernel.name, name)
+        assert not params & set(SAMPLE_COLUMNS), kernel.name

@@ -137,7 +137,7 @@ PYBIND11_MODULE(_native, m) {
         d["kernel"] = kernel.name;
         d["params"] = params_dict(kernel, params);
         d["elapsed_ns"] = result.elapsed_ns;
-        d["messages"] = result.messages;
+        d["messages_processed"] = result.messages_processed;
         d["answer"] = result.answer;
         d["expected"] = result.expected;
         d["verified"] = result.answer == result.expected;

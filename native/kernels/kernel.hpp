@@ -74,7 +74,7 @@ struct Metric {
 
 struct Result {
     std::int64_t elapsed_ns = 0;      // the measured phase only, steady clock, inside the kernel
-    std::uint64_t messages = 0;       // messages processed in the measured phase
+    std::uint64_t messages_processed = 0;  // in the measured phase
     std::string answer;               // what the kernel computed
     std::string expected;             // what it must be
     std::vector<Metric> metrics;      // kernel-specific figures (agents, latency percentiles...)

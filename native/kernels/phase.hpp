@@ -36,10 +36,18 @@ private:
 };
 
 // Makes `completion` give up when a handler fails, so that a kernel never waits forever for an
-// answer that will not come. Call before registering the kernel's agents.
+// answer that will not come. Call before registering the kernel's agents; `completion` must
+// outlive the environment (declare it first).
 template <class T>
 void abandon_on_failure(rt::Environment& environment, rt::Completion<T>& completion) {
     environment.set_failure_listener([&completion] { completion.abandon(); });
+}
+
+// Stops the environment (every agent finishes, every thread ends) and rethrows the first
+// handler failure, if any, teardown included: a kernel whose agents failed reports no result.
+inline void stop_and_check(rt::Environment& environment) {
+    environment.stop();
+    if (std::exception_ptr error = environment.error()) std::rethrow_exception(error);
 }
 
 // The kernel's answer, or the handler's exception.

@@ -142,9 +142,9 @@ Result run_with_payload(const Params& params) {
     const auto round_trips = std::uint64_t(params.integer("messages")) / 2;
     const bool named = params.text("mbox") == "named";
 
+    rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
-    rt::Completion<Outcome> done;
     abandon_on_failure(env, done);
     rt::NamedMbox* to_ponger = named ? &env.named_mbox("ping_pong.ping") : nullptr;
     rt::NamedMbox* to_pinger = named ? &env.named_mbox("ping_pong.pong") : nullptr;
@@ -166,14 +166,14 @@ Result run_with_payload(const Params& params) {
     // The ponger's last write happened before its last pong, which the pinger received before
     // done.set(): reading its tally here is ordered after it.
     const Tally pings = ponger->pings();
-    env.stop();
+    stop_and_check(env);
 
     auto describe = [](const Tally& pings, const Tally& pongs) {
         return "pings=" + std::to_string(pings.received) + " pongs=" + std::to_string(pongs.received) +
                " out_of_order=" + std::to_string(pings.out_of_order + pongs.out_of_order) +
                " corrupt=" + std::to_string(pings.corrupt + pongs.corrupt);
     };
-    result.messages = pings.received + outcome.pongs.received;
+    result.messages_processed = pings.received + outcome.pongs.received;
     result.answer = describe(pings, outcome.pongs);
     result.expected = describe(Tally{round_trips, 0, 0}, Tally{round_trips, 0, 0});
 

@@ -103,9 +103,9 @@ Result run(const Params& params) {
     const auto branching = std::uint64_t(params.integer("branching"));
     const bool deregister = params.boolean("deregister");
 
+    rt::Completion<Subtotal> answer;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
-    rt::Completion<Subtotal> answer;
     abandon_on_failure(env, answer);
     const Tree tree{dispatchers, branching, deregister, answer};
 
@@ -122,9 +122,10 @@ Result run(const Params& params) {
     } else {
         phase.finish(result, answer.completed_at());
     }
+    stop_and_check(env);  // outside the phase unless deregister: destroys every agent
 
     const std::uint64_t agents = tree_agents(leaves, branching);
-    result.messages = total.agents - 1;  // every agent but the root reports once
+    result.messages_processed = total.agents - 1;  // every agent but the root reports once
     result.answer = "sum=" + std::to_string(total.sum) + " agents=" + std::to_string(total.agents);
     result.expected = "sum=" + std::to_string(leaves * (leaves - 1) / 2) + " agents=" + std::to_string(agents);
     result.metrics = {{"agents", double(total.agents)},

@@ -1,6 +1,6 @@
 // Runs a kernel without Python, for profilers (perf, valgrind --tool=callgrind):
 //   run_kernel NAME [param=value ...] [--repeat N]
-// Prints one line per run: elapsed, messages, the answer, and the kernel's metrics.
+// Prints one line per run: elapsed, messages processed, the answer, and the kernel's metrics.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
         for (int r = 0; r < repeat; ++r) {
             const k::Result result = k::run(kernel, params);
             std::printf("%s: %.3f ms, %llu messages, %.2f M msgs/s, %s", kernel.name.c_str(),
-                        double(result.elapsed_ns) / 1e6, static_cast<unsigned long long>(result.messages),
-                        double(result.messages) * 1e3 / double(result.elapsed_ns), result.answer.c_str());
+                        double(result.elapsed_ns) / 1e6, static_cast<unsigned long long>(result.messages_processed),
+                        double(result.messages_processed) * 1e3 / double(result.elapsed_ns), result.answer.c_str());
             for (const k::Metric& metric : result.metrics) std::printf(", %s=%g", metric.name.c_str(), metric.value);
             std::printf("\n");
         }
