@@ -5,19 +5,31 @@ calls (kernels, runner, stats).
 from __future__ import annotations
 
 import json
+import shlex
+import signal
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import __version__, kernels, runner, stats
+from labctl import __version__, experiment, kernels, runner, stats, sysinfo
+from labctl.store import Store, StoreError
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
 EXIT_FAILED = 1  # a kernel failed: wrong answer, crash, timeout
 
-stdout = Console(highlight=False, soft_wrap=True)
+EXIT_INTERRUPTED = 130
+
+DEFAULT_DB = "results.db"
+
+# Piped output gets room for wide tables instead of rich's 80 columns.
+stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+stderr = Console(highlight=False, soft_wrap=True, stderr=True)
 
 
 class UsageError(Exception):
@@ -194,7 +206,7 @@ def _sample_line(sample: dict, repeat: int) -> str:
     figures = [
         f"run {sample['index'] + 1}/{repeat}",
         f"{_duration(sample['elapsed_ns']):>9}",
-        f"{stats.throughput(sample['messages'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
+        f"{stats.throughput(sample['messages_processed'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
     ]
     for name, value in sample["metrics"].items():
         figures.append(f"{name.removesuffix('_ns')} {_duration(value)}" if name.endswith("_ns")
@@ -210,3 +222,331 @@ def _duration(ns: float) -> str:
     if ns >= 1e3:
         return f"{ns / 1e3:.1f} µs"
     return f"{ns:.0f} ns"
+
+
+# -- experiments and sweeps ------------------------------------------------------------------
+
+db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
+                         help="The results store (an SQLite file).")
+
+
+def _load_plan(path: str, seed: int | None) -> experiment.Plan:
+    try:
+        return experiment.load(path, seed)
+    except experiment.ExperimentError as error:
+        for line in str(error).splitlines():
+            click.echo(f"labctl: {line}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _open_store(path: str, create: bool = True) -> Store:
+    try:
+        return Store(path, create=create)
+    except StoreError as error:
+        fail(str(error), EXIT_USAGE)
+
+
+def _varying(kernel: str, rows: list[dict]) -> list[str]:
+    """Parameters whose value differs between rows (or is missing from some), in schema order."""
+    spec = kernels.catalogue().get(kernel)
+    names = [p.name for p in spec.params] if spec else sorted({n for row in rows for n in row})
+    return [n for n in names if len({json.dumps(row.get(n)) for row in rows}) > 1]
+
+
+def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
+    """One table per kernel: its points, the parameters that vary among them, then `extra`
+    columns (one value per point, in `points` order); its fixed parameters underneath."""
+    for kernel in dict.fromkeys(kernel for kernel, _ in points):
+        indices = [i for i, (k, _) in enumerate(points) if k == kernel]
+        rows = [points[i][1] for i in indices]
+        varying = _varying(kernel, rows)
+        table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
+                      title=f"[bold]{kernel}[/bold]", title_justify="left")
+        table.add_column("#", justify="right")
+        for name in varying:
+            table.add_column(name)
+        for name in extra:
+            table.add_column(name, justify="right")
+        for i, params in zip(indices, rows):
+            table.add_row(str(i + 1), *[_show(params[n]) if n in params else "-" for n in varying],
+                          *[values[i] for values in extra.values()])
+        stdout.print(table)
+        spec = kernels.catalogue().get(kernel)
+        order = [p.name for p in spec.params] if spec else sorted(rows[0])
+        fixed = {n: rows[0][n] for n in order if n in rows[0] and n not in varying}
+        stdout.print("  fixed: " + _params_text(fixed) + "\n")
+
+
+@main.command("plan")
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+@click.option("--seed", type=int, help="Seed of the random order (default: the file's, or drawn).")
+def plan_command(file: str, db: str, seed: int | None) -> None:
+    """Print the points an experiment FILE expands to, and an estimate of the time; run nothing."""
+    plan = _load_plan(file, seed)
+    _print_plan(plan, db)
+
+
+def _print_plan(plan: experiment.Plan, db: str) -> None:
+    samples = sum(p.repeats for p in plan.points)
+    order = f"random (seed {plan.seed})" if plan.order == "random" else "as written"
+    stdout.print(f"[bold]{plan.name}[/bold]: {plan.description}  ({plan.source})")
+    stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
+    _print_points([(p.kernel, p.params) for p in plan.points],
+                  {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
+    for note in plan.notes:
+        stdout.print(f"note: {note}")
+    stdout.print(_estimate(plan, db))
+
+
+# Starting a worker process and importing labctl in it.
+WORKER_START_S = 0.3
+
+
+def _estimate(plan: experiment.Plan, db: str) -> str:
+    known_s = 0.0
+    known = unknown = 0
+    unknown_timeout_s = 0.0
+    store = None
+    if Path(db).exists():
+        try:
+            store = Store(db, create=False)
+        except StoreError:
+            store = None
+    for point in plan.points:
+        previous = store.previous_elapsed(point.key) if store else []
+        if previous:
+            known += 1
+            known_s += WORKER_START_S + stats.summarize(previous).median * (point.warmup + point.repeats) / 1e9
+        else:
+            unknown += 1
+            unknown_timeout_s += point.timeout_s
+    if store:
+        store.close()
+    if not unknown:
+        return f"estimate: {_seconds(known_s)} (every point was timed before in {db})"
+    known_text = f"{_seconds(known_s)} for {known} points timed before in {db}; " if known else ""
+    return (f"estimate: {known_text}{unknown} points never run here, each at most its timeout "
+            f"({_seconds(unknown_timeout_s)} in all)")
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class _SweepProgress:
+    """A rich progress bar of samples, with points done and failed, and the time left."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("samples  {task.fields[points]}"), TimeRemainingColumn(),
+                            console=stderr)
+        self.task = None
+        self.points_total = self.points_done = self.failed = 0
+        self.produced: dict[object, int] = {}  # samples each point has delivered so far
+
+    def _points(self) -> str:
+        failed = f", [red]{self.failed} failed[/red]" if self.failed else ""
+        return f"points {self.points_done}/{self.points_total}{failed}"
+
+    def started(self, points: int, samples: int) -> None:
+        self.points_total = points
+        self.bar.start()
+        self.task = self.bar.add_task("sweep", total=samples, points=self._points())
+
+    def sample(self, point: runner.Point) -> None:
+        self.produced[point.tag] = self.produced.get(point.tag, 0) + 1
+        self.bar.advance(self.task)
+
+    def point_done(self, point: runner.Point) -> None:
+        self.points_done += 1
+        self.bar.update(self.task, points=self._points())
+
+    def point_failed(self, point: runner.Point, kind: str, message: str) -> None:
+        self.points_done += 1
+        self.failed += 1
+        # The samples a failed point will never produce leave the total, so the bar can finish.
+        missing = point.repeat - self.produced.get(point.tag, 0)
+        self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
+        self.bar.console.print(f"[red]failed[/red] {point.kernel} {_params_text(point.params)}: {message}")
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _params_text(params: dict) -> str:
+    return " ".join(f"{name}={_show(value)}" for name, value in params.items())
+
+
+@main.command("sweep")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run (id or 'latest').")
+@click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and run nothing.")
+@click.option("--seed", type=int, help="Seed of the random order (default: the file's, or drawn).")
+def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
+                  seed: int | None) -> None:
+    """Run an experiment FILE: every point in its own worker process, every sample stored the
+    moment it exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
+    if (file is None) == (resume is None):
+        fail("sweep: give an experiment FILE, or --resume RUN", EXIT_USAGE)
+    if retry_failed and resume is None:
+        fail("sweep: --retry-failed goes with --resume RUN", EXIT_USAGE)
+    plan = _load_plan(file, seed) if file else None
+    if dry_run:
+        if plan is None:
+            fail("sweep: --dry-run needs an experiment FILE", EXIT_USAGE)
+        _print_plan(plan, db)
+        stdout.print("dry run: nothing was run")
+        return
+
+    store = _open_store(db)
+    if plan is None:  # every check before anything is printed or written
+        try:
+            run_id = store.resolve_run(resume)
+        except StoreError as error:
+            fail(str(error), EXIT_USAGE)
+        row = store.run(run_id)
+        if row.status == "running":
+            fail(f"run {run_id} is still running ({row.command}); wait for it or stop it", EXIT_USAGE)
+    context = sysinfo.run_context()
+    warnings = sysinfo.warnings(context)
+    for warning in warnings:
+        stderr.print(f"[yellow]warning:[/yellow] {warning}")
+    if plan is not None:
+        command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
+                             + (["--seed", str(plan.seed)] if plan.seed is not None else []))
+        run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
+        stdout.print(f"run {run_id}: {plan.name}, {len(plan.points)} points -> {db}")
+    else:
+        if row.machine != sysinfo.machine():
+            stderr.print(f"[yellow]warning:[/yellow] run {run_id} started on another machine "
+                         f"({row.machine.get('hostname')}, {row.machine.get('cpu_model')})")
+        store.claim_run(run_id)
+        stdout.print(f"run {run_id}: resuming {row.name} ({row.samples} samples already stored)")
+
+    progress = _SweepProgress()
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        result = runner.sweep(store, run_id, runner.LocalBackend(), progress, retry_failed)
+    except KeyboardInterrupt:
+        progress.stop()
+        store.end_run(run_id, "interrupted")
+        row = store.run(run_id)
+        fail(f"interrupted: run {run_id} has {row.samples} samples stored; finish it with "
+             f"`labctl sweep --resume {run_id} --db {db}`", EXIT_INTERRUPTED)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    progress.stop()
+    row = store.run(run_id)
+    store.close()
+    stdout.print(f"run {run_id} finished in {_seconds(time.monotonic() - started)}: "
+                 f"{row.points_done} points done, {row.points_failed} failed, {row.samples} samples. "
+                 f"See `labctl show {run_id} --db {db}`.")
+    if result.points_failed:
+        fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored",
+             EXIT_FAILED)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@main.command("runs")
+@db_option
+def runs_command(db: str) -> None:
+    """List the runs in a store."""
+    store = _open_store(db, create=False)
+    table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
+    for column in ("run", "name", "status", "started", "points", "failed", "samples", "machine", "file"):
+        table.add_column(column)
+    for r in store.runs():
+        table.add_row(str(r.id), r.name, r.status, r.started_at[:19].replace("T", " "),
+                      f"{r.points_done}/{r.points}", str(r.points_failed), str(r.samples),
+                      f"{r.machine.get('cpu_model')} x{r.machine.get('logical_cpus')}", r.source)
+    stdout.print(table)
+
+
+@main.command("show")
+@click.argument("run")
+@db_option
+def show_command(run: str, db: str) -> None:
+    """Medians per point of a RUN (an id or 'latest'), with their spread and failures."""
+    store = _open_store(db, create=False)
+    try:
+        run_id = store.resolve_run(run)
+    except StoreError as error:
+        fail(str(error), EXIT_USAGE)
+    row = store.run(run_id)
+    points = store.points(run_id)
+    samples = store.samples(run_id)
+    store.close()
+    machine = row.machine
+    stdout.print(f"[bold]run {row.id}[/bold]: {row.name} ({row.source}), {row.status}, "
+                 f"started {row.started_at[:19].replace('T', ' ')} UTC")
+    stdout.print(f"machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} CPUs "
+                 f"({machine.get('physical_cores')} cores), {machine.get('kernel')}; "
+                 f"load {row.context.get('load_average')}; labctl {row.context.get('labctl')} "
+                 f"{row.context.get('git_describe') or ''}")
+    for warning in row.warnings:
+        stdout.print(f"[yellow]warning at start:[/yellow] {warning}")
+    by_point: dict[int, list[dict]] = {}
+    for sample in samples:
+        by_point.setdefault(sample["point"], []).append(sample)
+    measured = [p for p in points if by_point.get(p.id)]
+    columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s", "")}
+    for p in measured:
+        elapsed = stats.summarize([s["elapsed_ns"] for s in by_point[p.id]])
+        rate = stats.summarize([stats.throughput(s["messages_processed"], s["elapsed_ns"]) for s in by_point[p.id]])
+        columns["n"].append(str(elapsed.count))
+        columns["median"].append(_duration(elapsed.median))
+        columns["95% CI"].append(f"{_duration(elapsed.ci_low)}..{_duration(elapsed.ci_high)}"
+                                 if elapsed.ci_low is not None else "(n<3)")
+        columns["cv"].append(f"{elapsed.cv * 100:.1f}%")
+        columns["msgs/s"].append(f"{rate.median / 1e6:.2f} M")
+        columns[""].append("[yellow]noisy[/yellow]" if elapsed.noisy else "")
+    _print_points([(p.kernel, p.params) for p in measured], columns)
+    failed = [p for p in points if p.status == "failed"]
+    pending = [p for p in points if p.status == "pending"]
+    for p in failed:
+        stdout.print(f"[red]failed[/red] ({p.failure_kind}) {p.kernel} {_params_text(p.params)}: {p.failure}")
+    if pending:
+        stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {run_id} --db {db}`")
+
+
+@main.command("export")
+@click.argument("run")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default="csv",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="File to write (default: stdout; required for parquet).")
+def export_command(run: str, db: str, fmt: str, output: str | None) -> None:
+    """Every sample of a RUN as CSV, Parquet or JSON: one row per sample."""
+    from labctl import results
+
+    _open_store(db, create=False).close()
+    try:
+        frame = results.load(db, run)
+    except StoreError as error:
+        fail(str(error), EXIT_USAGE)
+    frame["thread_cpu_ns"] = frame["thread_cpu_ns"].map(json.dumps)
+    if fmt == "parquet":
+        if output is None:
+            fail("export: parquet is binary: give --output FILE", EXIT_USAGE)
+        try:
+            frame.to_parquet(output, index=False)
+        except ImportError:
+            fail("export: parquet needs pyarrow: pip install 'labctl[parquet]'", EXIT_USAGE)
+        return
+    text = frame.to_csv(index=False) if fmt == "csv" else frame.to_json(orient="records", indent=1)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text)

@@ -1,5 +1,9 @@
-"""Runs points in worker processes: one process per point, never the caller's own, with a time
-limit, handing each sample back the moment the worker reports it.
+"""Runs points and sweeps. A point runs in a worker process of its own (never the caller's), with
+a time limit, and each sample is handed back the moment the worker reports it.
+
+Where points run is one small interface, Backend: it takes points and yields events (a sample, a
+point done, a point failed). LocalBackend runs them one at a time in local worker processes; the
+sweep, the store and the reports never care where a sample came from.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from labctl.store import Store
 
 
 @dataclass(frozen=True)
@@ -25,8 +32,9 @@ class Point:
     repeat: int = 1
     warmup: int = 0
     timeout_s: float = 600.0
-    cpus: tuple[int, ...] | None = None  # pin the worker process to these CPUs
+    cpus: tuple[int, ...] | None = None  # pin the worker process to these OS CPUs
     env: dict[str, str] = field(default_factory=dict)  # extra environment (e.g. LD_PRELOAD)
+    tag: object = None  # the caller's handle on the point (the sweep: store id, first repeat)
 
 
 class PointFailed(Exception):
@@ -36,6 +44,48 @@ class PointFailed(Exception):
     def __init__(self, kind: str, message: str):
         super().__init__(message)
         self.kind = kind
+
+
+@dataclass(frozen=True)
+class SampleEvent:
+    point: Point
+    sample: dict  # as the worker reports it; sample["index"] counts the point's measured runs
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    point: Point
+
+
+@dataclass(frozen=True)
+class FailureEvent:
+    point: Point
+    kind: str
+    message: str
+
+
+Event = SampleEvent | DoneEvent | FailureEvent
+
+
+class Backend(Protocol):
+    def run(self, points: Iterable[Point]) -> Iterator[Event]:
+        """Runs every point, one worker process each, and yields what happens, in the order it
+        happens. Measured samples only (warmups are not reported)."""
+
+
+class LocalBackend:
+    """Worker processes on this machine, one point at a time, so points never disturb each other."""
+
+    def run(self, points: Iterable[Point]) -> Iterator[Event]:
+        for point in points:
+            try:
+                for sample in run_point(point):
+                    if not sample["warmup"]:
+                        yield SampleEvent(point, sample)
+            except PointFailed as failure:
+                yield FailureEvent(point, failure.kind, str(failure))
+            else:
+                yield DoneEvent(point)
 
 
 def _worker_command() -> list[str]:
@@ -60,6 +110,7 @@ def run_point(point: Point) -> Iterator[dict]:
         "repeat": point.repeat,
         "warmup": point.warmup,
         "cpus": list(point.cpus) if point.cpus else None,
+        "parent": os.getpid(),
     }
     process = subprocess.Popen(
         _worker_command(),
@@ -79,6 +130,7 @@ def run_point(point: Point) -> Iterator[dict]:
     for reader in readers:
         reader.start()
     deadline = time.monotonic() + point.timeout_s
+    timed_out = f"{point.kernel}: no result within {point.timeout_s:g} s (worker killed)"
     error: dict | None = None
     try:
         process.stdin.write(json.dumps(request))
@@ -86,7 +138,7 @@ def run_point(point: Point) -> Iterator[dict]:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise PointFailed("timeout", f"{point.kernel}: no result within {point.timeout_s:g} s")
+                raise PointFailed("timeout", timed_out)
             try:
                 line = lines.get(timeout=remaining)
             except queue.Empty:
@@ -106,7 +158,7 @@ def run_point(point: Point) -> Iterator[dict]:
         if returncode != 0:
             raise PointFailed("crash", _describe_death(point.kernel, returncode, "".join(stderr)))
     except subprocess.TimeoutExpired:
-        raise PointFailed("timeout", f"{point.kernel}: no result within {point.timeout_s:g} s") from None
+        raise PointFailed("timeout", timed_out) from None
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -123,3 +175,62 @@ def _describe_death(kernel: str, returncode: int, stderr: str) -> str:
         cause = f"exited with status {returncode}"
     tail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     return f"{kernel}: worker {cause}" + (f" ({tail})" if tail else "")
+
+
+class Progress(Protocol):
+    """What a sweep reports as it goes (the CLI draws a progress bar from it)."""
+
+    def started(self, points: int, samples: int) -> None: ...
+    def sample(self, point: Point) -> None: ...
+    def point_done(self, point: Point) -> None: ...
+    def point_failed(self, point: Point, kind: str, message: str) -> None: ...
+
+
+@dataclass
+class SweepResult:
+    points_run: int = 0
+    points_failed: int = 0
+    samples: int = 0
+
+
+def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None = None,
+          retry_failed: bool = False) -> SweepResult:
+    """Runs every unfinished point of a run recorded in the store (pending ones, and failed ones
+    with retry_failed), writing each sample the moment it arrives. A point with some samples
+    already stored runs only the repeats it lacks, numbered after them: resuming never redoes a
+    finished sample. Ends the run as finished; an interruption leaves it resumable."""
+    wanted = ("pending", "failed") if retry_failed else ("pending",)
+    todo: list[Point] = []
+    for row in store.points(run_id):
+        if row.status not in wanted:
+            continue
+        missing = row.repeats - row.samples_done
+        if missing <= 0:  # every sample stored, but the point was not marked done
+            store.finish_point(row.id)
+            continue
+        todo.append(Point(kernel=row.kernel, params=row.params, repeat=missing, warmup=row.warmup,
+                          timeout_s=row.timeout_s, cpus=row.cpus, env=row.env,
+                          tag=(row.id, row.samples_done)))
+    result = SweepResult()
+    if progress:
+        progress.started(len(todo), sum(p.repeat for p in todo))
+    for event in backend.run(todo):
+        point_id, first_repeat = event.point.tag
+        if isinstance(event, SampleEvent):
+            store.add_sample(point_id, first_repeat + event.sample["index"], event.sample)
+            result.samples += 1
+            if progress:
+                progress.sample(event.point)
+        elif isinstance(event, DoneEvent):
+            store.finish_point(point_id)
+            result.points_run += 1
+            if progress:
+                progress.point_done(event.point)
+        else:
+            store.fail_point(point_id, event.kind, event.message)
+            result.points_run += 1
+            result.points_failed += 1
+            if progress:
+                progress.point_failed(event.point, event.kind, event.message)
+    store.end_run(run_id, "finished")
+    return result

@@ -1,7 +1,7 @@
 """The worker process: runs one point (a kernel and its parameters) and writes each sample to
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
-Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?}.
+Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?, "parent"?}.
 Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
 {"error": {"kind", "message"}} line and a non-zero exit. LABCTL_FAULT=wrong_answer|crash|hang
 makes the kernel commit that fault: a hook for testing the layers above.
@@ -9,9 +9,11 @@ makes the kernel commit that fault: a hook for testing the layers above.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
+import signal
 import sys
 import traceback
 
@@ -26,7 +28,21 @@ def _reply(obj: dict) -> None:
     sys.stdout.flush()
 
 
+def _die_with(parent: int) -> None:
+    """Ends this worker when the process that started it ends (kill -9 of the CLI included), so
+    no orphan keeps running beside the next sweep."""
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before prctl took effect
+        os._exit(1)
+
+
 def run(request: dict) -> None:
+    if request.get("parent"):
+        _die_with(request["parent"])
     if request.get("cpus"):
         os.sched_setaffinity(0, request["cpus"])
     fault = os.environ.get("LABCTL_FAULT", "none")

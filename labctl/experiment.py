@@ -1,0 +1,239 @@
+"""Experiment files: load and validate a TOML file, and expand its grids into a Plan of points.
+
+The file's shape is checked by pydantic models; every parameter value by the kernels' native
+schema. A bad file is refused before anything runs, naming the file, the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+import secrets
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import ValidationError
+
+from labctl import _native, kernels
+
+Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+
+
+class ExperimentError(ValueError):
+    """A bad experiment file: the message names the file, the key and what is allowed."""
+
+
+class GridSpec(BaseModel):
+    """One kernel, fixed parameters and axes to vary; a point per combination of axis values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kernel: str
+    params: dict[str, Scalar] = {}
+    axes: dict[str, Annotated[list[Scalar], Field(min_length=1)]] = {}
+    # A combination matching every key of a rule (a value, or a list of values) is left out.
+    exclude: list[dict[str, Union[Scalar, list[Scalar]]]] = []
+    repeats: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    warmup: Annotated[int, Field(ge=0, le=1_000)] | None = None
+    timeout_s: Annotated[float, Field(gt=0)] | None = None
+    env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
+    cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
+
+
+class ExperimentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1)]
+    description: str = ""
+    repeats: Annotated[int, Field(ge=1, le=10_000)] = 5
+    warmup: Annotated[int, Field(ge=0, le=1_000)] = 1
+    timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    order: Literal["random", "grid"] = "random"
+    seed: int | None = None  # of the random order; drawn and recorded when absent
+    grid: Annotated[list[GridSpec], Field(min_length=1)]
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """A point of the plan: a kernel with resolved parameters, and how to run it."""
+
+    kernel: str
+    params: dict[str, object]  # resolved; only the parameters that apply
+    repeats: int
+    warmup: int
+    timeout_s: float
+    env: dict[str, str] = field(default_factory=dict)
+    cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
+
+    @property
+    def key(self) -> str:
+        """Identifies the point across runs: same kernel, parameters and setting, same key."""
+        canonical = json.dumps([self.kernel, self.params, self.env, self.cpus], sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Plan:
+    name: str
+    description: str
+    source: str  # the experiment file
+    text: str  # its content, kept with the run
+    order: str
+    seed: int | None
+    points: list[PlannedPoint]  # in the order they run
+    notes: list[str]  # what expansion dropped or merged, in words
+
+
+def load(path: str | Path, seed: int | None = None) -> Plan:
+    """Reads, validates and expands an experiment file. Raises ExperimentError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ExperimentError(f"{path}: cannot read: {error.strerror or error}") from None
+    return parse(text, str(path), seed)
+
+
+def parse(text: str, source: str, seed: int | None = None) -> Plan:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ExperimentError(f"{source}: not valid TOML: {error}") from None
+    try:
+        spec = ExperimentSpec.model_validate(data)
+    except ValidationError as error:
+        raise ExperimentError(_describe_validation(source, error)) from None
+
+    points: list[PlannedPoint] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for index, grid in enumerate(spec.grid):
+        for point in _expand(spec, grid, f"{source}: grid[{index}]", notes):
+            if point.key not in seen:
+                seen.add(point.key)
+                points.append(point)
+    if spec.order == "random":
+        seed = seed if seed is not None else spec.seed
+        if seed is None:
+            seed = secrets.randbelow(2**31)
+        random.Random(seed).shuffle(points)
+    else:
+        seed = None
+    return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes)
+
+
+def _describe_validation(source: str, error: ValidationError) -> str:
+    lines = []
+    for problem in error.errors():
+        location = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"])
+        location = location.lstrip(".") or "(top level)"
+        if problem["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif problem["type"] == "missing":
+            message = "missing (required)"
+        else:
+            message = problem["msg"]
+            if "input" in problem and problem["type"] not in ("too_short",):
+                message += f", got {problem['input']!r}"
+        lines.append(f"{source}: {location}: {message}")
+    return "\n".join(lines)
+
+
+def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
+    try:
+        kernel = kernels.get(grid.kernel)
+    except kernels.ParamError:
+        known = ", ".join(sorted(kernels.catalogue()))
+        raise ExperimentError(f"{where}.kernel: unknown kernel '{grid.kernel}' (kernels: {known})") from None
+    names = [p.name for p in kernel.params]
+    for section, values in (("params", grid.params), ("axes", grid.axes)):
+        for name in values:
+            if name not in names:
+                raise ExperimentError(f"{where}.{section}.{name}: unknown parameter of {kernel.name} "
+                                      f"(parameters: {', '.join(names)})")
+    for name in set(grid.params) & set(grid.axes):
+        raise ExperimentError(f"{where}.axes.{name}: also fixed in params; give it in one place")
+    for number, rule in enumerate(grid.exclude):
+        for name in rule:
+            if name not in names:
+                raise ExperimentError(f"{where}.exclude[{number}].{name}: unknown parameter of "
+                                      f"{kernel.name} (parameters: {', '.join(names)})")
+    cpus = _worker_cpus(grid.cpus, f"{where}.cpus")
+
+    excluded = dropped = 0
+    used: set[str] = set()
+    produced = []
+    for combination in itertools.product(*grid.axes.values()):
+        values = {**grid.params, **dict(zip(grid.axes, combination))}
+        if any(_matches(rule, values) for rule in grid.exclude):
+            excluded += 1
+            continue
+        dispatcher = values.get("dispatcher", kernel.param("dispatcher").default)
+        applicable = {}
+        for name, value in values.items():
+            scope = kernel.param(name).applies_to
+            if scope and dispatcher not in scope:
+                dropped += 1
+                continue
+            applicable[name] = value
+            used.add(name)
+        try:
+            resolved = kernels.resolve(kernel.name, applicable)
+        except kernels.ParamError as error:
+            section = "axes" if error.param in grid.axes else "params"
+            raise ExperimentError(f"{where}.{section}.{error.param}: {error}") from None
+        produced.append(PlannedPoint(
+            kernel=kernel.name,
+            params={name: value for name, value in resolved.items() if value is not None},
+            repeats=grid.repeats or spec.repeats,
+            warmup=grid.warmup if grid.warmup is not None else spec.warmup,
+            timeout_s=grid.timeout_s or spec.timeout_s,
+            env=dict(grid.env),
+            cpus=cpus,
+        ))
+    if not produced:
+        raise ExperimentError(f"{where}: empty grid: every combination is excluded")
+    for section, values in (("params", grid.params), ("axes", grid.axes)):
+        for name in values:
+            if name not in used:
+                scope = ", ".join(kernel.param(name).applies_to)
+                raise ExperimentError(f"{where}.{section}.{name}: applies to none of the grid's points "
+                                      f"(it applies with dispatcher: {scope})")
+    if excluded:
+        notes.append(f"{where.split(': ')[-1]} ({kernel.name}): {excluded} combinations excluded by rules")
+    if dropped:
+        notes.append(f"{where.split(': ')[-1]} ({kernel.name}): parameters that do not apply to a "
+                     f"point's dispatcher were left out of it ({dropped} values); equal points merged")
+    return produced
+
+
+def _matches(rule: dict, values: dict) -> bool:
+    for name, wanted in rule.items():
+        options = wanted if isinstance(wanted, list) else [wanted]
+        if name not in values or values[name] not in options:
+            return False
+    return True
+
+
+def _worker_cpus(spec: str | None, where: str) -> tuple[int, ...] | None:
+    """OS CPU numbers for a core list of the inherited CPU set (core 0 is the first allowed)."""
+    if spec is None:
+        return None
+    allowed = _native.allowed_cpus()
+    cores: list[int] = []
+    try:
+        for item in spec.split(","):
+            first, _, last = item.partition("-")
+            cores.extend(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise ExperimentError(f"{where}: '{spec}' is not a core list such as 0,1 or 0-3") from None
+    outside = [core for core in cores if not 0 <= core < len(allowed)]
+    if outside or not cores:
+        raise ExperimentError(f"{where}: core {outside[0] if outside else spec} is outside the "
+                              f"{len(allowed)} CPUs this process may use (cores 0-{len(allowed) - 1})")
+    return tuple(sorted({allowed[core] for core in cores}))

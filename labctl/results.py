@@ -1,0 +1,70 @@
+"""The public analysis API: a results store as tidy pandas DataFrames, one row per sample, one
+column per parameter and per metric. Notebooks and reports read results only through here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from labctl.store import Store
+
+# The columns every sample has, before the parameters and metrics of its kernel.
+SAMPLE_COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat",
+                  "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
+                  "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
+                  "involuntary_switches", "recorded_at"]
+
+
+def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
+    """Every sample of `run` (an id or 'latest'; all runs if None) in `db`: one row per sample,
+    one column per parameter (named as in the kernel's schema; empty where it does not apply) and
+    per kernel metric. msgs_per_s is derived from elapsed_ns and messages_processed."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run) if run is not None else None
+        samples = store.samples(run_id)
+    rows = []
+    params: list[str] = []
+    metrics: list[str] = []
+    for sample in samples:
+        row = {name: sample[name] for name in SAMPLE_COLUMNS if name in sample}
+        row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
+        row["verified"] = sample["answer"] == sample["expected"]
+        row["cpu_ns"] = sum(sample["thread_cpu_ns"])
+        for name, value in sample["params"].items():
+            row[name] = value
+            if name not in params:
+                params.append(name)
+        for name, value in sample["metrics"].items():
+            row[name] = value
+            if name not in metrics:
+                metrics.append(name)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics)
+
+
+def points(db: str | Path, run: int | str) -> pd.DataFrame:
+    """The points of a run, failed ones included (status, failure kind and message)."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run)
+        rows = store.points(run_id)
+    return pd.DataFrame([{
+        "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
+        "repeats": p.repeats, "samples": p.samples_done, "status": p.status,
+        "failure_kind": p.failure_kind, "failure": p.failure,
+    } for p in rows])
+
+
+def runs(db: str | Path) -> pd.DataFrame:
+    """Every run of the store with its machine and the state it started in."""
+    with Store(db, create=False) as store:
+        rows = store.runs()
+    return pd.DataFrame([{
+        "run": r.id, "name": r.name, "source": r.source, "status": r.status,
+        "started_at": r.started_at, "finished_at": r.finished_at, "points": r.points,
+        "points_done": r.points_done, "points_failed": r.points_failed, "samples": r.samples,
+        "cpu_model": r.machine.get("cpu_model"), "logical_cpus": r.machine.get("logical_cpus"),
+        "hostname": r.machine.get("hostname"), "load_average": r.context.get("load_average"),
+        "git_describe": r.context.get("git_describe"), "command": r.command,
+    } for r in rows])

@@ -1,0 +1,376 @@
+"""The results store: SQLite, the only module that writes results.
+
+A sweep writes its plan first, then each sample in its own transaction, so an interruption (Ctrl-C,
+kill -9, power cut) loses at most the sample in flight and the run can be resumed. WAL mode and a
+busy timeout let two sweeps write to one store at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from labctl.experiment import Plan, PlannedPoint
+
+SCHEMA_VERSION = 1
+APPLICATION = "labctl"
+
+SCHEMA = """
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE machines (
+    id INTEGER PRIMARY KEY,
+    fingerprint TEXT NOT NULL UNIQUE,
+    info TEXT NOT NULL                      -- JSON: CPU model, cores, SMT, kernel, ...
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    source TEXT NOT NULL,                   -- the experiment file
+    experiment TEXT NOT NULL,               -- its content
+    order_mode TEXT NOT NULL,
+    seed INTEGER,
+    command TEXT NOT NULL,                  -- to run it again
+    machine_id INTEGER NOT NULL REFERENCES machines(id),
+    context TEXT NOT NULL,                  -- JSON: load, memory, frequency, software at start
+    warnings TEXT NOT NULL,                 -- JSON list
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,                   -- running, interrupted, finished
+    pid INTEGER,                            -- of the process running it, while it runs
+    host TEXT
+);
+CREATE TABLE points (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    position INTEGER NOT NULL,              -- order of execution
+    key TEXT NOT NULL,                      -- same kernel, parameters and setting: same key
+    kernel TEXT NOT NULL,
+    params TEXT NOT NULL,                   -- JSON, resolved
+    env TEXT NOT NULL,                      -- JSON
+    cpus TEXT,                              -- JSON list of OS CPUs for the worker, or NULL
+    repeats INTEGER NOT NULL,
+    warmup INTEGER NOT NULL,
+    timeout_s REAL NOT NULL,
+    status TEXT NOT NULL,                   -- pending, done, failed
+    failure_kind TEXT,
+    failure TEXT,
+    UNIQUE (run_id, position),
+    UNIQUE (run_id, key)
+);
+CREATE TABLE samples (
+    id INTEGER PRIMARY KEY,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repeat INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL,
+    messages_processed INTEGER NOT NULL,
+    answer TEXT NOT NULL,
+    expected TEXT NOT NULL,
+    metrics TEXT NOT NULL,                  -- JSON
+    thread_cpu_ns TEXT NOT NULL,            -- JSON list
+    peak_rss_kb INTEGER,
+    voluntary_switches INTEGER,
+    involuntary_switches INTEGER,
+    pid INTEGER,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (point_id, repeat)
+);
+CREATE INDEX samples_point ON samples (point_id);
+CREATE INDEX points_run ON points (run_id);
+"""
+
+
+class StoreError(Exception):
+    """The file cannot be used as a store: says why, and the file is left untouched."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    name: str
+    source: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    seed: int | None
+    command: str
+    machine: dict
+    context: dict
+    warnings: list[str]
+    points: int
+    points_done: int
+    points_failed: int
+    samples: int
+
+
+@dataclass(frozen=True)
+class PointRow:
+    id: int
+    position: int
+    key: str
+    kernel: str
+    params: dict
+    env: dict
+    cpus: tuple[int, ...] | None
+    repeats: int
+    warmup: int
+    timeout_s: float
+    status: str
+    failure_kind: str | None
+    failure: str | None
+    samples_done: int
+
+
+class Store:
+    """A connection to a results store. Opening a file that is not a labctl store, or a store of
+    a newer schema, raises StoreError and changes nothing."""
+
+    def __init__(self, path: str | Path, create: bool = True):
+        self.path = Path(path)
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if not exists and not create:
+            raise StoreError(f"{self.path}: no such store")
+        if exists:
+            self._check_header()
+        try:
+            self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            self.db.execute("PRAGMA busy_timeout = 60000")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if not exists:
+                self._create()
+            else:
+                self._check_schema()
+            self.db.execute("PRAGMA journal_mode = WAL")
+            # FULL: a committed sample survives a power cut, not just a crash.
+            self.db.execute("PRAGMA synchronous = FULL")
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: not usable as a labctl store: {error}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def _check_header(self) -> None:
+        with open(self.path, "rb") as f:
+            header = f.read(16)
+        if header != b"SQLite format 3\x00":
+            raise StoreError(f"{self.path}: not a labctl store (not an SQLite database); "
+                             "refusing to touch it")
+
+    def _create(self) -> None:
+        with self._transaction():
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.db.execute("INSERT INTO meta VALUES ('application', ?)", (APPLICATION,))
+            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _check_schema(self) -> None:
+        try:
+            rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError:
+            raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
+                             "refusing to touch it") from None
+        if rows.get("application") != APPLICATION:
+            raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
+                             "refusing to touch it")
+        version = int(rows.get("schema_version", 0))
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: store schema version {version} is newer than this "
+                             f"labctl's ({SCHEMA_VERSION}); upgrade labctl")
+
+    def _transaction(self):
+        return _Transaction(self.db)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def machine_id(self, info: dict) -> int:
+        fingerprint = hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()[:16]
+        with self._transaction():
+            self.db.execute("INSERT OR IGNORE INTO machines (fingerprint, info) VALUES (?, ?)",
+                            (fingerprint, json.dumps(info, sort_keys=True)))
+            return self.db.execute("SELECT id FROM machines WHERE fingerprint = ?",
+                                   (fingerprint,)).fetchone()[0]
+
+    def create_run(self, plan: Plan, command: str, machine: dict, context: dict,
+                   warnings: list[str]) -> int:
+        """Records the run and its whole plan in one transaction, before any point runs."""
+        machine_id = self.machine_id(machine)
+        with self._transaction():
+            cursor = self.db.execute(
+                "INSERT INTO runs (name, description, source, experiment, order_mode, seed, command,"
+                " machine_id, context, warnings, started_at, status, pid, host)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                (plan.name, plan.description, plan.source, plan.text, plan.order, plan.seed, command,
+                 machine_id, json.dumps(context), json.dumps(warnings), now(), os.getpid(),
+                 machine.get("hostname")))
+            run_id = cursor.lastrowid
+            self.db.executemany(
+                "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
+                " warmup, timeout_s, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                [(run_id, position, p.key, p.kernel, json.dumps(p.params, sort_keys=True),
+                  json.dumps(p.env, sort_keys=True), json.dumps(list(p.cpus)) if p.cpus else None,
+                  p.repeats, p.warmup, p.timeout_s) for position, p in enumerate(plan.points)])
+        return run_id
+
+    def claim_run(self, run_id: int) -> None:
+        """Marks a run as being run by this process (a resumed run)."""
+        with self._transaction():
+            self.db.execute("UPDATE runs SET status = 'running', pid = ?, finished_at = NULL"
+                            " WHERE id = ?", (os.getpid(), run_id))
+
+    def add_sample(self, point_id: int, repeat: int, sample: dict) -> None:
+        """One sample, in its own transaction: committed (and synced) when this returns."""
+        with self._transaction():
+            self.db.execute(
+                "INSERT INTO samples (point_id, repeat, elapsed_ns, messages_processed, answer, expected,"
+                " metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, involuntary_switches,"
+                " pid, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (point_id, repeat, sample["elapsed_ns"], sample["messages_processed"], sample["answer"],
+                 sample["expected"], json.dumps(sample["metrics"], sort_keys=True),
+                 json.dumps(sample["thread_cpu_ns"]), sample.get("peak_rss_kb"),
+                 sample.get("voluntary_switches"), sample.get("involuntary_switches"),
+                 sample.get("pid"), now()))
+
+    def finish_point(self, point_id: int) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE points SET status = 'done', failure_kind = NULL, failure = NULL"
+                            " WHERE id = ?", (point_id,))
+
+    def fail_point(self, point_id: int, kind: str, message: str) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE points SET status = 'failed', failure_kind = ?, failure = ?"
+                            " WHERE id = ?", (kind, message, point_id))
+
+    def end_run(self, run_id: int, status: str) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ?, pid = NULL WHERE id = ?",
+                            (status, now(), run_id))
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def resolve_run(self, ident: str | int) -> int:
+        """A run id from an id or `latest`; StoreError naming the runs there are."""
+        if str(ident) == "latest":
+            row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
+            if row[0] is None:
+                raise StoreError(f"{self.path}: no runs yet")
+            return row[0]
+        try:
+            run_id = int(ident)
+        except ValueError:
+            raise StoreError(f"run '{ident}': give a run id (see `labctl runs`) or 'latest'") from None
+        if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise StoreError(f"{self.path}: no run {run_id} (see `labctl runs`)")
+        return run_id
+
+    def runs(self) -> list[RunRow]:
+        rows = self.db.execute(
+            "SELECT r.id, r.name, r.source, r.status, r.started_at, r.finished_at, r.seed, r.command,"
+            " m.info, r.context, r.warnings, r.pid, r.host,"
+            " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id),"
+            " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'done'),"
+            " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'failed'),"
+            " (SELECT COUNT(*) FROM samples s JOIN points p ON s.point_id = p.id WHERE p.run_id = r.id)"
+            " FROM runs r JOIN machines m ON r.machine_id = m.id ORDER BY r.id").fetchall()
+        result = []
+        for row in rows:
+            (id_, name, source, status, started, finished, seed, command, machine, context,
+             warnings, pid, host, points, done, failed, samples) = row
+            result.append(RunRow(id_, name, source, _live_status(status, pid, host), started, finished,
+                                 seed, command, json.loads(machine), json.loads(context),
+                                 json.loads(warnings), points, done, failed, samples))
+        return result
+
+    def run(self, run_id: int) -> RunRow:
+        return next(r for r in self.runs() if r.id == run_id)
+
+    def points(self, run_id: int) -> list[PointRow]:
+        rows = self.db.execute(
+            "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
+            " p.timeout_s, p.status, p.failure_kind, p.failure,"
+            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id)"
+            " FROM points p WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
+        return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
+                         tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
+                         status, kind, failure, done)
+                for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
+                     status, kind, failure, done) in rows]
+
+    def samples(self, run_id: int | None = None) -> list[dict]:
+        """Every sample (of one run, or all), with its run and point."""
+        query = (
+            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat,"
+            " s.elapsed_ns, s.messages_processed, s.answer, s.expected, s.metrics, s.thread_cpu_ns,"
+            " s.peak_rss_kb, s.voluntary_switches, s.involuntary_switches, s.recorded_at"
+            " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
+        args: tuple = ()
+        if run_id is not None:
+            query += " WHERE r.id = ?"
+            args = (run_id,)
+        query += " ORDER BY r.id, p.position, s.repeat"
+        columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "repeat",
+                   "elapsed_ns", "messages_processed", "answer", "expected", "metrics", "thread_cpu_ns",
+                   "peak_rss_kb", "voluntary_switches", "involuntary_switches", "recorded_at")
+        result = []
+        for row in self.db.execute(query, args):
+            sample = dict(zip(columns, row))
+            for name in ("params", "metrics", "thread_cpu_ns"):
+                sample[name] = json.loads(sample[name])
+            result.append(sample)
+        return result
+
+    def previous_elapsed(self, key: str) -> list[int]:
+        """Elapsed times recorded for a point key in any run: the basis of time estimates."""
+        return [row[0] for row in self.db.execute(
+            "SELECT s.elapsed_ns FROM samples s JOIN points p ON s.point_id = p.id WHERE p.key = ?",
+            (key,))]
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error): takes the write lock up front, so two
+    writers wait for each other instead of failing half-way."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _live_status(status: str, pid: int | None, host: str | None) -> str:
+    """A run marked running whose process is gone (kill -9, power cut) was interrupted."""
+    if status != "running" or pid is None:
+        return status
+    if host != socket.gethostname():
+        return status
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "interrupted"
+    except PermissionError:
+        pass
+    return status

@@ -1,0 +1,144 @@
+"""Experiment files: grid expansion, exclusions, order, and every kind of bad file refused
+before anything runs, naming the file, the key and what is allowed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from labctl import experiment
+from labctl.experiment import ExperimentError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def plan(text: str, seed: int | None = None) -> experiment.Plan:
+    return experiment.parse(text, "exp.toml", seed)
+
+
+def refused(text: str) -> str:
+    with pytest.raises(ExperimentError) as caught:
+        plan(text)
+    message = str(caught.value)
+    assert all(line.startswith("exp.toml: ") for line in message.splitlines()), message
+    return message
+
+
+BASE = 'name = "t"\norder = "grid"\n'
+
+
+def test_every_combination_of_the_axes_is_a_point():
+    p = plan(BASE + '''
+[[grid]]
+kernel = "skynet"
+params = { leaves = 100 }
+axes = { branching = [2, 3, 10], deregister = [false, true] }
+''')
+    assert len(p.points) == 6
+    assert [(x.params["branching"], x.params["deregister"]) for x in p.points] == [
+        (2, False), (2, True), (3, False), (3, True), (10, False), (10, True)]
+    assert all(x.params["leaves"] == 100 and x.params["dispatcher"] == "one_thread" for x in p.points)
+
+
+def test_exclude_rules_drop_matching_combinations():
+    p = plan(BASE + '''
+[[grid]]
+kernel = "skynet"
+axes = { branching = [2, 3, 10], deregister = [false, true] }
+exclude = [ { branching = [2, 3], deregister = true }, { branching = 10, deregister = false } ]
+''')
+    assert [(x.params["branching"], x.params["deregister"]) for x in p.points] == [
+        (2, False), (3, False), (10, True)]
+    assert any("3 combinations excluded" in note for note in p.notes)
+
+
+def test_parameters_that_do_not_apply_to_a_dispatcher_are_left_out_and_points_merge():
+    p = plan(BASE + '''
+[[grid]]
+kernel = "ping_pong"
+axes = { dispatcher = ["one_thread", "thread_pool"], threads = [1, 2], fifo = ["cooperation", "individual"] }
+''')
+    one_thread = [x for x in p.points if x.params["dispatcher"] == "one_thread"]
+    pool = [x for x in p.points if x.params["dispatcher"] == "thread_pool"]
+    assert len(one_thread) == 1 and "threads" not in one_thread[0].params
+    assert len(pool) == 4
+    assert any("left out" in note for note in p.notes)
+
+
+def test_the_random_order_is_reproducible_from_its_seed():
+    text = 'name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { branching = [2, 3, 4, 5, 6, 7, 8] }\n'
+    first, second = plan(text, seed=7), plan(text, seed=7)
+    assert [x.key for x in first.points] == [x.key for x in second.points]
+    assert first.seed == 7 and first.order == "random"
+    assert sorted(x.key for x in first.points) == sorted(x.key for x in plan(text, seed=8).points)
+    assert plan(text).seed is not None  # drawn, and recorded
+
+
+def test_grid_settings_override_the_experiment_and_keys_identify_points():
+    p = plan('name = "t"\nrepeats = 4\nwarmup = 2\ntimeout_s = 30\n' + '''
+[[grid]]
+kernel = "skynet"
+repeats = 9
+env = { LABCTL_FAULT = "none" }
+cpus = "0"
+''')
+    point = p.points[0]
+    assert (point.repeats, point.warmup, point.timeout_s) == (9, 2, 30)
+    assert point.env == {"LABCTL_FAULT": "none"}
+    assert point.cpus == (sorted(os.sched_getaffinity(0))[0],)
+    again = plan('name = "other"\n[[grid]]\nkernel = "skynet"\nrepeats = 1\nenv = { LABCTL_FAULT = "none" }\ncpus = "0"\n')
+    assert again.points[0].key == point.key
+
+
+def test_every_experiment_in_the_repository_is_valid():
+    files = sorted((ROOT / "experiments").glob("*.toml"))
+    assert files
+    for path in files:
+        assert experiment.load(path).points, path
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('name = "t"\n[[grid]\nkernel = "skynet"', ["not valid TOML"]),
+        ('name = "t"\ncolour = "red"\n[[grid]]\nkernel = "skynet"', ["colour: unknown key"]),
+        ('[[grid]]\nkernel = "skynet"', ["name: missing (required)"]),
+        ('name = "t"', ["grid: missing (required)"]),
+        ('name = "t"\ngrid = []', ["grid: List should have at least 1 item"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\nlevels = 3', ["grid[0].levels: unknown key"]),
+        ('name = "t"\n[[grid]]\nparams = {}', ["grid[0].kernel: missing (required)"]),
+        ('name = "t"\nrepeats = "three"\n[[grid]]\nkernel = "skynet"', ["repeats:", "'three'"]),
+        ('name = "t"\nrepeats = 0\n[[grid]]\nkernel = "skynet"', ["repeats: Input should be greater than or equal to 1"]),
+        ('name = "t"\norder = "shuffled"\n[[grid]]\nkernel = "skynet"', ["order:", "'random' or 'grid'"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynot"', ["grid[0].kernel: unknown kernel 'skynot' (kernels: ping_pong, skynet"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\nparams = { leafs = 1 }',
+         ["grid[0].params.leafs: unknown parameter of skynet (parameters: leaves, branching"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { leaves = [10, 0] }',
+         ["grid[0].axes.leaves:", "must be integer from 1 to 100000000, got 0"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { leaves = [] }', ["grid[0].axes.leaves: List should have at least 1 item"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { leaves = [[1]] }', ["grid[0].axes.leaves[0]"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 5 }\naxes = { leaves = [1] }',
+         ["grid[0].axes.leaves: also fixed in params"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { branching = [2] }\nexclude = [ { branching = 2 } ]',
+         ["grid[0]: empty grid: every combination is excluded"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\nexclude = [ { colour = 2 } ]',
+         ["grid[0].exclude[0].colour: unknown parameter"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { fifo = ["individual"] }',
+         ["grid[0].axes.fifo: applies to none of the grid's points (it applies with dispatcher: thread_pool)"]),
+        ('name = "t"\n[[grid]]\nkernel = "ping_pong"\nparams = { messages = 3 }', ["grid[0].params.messages:", "must be even"]),
+        ('name = "t"\n[[grid]]\nkernel = "ping_pong"\nparams = { pin = "0-999" }', ["grid[0].params.pin:", "outside the allowed set"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "999"', ["grid[0].cpus: core 999 is outside"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "x"', ["grid[0].cpus: 'x' is not a core list"]),
+    ],
+)
+def test_a_bad_file_is_refused_naming_the_key_and_what_is_allowed(text, words):
+    message = refused(text)
+    for word in words:
+        assert word in message
+
+
+def test_an_unreadable_file_is_refused(tmp_path):
+    with pytest.raises(ExperimentError, match="cannot read"):
+        experiment.load(tmp_path / "missing.toml")

@@ -1,0 +1,124 @@
+"""The results store: its schema, refusing files it does not own, concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from labctl import experiment
+from labctl.store import SCHEMA_VERSION, Store, StoreError
+
+PLAN_TEXT = 'name = "t"\norder = "grid"\n[[grid]]\nkernel = "skynet"\naxes = { branching = [2, 3] }\n'
+
+
+def make_run(store: Store) -> int:
+    plan = experiment.parse(PLAN_TEXT, "t.toml")
+    return store.create_run(plan, "labctl sweep t.toml", {"hostname": "h", "cpu_model": "c"},
+                            {"load_average": [0, 0, 0]}, [])
+
+
+SAMPLE = {"elapsed_ns": 1000, "messages_processed": 10, "answer": "a", "expected": "a", "metrics": {"m": 1.0},
+          "thread_cpu_ns": [5, 6], "peak_rss_kb": 100, "voluntary_switches": 1,
+          "involuntary_switches": 2, "pid": 1}
+
+
+def test_a_new_store_has_the_schema_and_its_version(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)
+        points = store.points(run)
+        assert [p.params["branching"] for p in points] == [2, 3]
+        assert all(p.status == "pending" for p in points)
+    db = sqlite3.connect(tmp_path / "r.db")
+    assert dict(db.execute("SELECT key, value FROM meta")) == {
+        "application": "labctl", "schema_version": str(SCHEMA_VERSION)}
+    assert {"runs", "points", "samples", "machines", "meta"} <= {
+        row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_samples_are_kept_per_point_and_repeat(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)
+        point = store.points(run)[0]
+        store.add_sample(point.id, 0, SAMPLE)
+        store.add_sample(point.id, 1, SAMPLE)
+        with pytest.raises(sqlite3.IntegrityError):
+            store.add_sample(point.id, 1, SAMPLE)  # a repeat is stored once
+        assert store.points(run)[0].samples_done == 2
+        assert [s["repeat"] for s in store.samples(run)] == [0, 1]
+        assert store.samples(run)[0]["metrics"] == {"m": 1.0}
+        assert store.previous_elapsed(point.key) == [1000, 1000]
+
+
+def test_runs_are_found_by_id_or_latest_and_bad_ids_are_refused(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        with pytest.raises(StoreError, match="no runs yet"):
+            store.resolve_run("latest")
+        first, second = make_run(store), make_run(store)
+        assert store.resolve_run("latest") == second
+        assert store.resolve_run(str(first)) == first
+        with pytest.raises(StoreError, match="no run 99"):
+            store.resolve_run("99")
+        with pytest.raises(StoreError, match="give a run id"):
+            store.resolve_run("yesterday")
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"my precious notes\n" * 10)
+    with pytest.raises(StoreError, match="not a labctl store"):
+        Store(path)
+    assert path.read_bytes() == b"my precious notes\n" * 10
+
+
+def test_a_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE customers (name TEXT)")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a labctl store"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_store_from_a_newer_labctl_is_refused(tmp_path):
+    path = tmp_path / "r.db"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="newer than this labctl"):
+        Store(path)
+
+
+def test_a_missing_store_is_not_created_when_reading(tmp_path):
+    with pytest.raises(StoreError, match="no such store"):
+        Store(tmp_path / "none.db", create=False)
+    assert not (tmp_path / "none.db").exists()
+
+
+def _writer(path: str, count: int) -> None:
+    with Store(path) as store:
+        run = make_run(store)
+        point = store.points(run)[0]
+        for repeat in range(count):
+            store.add_sample(point.id, repeat, SAMPLE)
+
+
+def test_two_processes_write_to_one_store_at_once(tmp_path):
+    path = str(tmp_path / "r.db")
+    Store(path).close()
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_writer, args=(path, 200)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(120)
+        assert w.exitcode == 0
+    with Store(path) as store:
+        assert len(store.runs()) == 2
+        assert len(store.samples()) == 400
