@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
@@ -41,7 +42,17 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Reports a store that fails mid-command (disk full, read-only, locked too long) in one line."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except sqlite3.DatabaseError as error:
+            fail(f"results store: {error}", EXIT_FAILED)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="labctl")
 def main() -> None:
     """A performance lab for actor runtimes: verified benchmark kernels on a fast C++ actor
@@ -414,7 +425,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         row = store.run(run_id)
         if row.status == "running":
             fail(f"run {run_id} is still running ({row.command}); wait for it or stop it", EXIT_USAGE)
-    context = sysinfo.run_context()
+    context = sysinfo.run_context(plan.source if plan else row.source)
     warnings = sysinfo.warnings(context)
     for warning in warnings:
         stderr.print(f"[yellow]warning:[/yellow] {warning}")
@@ -493,7 +504,8 @@ def show_command(run: str, db: str) -> None:
     stdout.print(f"machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} CPUs "
                  f"({machine.get('physical_cores')} cores), {machine.get('kernel')}; "
                  f"load {row.context.get('load_average')}; labctl {row.context.get('labctl')} "
-                 f"{row.context.get('git_describe') or ''}")
+                 f"{row.context.get('git_describe') or ''}; experiment "
+                 f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}")
     for warning in row.warnings:
         stdout.print(f"[yellow]warning at start:[/yellow] {warning}")
     by_point: dict[int, list[dict]] = {}

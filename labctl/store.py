@@ -198,6 +198,9 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema version {version} is newer than this "
                              f"labctl's ({SCHEMA_VERSION}); upgrade labctl")
+        if _layout(self.db) != _expected_layout():
+            raise StoreError(f"{self.path}: a labctl store whose tables do not match schema version "
+                             f"{version}; it was changed outside labctl, or is damaged")
 
     def _transaction(self):
         return _Transaction(self.db)
@@ -345,6 +348,20 @@ class Store:
         return [row[0] for row in self.db.execute(
             "SELECT s.elapsed_ns FROM samples s JOIN points p ON s.point_id = p.id WHERE p.key = ?",
             (key,))]
+
+
+def _layout(db: sqlite3.Connection) -> dict[str, list[str]]:
+    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {table: [column[1] for column in db.execute(f"PRAGMA table_info({table})")]
+            for table in sorted(tables)}
+
+
+def _expected_layout() -> dict[str, list[str]]:
+    reference = sqlite3.connect(":memory:")
+    reference.executescript(SCHEMA)
+    layout = _layout(reference)
+    reference.close()
+    return layout
 
 
 class _Transaction:

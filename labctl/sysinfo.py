@@ -66,17 +66,14 @@ def _memory_kb() -> dict:
     return info
 
 
-def _git_describe() -> str | None:
-    """`git describe --tags --dirty` of the checkout labctl runs from, if it runs from one."""
-    checkout = Path(labctl.__file__).resolve().parent.parent
-    if not (checkout / ".git").exists():
-        return None
+def git_describe(directory: Path) -> str | None:
+    """`git describe --tags --dirty` of the checkout holding `directory`, if it is in one."""
     try:
-        result = subprocess.run(["git", "-C", str(checkout), "describe", "--tags", "--dirty", "--always"],
+        result = subprocess.run(["git", "-C", str(directory), "describe", "--tags", "--dirty", "--always"],
                                 capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return result.stdout.strip() or None
+    return result.stdout.strip() or None if result.returncode == 0 else None
 
 
 def machine() -> dict:
@@ -106,8 +103,9 @@ def frequency() -> dict:
     }
 
 
-def run_context() -> dict:
-    """The state at the start of a run and the software that runs it."""
+def run_context(experiment_file: str | None = None) -> dict:
+    """The state at the start of a run and the software that runs it: labctl's own checkout (an
+    editable install) and the experiment file's, where they are git checkouts."""
     load1, load5, load15 = os.getloadavg()
     return {
         "load_average": [round(load1, 2), round(load5, 2), round(load15, 2)],
@@ -117,7 +115,9 @@ def run_context() -> dict:
         "python": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
         "labctl": labctl.__version__,
-        "git_describe": _git_describe(),
+        "git_describe": git_describe(Path(labctl.__file__).resolve().parent),
+        "experiment_git_describe": git_describe(Path(experiment_file).resolve().parent)
+        if experiment_file else None,
         "build": dict(_native.build_info()),
     }
 

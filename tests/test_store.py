@@ -95,6 +95,17 @@ def test_a_store_from_a_newer_labctl_is_refused(tmp_path):
         Store(path)
 
 
+def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
+    path = tmp_path / "r.db"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE samples DROP COLUMN pid")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="tables do not match schema version 1"):
+        Store(path)
+
+
 def test_a_missing_store_is_not_created_when_reading(tmp_path):
     with pytest.raises(StoreError, match="no such store"):
         Store(tmp_path / "none.db", create=False)

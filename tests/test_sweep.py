@@ -66,7 +66,8 @@ def test_a_sweep_fills_the_store_with_every_sample_and_the_machine(labctl, tmp_p
             "finished", 4, 4, 0, 8)
         assert run.machine["cpu_model"] and run.machine["logical_cpus"] >= 1
         assert "smt" in run.machine and "kernel" in run.machine
-        for key in ("load_average", "memory_available_kb", "python", "labctl", "build", "governor"):
+        for key in ("load_average", "memory_available_kb", "python", "labctl", "build", "governor",
+                    "git_describe", "experiment_git_describe"):
             assert key in run.context
         assert run.context["build"]["flags"]
         assert run.seed is not None and "--seed" in run.command
