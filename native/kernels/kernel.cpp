@@ -11,6 +11,7 @@
 
 #include "../runtime/pool.hpp"
 
+
 namespace labctl::kernels {
 
 namespace {
@@ -239,8 +240,8 @@ Result run(const Kernel& kernel, const Params& params, Fault fault) {
     if (fault == Fault::hang)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     Result result = kernel.run(params);
-    // Every runtime thread has ended with the kernel's environment: give its memory back.
-    rt::pool::trim();
+    // The kernel's threads are gone: the next run carves fresh, ordered memory again.
+    rt::pool::recycle();
     if (fault == Fault::wrong_answer) result.answer = "corrupted " + result.answer;
     if (result.answer != result.expected)
         throw VerificationError(kernel.name + ": wrong answer: got '" + result.answer +

@@ -154,13 +154,18 @@ void destroy(T* p) noexcept {
     deallocate(p, sizeof(T));
 }
 
-// Returns every block cached by the calling thread to the centre and, for each size class
-// whose blocks are all back home, gives the slabs back to the system. Call it when no runtime
-// thread is alive (after a kernel run); blocks still held elsewhere keep their slabs.
-void trim() noexcept;
+// Both return every block the calling thread caches to the centre, and act only if every block
+// of every class is then home (call them when no other thread allocates: after a kernel run,
+// its runtime threads gone); they return whether they did.
+// recycle: forgets the free lists and carves from the start of the memory again. A run that
+// freed a million agents in completion order leaves them scrambled, and the next run would
+// create its agents in that order (skynet, 12 runs in one process: 59 ms growing to 285 ms).
+bool recycle() noexcept;
+// release: gives the memory back to the system.
+bool release() noexcept;
 
 struct Stats {
-    std::size_t slab_bytes = 0;    // memory taken from the system and not given back
+    std::size_t slab_bytes = 0;    // chunks taken from the system and not given back
     std::size_t blocks_out = 0;    // blocks carved and not back in the centre or this thread
 };
 Stats stats() noexcept;

@@ -52,8 +52,8 @@ std::unique_ptr<rt::Environment> make_environment(const Config& config) {
 
 // Every block the pool handed out has come back: no envelope, agent or coop leaked.
 void check_no_leak() {
-    rt::pool::trim();
     CHECK_EQ(rt::pool::stats().blocks_out, std::size_t{0});
+    CHECK(rt::pool::release());
 }
 
 struct Item {
