@@ -158,6 +158,7 @@ TEST(every_message_is_delivered_once_and_in_order_per_sender, 120) {
         CHECK_EQ(lifecycle.started.load(), int(kReceivers));
         CHECK_EQ(lifecycle.finished.load(), int(kReceivers));
         CHECK_EQ(lifecycle.destroyed.load(), int(kReceivers));
+        CHECK_EQ(env->dropped(), std::uint64_t{0});  // every message found its handler
     }
     check_no_leak();
 }
@@ -218,6 +219,9 @@ TEST(stop_under_load_finishes_every_agent_and_frees_every_message, 120) {
             while (hops.load() < 20'000) std::this_thread::sleep_for(1ms);
             env->stop();
             CHECK_EQ(destroyed.load(), kMembers);
+            // A token only ends by reaching a finished agent: every one of them is dropped
+            // exactly once (and freed: check_no_leak below).
+            CHECK_EQ(env->dropped(), std::uint64_t(4 * kMembers));
             CHECK_EQ(env->live_coops(), std::uint64_t{0});
         }
     }
