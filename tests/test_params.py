@@ -88,3 +88,18 @@ def test_a_core_outside_the_inherited_cpu_set_is_refused():
 def test_python_values_of_other_types_are_refused():
     error = refused("skynet", leaves=[1, 2])
     assert "has a value of type list" in str(error)
+
+
+@pytest.mark.parametrize("pin", ["compact", "spread"])
+def test_topology_pins_resolve_after_numpy_is_loaded(pin):
+    """numpy's bundled libraries loaded first once made the topology read (then an ifstream)
+    crash on a 16-core machine with GCC 13; the read is plain stdio now."""
+    import subprocess
+    import sys
+
+    script = ("import numpy, pandas\nfrom labctl import _native\n"
+              f"print(_native.validate('ping_pong', {{'pin': '{pin}'}})['pin'])")
+    result = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == pin

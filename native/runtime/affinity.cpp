@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -20,10 +20,16 @@ struct CpuTopology {
     int core;
 };
 
+// C stdio, not iostreams: in an extension loaded after numpy's bundled libraries, formatted
+// ifstream input crashed on GCC 13 / glibc 2.39 (seen with pin=compact on a 16-core machine).
 int read_topology_value(int cpu, const char* name) {
-    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + name);
+    const std::string path = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + name;
     int value = -1;
-    if (in >> value) return value;
+    if (std::FILE* file = std::fopen(path.c_str(), "r")) {
+        const int read = std::fscanf(file, "%d", &value);
+        std::fclose(file);
+        if (read == 1) return value;
+    }
     return cpu;  // unknown topology: treat every CPU as its own core and package
 }
 
