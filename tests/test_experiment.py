@@ -126,7 +126,7 @@ def test_every_experiment_in_the_repository_is_valid():
         ('name = "t"\n[[grid]]\nkernel = "skynet"\nexclude = [ { colour = 2 } ]',
          ["grid[0].exclude[0].colour: unknown parameter"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { fifo = ["individual"] }',
-         ["grid[0].axes.fifo: applies to none of the grid's points (it applies with dispatcher: thread_pool)"]),
+         ["grid[0].axes.fifo: applies to none of the grid's points (it applies with dispatcher: thread_pool, work_stealing)"]),
         ('name = "t"\n[[grid]]\nkernel = "ping_pong"\nparams = { messages = 3 }', ["grid[0].params.messages:", "must be even"]),
         ('name = "t"\n[[grid]]\nkernel = "ping_pong"\nparams = { pin = "0-999" }', ["grid[0].params.pin:", "outside the allowed set"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "999"', ["grid[0].cpus: core 999 is outside"]),

@@ -12,29 +12,31 @@ std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatc
          .type = ParamType::choice,
          .default_value = dispatchers.front(),
          .help = "how agents map to threads: one_thread (one thread for all), active_obj (a "
-                 "thread per agent), active_group (a thread per group), thread_pool (N threads)",
+                 "thread per agent), active_group (a thread per group), thread_pool (N threads, "
+                 "one shared queue of ready agents), work_stealing (N threads, one queue each, "
+                 "idle threads steal)",
          .choices = choices},
         {.name = "threads",
          .type = ParamType::integer,
          .default_value = std::int64_t{2},
-         .help = "groups of active_group, or the size of thread_pool",
+         .help = "groups of active_group, or threads of thread_pool and work_stealing",
          .minimum = 1,
          .maximum = 1024,
-         .applies_to = {"active_group", "thread_pool"}},
+         .applies_to = {"active_group", "thread_pool", "work_stealing"}},
         {.name = "fifo",
          .type = ParamType::choice,
          .default_value = std::string("cooperation"),
          .help = "cooperation: a coop's agents share one queue (never run in parallel); "
                  "individual: a queue per agent",
          .choices = {std::string("cooperation"), std::string("individual")},
-         .applies_to = {"thread_pool"}},
+         .applies_to = {"thread_pool", "work_stealing"}},
         {.name = "max_demands_at_once",
          .type = ParamType::integer,
          .default_value = std::int64_t{4},
          .help = "demands a pool thread runs from one queue before it moves to the next",
          .minimum = 1,
          .maximum = 1'000'000'000,
-         .applies_to = {"thread_pool"}},
+         .applies_to = {"thread_pool", "work_stealing"}},
         {.name = "spin_us",
          .type = ParamType::real,
          .default_value = 20.0,
@@ -67,11 +69,12 @@ DispatcherChoice::DispatcherChoice(const Params& params) : kind_(params.text("di
     } else if (kind_ == "active_group") {
         dispatcher_ = &env.make_dispatcher<rt::ActiveGroup>();
     } else {
-        rt::ThreadPoolParams pool;
+        rt::PoolParams pool;
         pool.threads = threads;
         pool.fifo = params.text("fifo") == "individual" ? rt::Fifo::individual : rt::Fifo::cooperation;
         pool.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
-        dispatcher_ = &env.make_dispatcher<rt::ThreadPool>(pool);
+        if (kind_ == "thread_pool") dispatcher_ = &env.make_dispatcher<rt::ThreadPool>(pool);
+        else dispatcher_ = &env.make_dispatcher<rt::WorkStealing>(pool);
     }
 }
 

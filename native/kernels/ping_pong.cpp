@@ -243,7 +243,7 @@ Kernel make_kernel() {
          .help = "bytes carried by each message besides its sequence number",
          .choices = payloads},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool"}))
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -143,7 +143,7 @@ void check(const Params& params) {
                              std::to_string(params.integer("leaves")) + " needs " +
                              std::to_string(agents) + " threads (at most " +
                              std::to_string(kMaxActiveObjAgents) +
-                             "); use fewer leaves or one of: one_thread, active_group, thread_pool");
+                             "); use fewer leaves or one of: one_thread, active_group, thread_pool, work_stealing");
 }
 
 Kernel make_kernel() {
@@ -181,7 +181,7 @@ Kernel make_kernel() {
          .default_value = false,
          .help = "deregister each coop of children once they reported, inside the measured phase"},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_group", "thread_pool", "active_obj"}))
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_group", "thread_pool", "work_stealing", "active_obj"}))
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -9,6 +9,7 @@
 #include "dispatchers/active_obj.hpp"
 #include "dispatchers/one_thread.hpp"
 #include "dispatchers/thread_pool.hpp"
+#include "dispatchers/work_stealing.hpp"
 #include "environment.hpp"
 #include "mbox.hpp"
 #include "send.hpp"

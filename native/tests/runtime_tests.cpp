@@ -33,13 +33,19 @@ std::vector<Config> configs() {
         {"active_obj", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveObj>(); }},
         {"active_group", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveGroup>(); }},
         {"thread_pool cooperation", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{2, rt::Fifo::cooperation, 4});
+             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::cooperation, 4});
          }},
         {"thread_pool individual x1", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{3, rt::Fifo::individual, 1});
+             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{3, rt::Fifo::individual, 1});
          }},
         {"thread_pool individual spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{2, rt::Fifo::individual, 100});
+             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::individual, 100});
+         }, 0ns},
+        {"work_stealing individual", [](rt::Environment& env) -> rt::Dispatcher& {
+             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{3, rt::Fifo::individual, 4});
+         }},
+        {"work_stealing cooperation x1 spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
+             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{2, rt::Fifo::cooperation, 1});
          }, 0ns},
     };
 }
@@ -484,23 +490,27 @@ private:
 }  // namespace
 
 TEST(cooperation_fifo_never_runs_two_agents_of_a_coop_at_once, 60) {
-    rt::Environment env;
-    auto& pool = env.make_dispatcher<rt::ThreadPool>(rt::ThreadPoolParams{4, rt::Fifo::cooperation, 2});
-    std::atomic<int> inside{0}, overlaps{0}, handled{0};
-    std::vector<Overlap*> agents;
-    env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
-        for (int i = 0; i < 8; ++i) agents.push_back(&coop.make_agent<Overlap>(inside, overlaps, handled));
-    });
-    std::vector<std::thread> senders;
-    for (int s = 0; s < 3; ++s)
-        senders.emplace_back([&] {
-            for (int i = 0; i < 2'000; ++i)
-                for (Overlap* a : agents) rt::send<Count>(*a, std::uint64_t(i));
+    for (bool stealing : {false, true}) {
+        rt::Environment env;
+        const rt::PoolParams params{4, rt::Fifo::cooperation, 2};
+        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
+                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        std::atomic<int> inside{0}, overlaps{0}, handled{0};
+        std::vector<Overlap*> agents;
+        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+            for (int i = 0; i < 8; ++i) agents.push_back(&coop.make_agent<Overlap>(inside, overlaps, handled));
         });
-    for (auto& t : senders) t.join();
-    while (handled.load() < 3 * 2'000 * 8) std::this_thread::sleep_for(1ms);
-    CHECK_EQ(overlaps.load(), 0);
-    env.stop();
+        std::vector<std::thread> senders;
+        for (int s = 0; s < 3; ++s)
+            senders.emplace_back([&] {
+                for (int i = 0; i < 2'000; ++i)
+                    for (Overlap* a : agents) rt::send<Count>(*a, std::uint64_t(i));
+            });
+        for (auto& t : senders) t.join();
+        while (handled.load() < 3 * 2'000 * 8) std::this_thread::sleep_for(1ms);
+        CHECK_EQ(overlaps.load(), 0);
+        env.stop();
+    }
     check_no_leak();
 }
 

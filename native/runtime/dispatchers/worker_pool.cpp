@@ -1,0 +1,147 @@
+// The worker loop of a pool, its binding of agents to queues, and how idle workers park.
+#include "worker_pool.hpp"
+
+#include <climits>
+#include <mutex>
+#include <stdexcept>
+
+#include "../coop.hpp"
+#include "../environment.hpp"
+
+namespace labctl::rt {
+
+void ReadyList::push(EventQueue& queue) noexcept {
+    std::lock_guard lock(lock_);
+    queue.next_ready = nullptr;
+    if (tail_ != nullptr) tail_->next_ready = &queue;
+    else head_ = &queue;
+    tail_ = &queue;
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+EventQueue* ReadyList::take() noexcept {
+    if (empty()) return nullptr;
+    std::lock_guard lock(lock_);
+    EventQueue* queue = head_;
+    if (queue == nullptr) return nullptr;
+    head_ = queue->next_ready;
+    if (head_ == nullptr) tail_ = nullptr;
+    queue->next_ready = nullptr;
+    count_.store(count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return queue;
+}
+
+WorkerPool::WorkerPool(Environment& environment, PoolParams params, std::unique_ptr<ReadyQueues> ready)
+    : Dispatcher(environment), params_(params), ready_(std::move(ready)) {
+    if (params_.threads == 0) throw std::invalid_argument("pool: threads must be at least 1");
+    if (params_.max_demands_at_once == 0)
+        throw std::invalid_argument("pool: max_demands_at_once must be at least 1");
+}
+
+void WorkerPool::start() {
+    threads_.reserve(params_.threads);
+    try {
+        for (unsigned i = 0; i < params_.threads; ++i)
+            threads_.push_back(environment_.spawn([this, i] { run(int(i)); }));
+    } catch (...) {
+        shutdown();
+        throw;
+    }
+}
+
+WorkerPool::~WorkerPool() { shutdown(); }
+
+void WorkerPool::bind(Agent& agent, unsigned) {
+    if (params_.fifo == Fifo::cooperation) {
+        set_queue(agent, agent.coop().shared_queue(*this, *this));
+    } else {
+        auto* queue = pool::make<EventQueue>(static_cast<Scheduler&>(*this));
+        binding(agent) = queue;
+        set_queue(agent, *queue);
+    }
+}
+
+void WorkerPool::unbind(Agent& agent) noexcept {
+    if (void* queue = binding(agent)) pool::destroy(static_cast<EventQueue*>(queue));
+}
+
+void WorkerPool::shutdown() noexcept {
+    // seq_cst: a worker about to park either sees stop_ or is woken below.
+    stop_.store(true, std::memory_order_seq_cst);
+    wake_seq_.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(wake_seq_, INT_MAX);
+    for (std::thread& thread : threads_)
+        if (thread.joinable()) thread.join();
+}
+
+int WorkerPool::calling_worker() const noexcept {
+    return detail::t_pool == this ? detail::t_worker : ReadyQueues::kNotAWorker;
+}
+
+void WorkerPool::schedule(EventQueue& queue) noexcept {
+    if (ready_->push(queue, calling_worker(), true)) notify();
+}
+
+void WorkerPool::notify() noexcept {
+    // The fence orders the push before the load below; a parking worker fences between counting
+    // itself in sleepers_ and looking at the queues (wait_for_work). Either it sees the push or
+    // we see it asleep.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+}
+
+void WorkerPool::wake_one() noexcept {
+    // release: a woken worker reads the queues after this (acquire in wait_for_work).
+    wake_seq_.fetch_add(1, std::memory_order_release);
+    futex_wake(wake_seq_, 1);
+}
+
+EventQueue* WorkerPool::wait_for_work(int index) noexcept {
+    const auto spin = environment_.spin();
+    for (;;) {
+        // Poll without locks; take only once something shows up (a lost race spins on).
+        if (spin_until([&] { return ready_->maybe_ready() || stop_.load(std::memory_order_relaxed); }, spin)) {
+            if (EventQueue* found = ready_->pop(index)) return found;
+            if (!stop_.load(std::memory_order_relaxed)) continue;
+        }
+        if (stop_.load(std::memory_order_acquire) && !ready_->maybe_ready()) return nullptr;
+        const std::uint32_t seq = wake_seq_.load(std::memory_order_acquire);
+        sleepers_.fetch_add(1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (ready_->maybe_ready() || stop_.load(std::memory_order_relaxed)) {
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);
+            continue;
+        }
+        futex_wait(wake_seq_, seq);
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
+
+void WorkerPool::run(int index) {
+    detail::t_pool = this;
+    detail::t_worker = index;
+    ExecutionContext context;
+    const std::uint32_t budget = params_.max_demands_at_once;
+    for (;;) {
+        EventQueue* queue = ready_->pop(index);
+        if (queue == nullptr && (queue = wait_for_work(index)) == nullptr) break;
+        {
+            ConsumeScope consuming(*queue);
+            queue->take_inbox();
+            for (std::uint32_t n = 0; n < budget; ++n) {
+                Envelope* e = queue->pop();
+                if (e == nullptr) break;
+                execute(*e, context);
+            }
+        }
+        // Still has work, or work arrived before it could sleep: back in line. After a
+        // successful try_sleep the queue belongs to whoever wakes it; we do not touch it again.
+        if ((queue->has_work() || !queue->try_sleep()) && ready_->push(*queue, index, false)) notify();
+        reap_finished(context);
+    }
+    environment_.leave_thread(context);
+    detail::t_pool = nullptr;
+    detail::t_worker = ReadyQueues::kNotAWorker;
+}
+
+}  // namespace labctl::rt

@@ -1,0 +1,102 @@
+// A pool of worker threads serving many event queues, with a policy for where ready queues wait:
+// thread_pool (one shared FIFO) and work_stealing (a deque per worker) are two policies behind
+// this one coordinator. With cooperation FIFO a coop's agents share a queue (their demands never
+// run in parallel); with individual FIFO each agent has its own. A worker runs at most
+// max_demands_at_once demands of a queue before it moves on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "../tls.hpp"
+#include "../wait.hpp"
+#include "dispatcher.hpp"
+
+namespace labctl::rt {
+
+enum class Fifo : std::uint8_t { cooperation, individual };
+
+struct PoolParams {
+    unsigned threads = 2;
+    Fifo fifo = Fifo::cooperation;
+    std::uint32_t max_demands_at_once = 4;
+};
+
+// Where queues with demands and no worker wait for one: the policy of a pool.
+class ReadyQueues {
+public:
+    static constexpr int kNotAWorker = -1;
+
+    virtual ~ReadyQueues() = default;
+    // `worker` is the pushing worker's index, or kNotAWorker for any other thread. `woken` says
+    // the queue just got its first demand (a send woke it); otherwise a worker that used up its
+    // budget on it puts it back. Returns whether other workers can take it (then they are told).
+    virtual bool push(EventQueue& queue, int worker, bool woken) noexcept = 0;
+    virtual EventQueue* pop(int worker) noexcept = 0;
+    // Whether a queue may be waiting anywhere: polled by idle workers, so it takes no lock. The
+    // caller orders it after its own announcements with a fence.
+    virtual bool maybe_ready() const noexcept = 0;
+};
+
+// A FIFO of ready queues behind a spin lock: thread_pool's one list, work_stealing's injector.
+class alignas(64) ReadyList {
+public:
+    void push(EventQueue& queue) noexcept;
+    EventQueue* take() noexcept;
+    // Without the lock: for idle workers to poll.
+    bool empty() const noexcept { return count_.load(std::memory_order_relaxed) == 0; }
+
+private:
+    SpinLock lock_;
+    EventQueue* head_ = nullptr;
+    EventQueue* tail_ = nullptr;
+    std::atomic<std::uint32_t> count_{0};  // written under the lock
+};
+
+class WorkerPool : public Dispatcher, private Scheduler {
+public:
+    WorkerPool(Environment& environment, PoolParams params, std::unique_ptr<ReadyQueues> ready);
+    ~WorkerPool() override;
+
+protected:
+    // Starts the threads: the last step of a derived constructor, once the policy is in place.
+    void start();
+    const PoolParams& params() const noexcept { return params_; }
+
+private:
+    void bind(Agent& agent, unsigned group) override;
+    void unbind(Agent& agent) noexcept override;
+    void shutdown() noexcept override;
+    void schedule(EventQueue& queue) noexcept override;
+
+    void run(int index);
+    // Looks for work, spinning then parking; nullptr once the pool stops with none left.
+    EventQueue* wait_for_work(int index) noexcept;
+    void notify() noexcept;
+    void wake_one() noexcept;
+    int calling_worker() const noexcept;
+
+    const PoolParams params_;
+    const std::unique_ptr<ReadyQueues> ready_;
+
+    // Parking: a push wakes a worker only if one sleeps. (Counting searching workers too, as
+    // tokio does, put two shared RMWs on every idle transition: ping_pong across two
+    // individual-FIFO pool threads fell from ~200 ns to ~850 ns a round trip.)
+    alignas(64) std::atomic<std::uint32_t> sleepers_{0};
+    std::atomic<std::uint32_t> wake_seq_{0};  // futex word of parked workers
+    std::atomic<bool> stop_{false};
+
+    std::vector<std::thread> threads_;
+};
+
+namespace detail {
+// The pool and index of the worker running on this thread.
+inline constinit thread_local const WorkerPool* t_pool LABCTL_FAST_TLS = nullptr;
+inline constinit thread_local int t_worker LABCTL_FAST_TLS = ReadyQueues::kNotAWorker;
+}  // namespace detail
+
+}  // namespace labctl::rt
