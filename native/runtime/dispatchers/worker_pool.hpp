@@ -46,6 +46,7 @@ public:
 class alignas(64) ReadyList {
 public:
     void push(EventQueue& queue) noexcept;
+    // The oldest queue; nullptr if there is none, or if another thread holds the list.
     EventQueue* take() noexcept;
     // Without the lock: for idle workers to poll.
     bool empty() const noexcept { return count_.load(std::memory_order_relaxed) == 0; }
