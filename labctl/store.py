@@ -151,8 +151,7 @@ class Store:
             self.db.execute("PRAGMA foreign_keys = ON")
             if not exists:
                 self._create()
-            else:
-                self._check_schema()
+            self._check_schema()
             self.db.execute("PRAGMA journal_mode = WAL")
             # FULL: a committed sample survives a power cut, not just a crash.
             self.db.execute("PRAGMA synchronous = FULL")
@@ -179,6 +178,10 @@ class Store:
 
     def _create(self) -> None:
         with self._transaction():
+            # Another process may have created the store between our look at the file and this
+            # transaction (two sweeps started together); then there is nothing to create.
+            if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                return
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     self.db.execute(statement)

@@ -133,3 +133,25 @@ def test_two_processes_write_to_one_store_at_once(tmp_path):
     with Store(path) as store:
         assert len(store.runs()) == 2
         assert len(store.samples()) == 400
+
+
+def _open_at(path: str, barrier) -> None:
+    barrier.wait()
+    Store(path).close()
+
+
+def test_processes_that_create_one_new_store_together_all_get_it(tmp_path):
+    # Two sweeps started at once on a fresh --db both find no file; one creates the tables, the
+    # other must then use them, not fail on "table already exists".
+    context = multiprocessing.get_context("fork")
+    for attempt in range(10):
+        path = str(tmp_path / f"r{attempt}.db")
+        barrier = context.Barrier(4)
+        openers = [context.Process(target=_open_at, args=(path, barrier)) for _ in range(4)]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join(60)
+            assert opener.exitcode == 0
+        with Store(path) as store:
+            assert store.runs() == []
