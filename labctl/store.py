@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,7 @@ from labctl.experiment import Plan, PlannedPoint
 
 SCHEMA_VERSION = 1
 APPLICATION = "labctl"
+BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
 SCHEMA = """
 CREATE TABLE meta (
@@ -146,13 +148,13 @@ class Store:
         if exists:
             self._check_header()
         try:
-            self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self.db.execute("PRAGMA busy_timeout = 60000")
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
             self.db.execute("PRAGMA foreign_keys = ON")
             if not exists:
                 self._create()
             self._check_schema()
-            self.db.execute("PRAGMA journal_mode = WAL")
+            self._use_wal()
             # FULL: a committed sample survives a power cut, not just a crash.
             self.db.execute("PRAGMA synchronous = FULL")
         except sqlite3.DatabaseError as error:
@@ -168,6 +170,21 @@ class Store:
         self.close()
 
     # -- schema ------------------------------------------------------------------------------
+
+    def _use_wal(self) -> None:
+        """WAL lets readers and one writer work at once. The mode is kept in the file, so only
+        the first opener switches it; that switch needs every other connection gone and fails
+        at once with 'locked' instead of waiting (SQLite calls no busy handler for it), so it is
+        retried here while a concurrent opener finishes."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _check_header(self) -> None:
         with open(self.path, "rb") as f:
