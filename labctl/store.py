@@ -173,9 +173,9 @@ class Store:
 
     def _use_wal(self) -> None:
         """WAL lets readers and one writer work at once. The mode is kept in the file, so only
-        the first opener switches it; that switch needs every other connection gone and fails
-        at once with 'locked' instead of waiting (SQLite calls no busy handler for it), so it is
-        retried here while a concurrent opener finishes."""
+        the first opener switches it. The switch needs an exclusive lock and fails at once with
+        'locked' instead of waiting (SQLite calls no busy handler for it), so it is retried
+        while a concurrent opener finishes."""
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         while True:
             try:
