@@ -23,3 +23,18 @@ def run_labctl(*args: str, env: dict[str, str] | None = None, timeout: float = 3
 @pytest.fixture
 def labctl():
     return run_labctl
+
+
+def pytest_addoption(parser):
+    parser.addoption("--sanitizers", action="store_true",
+                     help="also build the runtime's C++ tests with ThreadSanitizer and with "
+                          "AddressSanitizer + UndefinedBehaviorSanitizer, and run them (minutes)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--sanitizers"):
+        return
+    skip = pytest.mark.skip(reason="sanitizer builds run with --sanitizers")
+    for item in items:
+        if "sanitizer" in item.keywords:
+            item.add_marker(skip)
