@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "../kernels/kernel.hpp"
+#include "../kernels/program.hpp"
 #include "../runtime/affinity.hpp"
 
 namespace py = pybind11;
@@ -34,13 +35,17 @@ k::Value from_python(const std::string& kernel, const std::string& name, const p
                             "; give a number, a boolean or a string");
 }
 
-k::Params resolve(const k::Kernel& kernel, const py::dict& values) {
+std::map<std::string, k::Value> given_values(const std::string& kernel, const py::dict& values) {
     std::map<std::string, k::Value> given;
     for (const auto& [key, value] : values) {
         const std::string name = py::str(key).cast<std::string>();
-        given[name] = from_python(kernel.name, name, value);
+        given[name] = from_python(kernel, name, value);
     }
-    return k::resolve(kernel, given);
+    return given;
+}
+
+k::Params resolve(const k::Kernel& kernel, const py::dict& values) {
+    return k::resolve(kernel, given_values(kernel.name, values));
 }
 
 py::dict params_dict(const k::Kernel& kernel, const k::Params& params) {
@@ -148,6 +153,44 @@ PYBIND11_MODULE(_native, m) {
        "Runs a kernel once and returns its sample. Raises ParamError for bad parameters and "
        "VerificationError if the kernel's answer is wrong. `fault` is a test hook: wrong_answer, "
        "crash or hang.");
+
+    m.def("run_program", [](const py::dict& values, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& agents,
+                            const std::vector<std::vector<std::uint32_t>>& subscribers,
+                            const std::vector<std::vector<std::vector<std::uint32_t>>>& senders, double timeout_s) {
+        k::Program program;
+        for (const auto& [coop, group] : agents) program.agents.push_back({coop, group});
+        program.subscribers = subscribers;
+        program.senders = senders;
+        program.timeout_s = timeout_s;
+        const auto given = given_values("program", values);
+        k::ProgramLog log;
+        {
+            py::gil_scoped_release released;
+            log = k::run_program(program, given);
+        }
+        py::list received, sent;
+        for (const auto& deliveries : log.received) {
+            py::list l;
+            for (const auto& d : deliveries) l.append(py::make_tuple(d.from, d.channel, d.message, d.step));
+            received.append(l);
+        }
+        for (const auto& sends : log.sent) {
+            py::list l;
+            for (const auto& s : sends) l.append(py::make_tuple(s.target, s.message, s.step));
+            sent.append(l);
+        }
+        py::dict d;
+        d["received"] = received;
+        d["sent"] = sent;
+        d["dropped"] = log.dropped;
+        return d;
+    }, py::arg("params"), py::arg("agents"), py::arg("subscribers"), py::arg("senders"),
+       py::arg("timeout_s") = 10.0,
+       "For property tests: runs a scripted program (native/kernels/program.hpp) on the dispatcher "
+       "`params` describe. agents: (coop, group) per agent; subscribers: the agents on each named "
+       "mbox; senders: per external thread, its routes (targets: agents, then mboxes). Returns "
+       "received[agent] = [(from, channel, message, step)], sent[agent or agents+sender] = "
+       "[(target, message, step)] and dropped.");
 
     m.def("allowed_cpus", &labctl::rt::allowed_cpus, "The CPUs this process may run on.");
 
