@@ -60,6 +60,9 @@ void Agent::execute_special(Envelope& envelope, ExecutionContext& context) noexc
     switch (envelope.key) {
     case kStartType:
         return;
+    case kRetireType:
+        context.retired.push_back(this);
+        return;
     case kFinishType:
         if (state_ != State::running) return;
         state_ = State::finished;
@@ -91,12 +94,34 @@ void reap_finished(ExecutionContext& context) noexcept {
     for (Agent* agent : context.finished) {
         Coop& coop = agent->coop();
         // acq_rel: each reaper releases its agent's last writes; the one that reaches zero
-        // acquires them all before it destroys the coop. Past this line a reaper that did not
-        // reach zero must not touch the coop: another thread may be destroying it.
-        if (coop.unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-            coop.environment().coop_completed(coop);
+        // acquires them all. Past this line a reaper that did not reach zero must not touch the
+        // coop: another thread may be retiring or destroying it.
+        if (coop.unfinished_.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        // Every agent has finished, but what they sent one another before that may still sit in
+        // their queues (to be dropped), and a pool may have such a queue scheduled. So the coop
+        // is not destroyed yet: each agent gets a retire demand behind whatever its queue holds,
+        // and the coop goes when the last of them has run (below), on a thread that has let go
+        // of that queue. Nothing else reaches the queues: the agents that could send to them
+        // have finished, and their named mboxes were left at deregistration.
+        coop.unretired_.store(coop.size_, std::memory_order_relaxed);
+        for (Agent* member = coop.first_; member != nullptr;) {
+            // Read the link first: once the last retire is queued, the coop may be destroyed.
+            Agent* next = member->next_in_coop_;
+            member->lifecycle_demand_.next = nullptr;
+            member->lifecycle_demand_.key = kRetireType;
+            // The push publishes the store to unretired_ above (release in the queue).
+            queue_of(*member).push(&member->lifecycle_demand_);
+            member = next;
+        }
     }
     context.finished.clear();
+    for (Agent* agent : context.retired) {
+        Coop& coop = agent->coop();
+        // acq_rel: as for unfinished_ above; the last one destroys the coop.
+        if (coop.unretired_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            coop.environment().coop_completed(coop);
+    }
+    context.retired.clear();
 }
 
 }  // namespace labctl::rt

@@ -120,6 +120,7 @@ private:
     friend class Dispatcher;
     friend class Environment;
     friend void execute(Envelope& envelope, ExecutionContext& context) noexcept;
+    friend void reap_finished(ExecutionContext& context) noexcept;
     friend EventQueue& queue_of(Agent& agent) noexcept;
 
     enum class State : std::uint8_t { created, running, finished };
@@ -136,7 +137,8 @@ private:
     Agent* next_in_coop_ = nullptr;
     Dispatcher* dispatcher_ = nullptr;
     void* binding_ = nullptr;            // the dispatcher's own per-agent data
-    Envelope start_demand_{nullptr, this, kStartType, nullptr};  // embedded: no allocation
+    // Start, and later retire: embedded, so neither can fail to allocate.
+    Envelope lifecycle_demand_{nullptr, this, kStartType, nullptr};
     std::uint32_t allocation_size_ = 0;  // for returning the agent's memory to the pool
     State state_ = State::created;
 };
@@ -146,10 +148,11 @@ inline EventQueue& queue_of(Agent& agent) noexcept { return *agent.queue_; }
 // What a worker thread accumulates while it executes demands.
 struct ExecutionContext {
     std::uint64_t dropped = 0;  // messages with no handler, or for a finished agent
-    // Agents whose finish ran on this thread and that are not reaped yet. Reaping can free an
-    // agent and the queue it lives on, so a worker reaps only once it has let go of the queue
-    // (see reap_finished).
+    // Agents whose finish or retire demand ran on this thread and that are not reaped yet.
+    // Reaping can free an agent and the queue it lives on, so a worker reaps only once it has
+    // let go of the queue (see reap_finished).
     std::vector<Agent*> finished;
+    std::vector<Agent*> retired;
 };
 
 // Executes one demand on its agent and disposes of its envelope. The hot path: a running

@@ -78,9 +78,11 @@ private:
     Agent* last_ = nullptr;
     std::uint32_t size_ = 0;
     std::uint32_t named_subscriptions_ = 0;  // registration skips the mboxes when there are none
-    // Agents that have not finished and been reaped; the reaper that takes it to zero
-    // completes the coop.
+    // Agents that have not finished and been reaped; the reaper that takes it to zero retires
+    // the coop's agents. Then agents whose retire demand has not run; the reaper that takes it
+    // to zero completes the coop (reap_finished).
     std::atomic<std::uint32_t> unfinished_{0};
+    std::atomic<std::uint32_t> unretired_{0};
     std::atomic<State> state_{State::building};
     SharedQueue* shared_queues_ = nullptr;
     // The environment's registry (under its mutex).

@@ -70,7 +70,7 @@ void Environment::register_coop(Coop& coop) {
         // Read the link first: once the last start is queued, the coop may run, finish and be
         // destroyed on another thread.
         Agent* next = agent->next_in_coop_;
-        queue_of(*agent).push(&agent->start_demand_);
+        queue_of(*agent).push(&agent->lifecycle_demand_);
         agent = next;
     }
     if (coop.size_ == 0) {

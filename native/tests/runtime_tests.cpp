@@ -1,7 +1,7 @@
 // The runtime's behaviour through every dispatcher: every message delivered once and in order
-// per sender, lifecycle order, coop deregistration, clean shutdown under load, many short runs,
-// named mboxes, pinning. Run under ThreadSanitizer and AddressSanitizer too (CMake's
-// LABCTL_SANITIZE); the pool's accounting doubles as a leak check.
+// per sender, lifecycle order, coop deregistration, clean shutdown under load, named mboxes,
+// pinning. stress_tests.cpp loads it harder. Run under ThreadSanitizer and AddressSanitizer too
+// (CMake's LABCTL_SANITIZE); the pool's accounting doubles as a leak check.
 #include <sched.h>
 
 #include <algorithm>
@@ -11,56 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "harness.hpp"
-#include "runtime/runtime.hpp"
-
-namespace rt = labctl::rt;
-using namespace std::chrono_literals;
+#include "configs.hpp"
 
 namespace {
-
-// A dispatcher configuration under test.
-struct Config {
-    std::string name;
-    std::function<rt::Dispatcher&(rt::Environment&)> make;
-    std::chrono::nanoseconds spin = 20us;
-};
-
-std::vector<Config> configs() {
-    return {
-        {"one_thread", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }},
-        {"one_thread spin=0", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }, 0ns},
-        {"active_obj", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveObj>(); }},
-        {"active_group", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveGroup>(); }},
-        {"thread_pool cooperation", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::cooperation, 4});
-         }},
-        {"thread_pool individual x1", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{3, rt::Fifo::individual, 1});
-         }},
-        {"thread_pool individual spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::individual, 100});
-         }, 0ns},
-        {"work_stealing individual", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{3, rt::Fifo::individual, 4});
-         }},
-        {"work_stealing cooperation x1 spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{2, rt::Fifo::cooperation, 1});
-         }, 0ns},
-    };
-}
-
-std::unique_ptr<rt::Environment> make_environment(const Config& config) {
-    rt::EnvironmentConfig env_config;
-    env_config.spin = config.spin;
-    return std::make_unique<rt::Environment>(env_config);
-}
-
-// Every block the pool handed out has come back: no envelope, agent or coop leaked.
-void check_no_leak() {
-    CHECK_EQ(rt::pool::stats().blocks_out, std::size_t{0});
-    CHECK(rt::pool::release());
-}
 
 struct Item {
     std::uint32_t sender;
@@ -292,40 +245,7 @@ struct Count {
     std::uint64_t value;
 };
 
-// Sends to itself until it has handled `total` messages, then reports.
-class SelfSender final : public rt::Agent {
-public:
-    SelfSender(std::uint64_t total, rt::Completion<std::uint64_t>& done) : left_(total), done_(done) {
-        subscribe<&SelfSender::on_count>();
-    }
-
-private:
-    void on_start() override { rt::send<Count>(*this, 0u); }
-    void on_count(const Count& count) {
-        if (--left_ == 0) done_.set(count.value + 1);
-        else rt::send<Count>(*this, count.value + 1);
-    }
-    std::uint64_t left_;
-    rt::Completion<std::uint64_t>& done_;
-};
-
 }  // namespace
-
-TEST(many_short_runs_in_a_row_start_and_stop_cleanly, 120) {
-    for (const Config& config : configs()) {
-        for (int run = 0; run < 40; ++run) {
-            auto env = make_environment(config);
-            rt::Dispatcher& dispatcher = config.make(*env);
-            rt::Completion<std::uint64_t> done;
-            env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
-                coop.make_agent<SelfSender>(100u, done);
-            });
-            CHECK_EQ(done.wait().value_or(0), std::uint64_t{100});
-            env->stop();
-        }
-    }
-    check_no_leak();
-}
 
 namespace {
 

@@ -1,0 +1,240 @@
+// The runtime under load, through every dispatcher: thousands of agents passing messages that
+// threads inject from outside; cooperations registered and deregistered while messages are in
+// flight; environments started and stopped hundreds of times in a row. Every message is counted:
+// handled or dropped, exactly once. Each test has its own time limit (a hang fails it), and the
+// pool's accounting proves nothing leaked.
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "configs.hpp"
+
+namespace {
+
+// Dispatchers that start a thread per agent (or per group, and the tests give each agent its own
+// group): they get fewer agents and fewer runs.
+bool thread_per_agent(const Config& config) {
+    return config.name == "active_obj" || config.name == "active_group";
+}
+
+struct Token {
+    std::uint32_t hops_left;
+    std::uint64_t random;
+};
+
+std::uint64_t next_random(std::uint64_t x) noexcept {  // xorshift64
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+}
+
+// Handles tokens and passes each on to a pseudo-random member until its hops run out.
+class Hopper final : public rt::Agent {
+public:
+    Hopper(std::vector<Hopper*>& all, std::uint64_t& handled, std::atomic<std::uint64_t>& retired)
+        : all_(all), handled_(handled), retired_(retired) {
+        subscribe<&Hopper::on_token>();
+    }
+
+private:
+    void on_token(const Token& token) {
+        ++handled_;  // only this agent's handler writes it; read after stop()
+        if (token.hops_left == 0) {
+            retired_.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        const std::uint64_t random = next_random(token.random);
+        rt::send<Token>(*all_[random % all_.size()], token.hops_left - 1, random);
+    }
+    std::vector<Hopper*>& all_;
+    std::uint64_t& handled_;
+    std::atomic<std::uint64_t>& retired_;
+};
+
+}  // namespace
+
+TEST(thousands_of_agents_pass_messages_injected_from_many_threads_and_each_is_handled_once, 600) {
+    constexpr std::uint32_t kCoops = 4, kThreads = 4, kTokensPerThread = 500, kHops = 20;
+    for (const Config& config : configs()) {
+        const std::uint32_t agents = thread_per_agent(config) ? 64 : 2'000;
+        std::vector<Hopper*> all;
+        std::vector<std::uint64_t> handled(agents, 0);
+        std::atomic<std::uint64_t> retired{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        for (std::uint32_t c = 0; c < kCoops; ++c)
+            env->introduce_coop(dispatcher.binder(c), [&](rt::Coop& coop) {
+                for (std::uint32_t a = c; a < agents; a += kCoops) all.push_back(&coop.make_agent<Hopper>(all, handled[all.size()], retired));
+            });
+        std::vector<std::thread> threads;
+        for (std::uint32_t t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                std::uint64_t random = 0x9e3779b97f4a7c15ull * (t + 1);
+                for (std::uint32_t i = 0; i < kTokensPerThread; ++i) {
+                    random = next_random(random);
+                    rt::send<Token>(*all[random % all.size()], kHops, random);
+                }
+            });
+        for (std::thread& thread : threads) thread.join();
+        constexpr std::uint64_t kTokens = std::uint64_t(kThreads) * kTokensPerThread;
+        while (retired.load(std::memory_order_relaxed) < kTokens && !env->failed())
+            std::this_thread::sleep_for(1ms);
+        env->stop();
+        std::uint64_t total = 0;
+        for (std::uint64_t h : handled) total += h;
+        CHECK_EQ(retired.load(), kTokens);
+        CHECK_EQ(total, kTokens * (kHops + 1));
+        CHECK_EQ(env->dropped(), std::uint64_t{0});
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Note {};
+struct Ball {
+    std::uint32_t hops;
+};
+
+// Lives through the whole test and counts the notes the short-lived coops send it.
+class Sink final : public rt::Agent {
+public:
+    explicit Sink(std::uint64_t& notes) : notes_(notes) { subscribe<&Sink::on_note>(); }
+
+private:
+    void on_note(const Note&) { ++notes_; }  // only this handler writes it; read after stop()
+    std::uint64_t& notes_;
+};
+
+struct Churn {
+    std::atomic<std::uint64_t> thrown{0};    // balls sent between members
+    std::atomic<std::uint64_t> caught{0};    // balls handled
+    std::atomic<int> destroyed{0};
+};
+
+// A member of a short-lived coop: passes balls around its ring, tells the sink of each one, and
+// deregisters its own coop when a ball has gone round enough, while other balls are in flight.
+class Member final : public rt::Agent {
+public:
+    Member(Churn& churn, Sink& sink) : churn_(churn), sink_(sink) { subscribe<&Member::on_ball>(); }
+    ~Member() override { churn_.destroyed.fetch_add(1, std::memory_order_relaxed); }
+    Member* next = nullptr;
+
+private:
+    void on_start() override {
+        for (int i = 0; i < 2; ++i) throw_to(*next, 0);
+    }
+    void on_ball(const Ball& ball) {
+        churn_.caught.fetch_add(1, std::memory_order_relaxed);
+        rt::send<Note>(sink_);
+        if (ball.hops == 12) environment().deregister_coop(coop());
+        // After deregistration the next member may have finished: then the ball is dropped.
+        throw_to(*next, ball.hops + 1);
+    }
+    void throw_to(Member& to, std::uint32_t hops) {
+        churn_.thrown.fetch_add(1, std::memory_order_relaxed);
+        rt::send<Ball>(to, hops);
+    }
+    Churn& churn_;
+    Sink& sink_;
+};
+
+}  // namespace
+
+TEST(coops_registered_and_deregistered_while_messages_are_in_flight_lose_or_repeat_nothing, 600) {
+    constexpr int kMembers = 4, kMaxLive = 8;
+    for (const Config& config : configs()) {
+        const int rounds = thread_per_agent(config) ? 60 : 400;
+        Churn churn;
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        std::uint64_t notes = 0;
+        Sink* sink = nullptr;
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) { sink = &coop.make_agent<Sink>(notes); });
+        for (int round = 0; round < rounds; ++round) {
+            // Several coops live at once, each ending on its own.
+            while (round * kMembers - churn.destroyed.load() >= kMaxLive * kMembers && !env->failed())
+                std::this_thread::sleep_for(50us);
+            env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+                std::vector<Member*> ring;
+                for (int i = 0; i < kMembers; ++i)
+                    ring.push_back(&coop.make_agent_with_binder<Member>(dispatcher.binder((round + i) % kMembers), churn, *sink));
+                for (int i = 0; i < kMembers; ++i) ring[i]->next = ring[(i + 1) % kMembers];
+            });
+        }
+        while (churn.destroyed.load() < rounds * kMembers && !env->failed()) std::this_thread::sleep_for(1ms);
+        CHECK_EQ(env->live_coops(), std::uint64_t{1});  // the sink's
+        env->stop();
+        CHECK(!env->failed());
+        CHECK_EQ(churn.destroyed.load(), rounds * kMembers);
+        // Every ball thrown was caught or dropped at a finished member, exactly once; each
+        // catch told the sink.
+        CHECK_EQ(churn.caught.load() + env->dropped(), churn.thrown.load());
+        CHECK_EQ(notes, churn.caught.load());
+        CHECK(churn.caught.load() >= std::uint64_t(rounds) * 12);
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Lap {
+    std::uint64_t count;
+};
+
+// Passes laps round a ring for as long as it lives; the first member reports when the ring has
+// done `report_at` laps.
+class Runner final : public rt::Agent {
+public:
+    Runner(std::atomic<std::uint64_t>& laps, std::atomic<int>& destroyed) : laps_(laps), destroyed_(destroyed) {
+        subscribe<&Runner::on_lap>();
+    }
+    ~Runner() override { destroyed_.fetch_add(1, std::memory_order_relaxed); }
+    Runner* next = nullptr;
+    bool starts = false;
+
+private:
+    void on_start() override {
+        if (starts) rt::send<Lap>(*next, 0u);
+    }
+    void on_lap(const Lap& lap) {
+        laps_.fetch_add(1, std::memory_order_relaxed);
+        rt::send<Lap>(*next, lap.count + 1);
+    }
+    std::atomic<std::uint64_t>& laps_;
+    std::atomic<int>& destroyed_;
+};
+
+}  // namespace
+
+TEST(environments_start_and_stop_hundreds_of_times_with_messages_in_flight, 600) {
+    constexpr int kMembers = 6;
+    for (const Config& config : configs()) {
+        const int runs = thread_per_agent(config) ? 60 : 300;
+        for (int run = 0; run < runs; ++run) {
+            std::atomic<std::uint64_t> laps{0};
+            std::atomic<int> destroyed{0};
+            auto env = make_environment(config);
+            rt::Dispatcher& dispatcher = config.make(*env);
+            env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+                std::vector<Runner*> ring;
+                for (int i = 0; i < kMembers; ++i)
+                    ring.push_back(&coop.make_agent_with_binder<Runner>(dispatcher.binder(i), laps, destroyed));
+                for (int i = 0; i < kMembers; ++i) ring[i]->next = ring[(i + 1) % kMembers];
+                ring[0]->starts = ring[kMembers / 2]->starts = true;
+            });
+            // Stop at once on odd runs, after some traffic on even ones: a message is always in
+            // flight, or about to be sent from a start handler, when stop() begins.
+            if (run % 2 == 0)
+                while (laps.load(std::memory_order_relaxed) < 50 && !env->failed()) std::this_thread::yield();
+            env->stop();
+            CHECK(!env->failed());
+            CHECK_EQ(destroyed.load(), kMembers);
+            // Each of the two laps ends at a finished member: dropped there, exactly once.
+            CHECK_EQ(env->dropped(), std::uint64_t{2});
+        }
+    }
+    check_no_leak();
+}
