@@ -42,14 +42,26 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+# What a store error that surfaces mid-command most likely means, by SQLite's words.
+_STORE_HINTS = (
+    (("readonly", "read-only"), "the store file or its folder is not writable"),
+    (("disk I/O error", "full"), "cannot write: the disk may be full, or the file over a size "
+                                 "limit; an interrupted sweep resumes with `labctl sweep --resume RUN`"),
+    (("malformed", "not a database"), "the store is damaged; labctl will not write to it"),
+    (("locked",), "another process held the store too long"),
+)
+
+
 class _Group(click.Group):
-    """Reports a store that fails mid-command (disk full, read-only, locked too long) in one line."""
+    """Reports a store that fails mid-command (disk full, read-only, damaged, locked too long) in
+    one line. Every sample already written stays, and a sweep's run stays resumable."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except sqlite3.DatabaseError as error:
-            fail(f"results store: {error}", EXIT_FAILED)
+            hint = next((h for words, h in _STORE_HINTS if any(w in str(error) for w in words)), "")
+            fail(f"results store: {error}" + (f" ({hint})" if hint else ""), EXIT_FAILED)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -41,6 +41,7 @@ class GridSpec(BaseModel):
     repeats: Annotated[int, Field(ge=1, le=10_000)] | None = None
     warmup: Annotated[int, Field(ge=0, le=1_000)] | None = None
     timeout_s: Annotated[float, Field(gt=0)] | None = None
+    rlimit_mb: Annotated[int, Field(ge=1)] | None = None
     env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
     cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
 
@@ -53,6 +54,8 @@ class ExperimentSpec(BaseModel):
     repeats: Annotated[int, Field(ge=1, le=10_000)] = 5
     warmup: Annotated[int, Field(ge=0, le=1_000)] = 1
     timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    # The worker's address-space limit (RLIMIT_AS) in MiB; thread stacks count (8 MiB each).
+    rlimit_mb: Annotated[int, Field(ge=1)] | None = None
     order: Literal["random", "grid"] = "random"
     seed: int | None = None  # of the random order; drawn and recorded when absent
     grid: Annotated[list[GridSpec], Field(min_length=1)]
@@ -69,6 +72,7 @@ class PlannedPoint:
     timeout_s: float
     env: dict[str, str] = field(default_factory=dict)
     cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
+    rlimit_mb: int | None = None  # the worker's address-space limit
 
     @property
     def key(self) -> str:
@@ -195,6 +199,7 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             timeout_s=grid.timeout_s or spec.timeout_s,
             env=dict(grid.env),
             cpus=cpus,
+            rlimit_mb=grid.rlimit_mb or spec.rlimit_mb,
         ))
     if not produced:
         raise ExperimentError(f"{where}: empty grid: every combination is excluded")

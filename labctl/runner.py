@@ -34,12 +34,13 @@ class Point:
     timeout_s: float = 600.0
     cpus: tuple[int, ...] | None = None  # pin the worker process to these OS CPUs
     env: dict[str, str] = field(default_factory=dict)  # extra environment (e.g. LD_PRELOAD)
+    rlimit_mb: int | None = None  # the worker's address-space limit (RLIMIT_AS), in MiB
     tag: object = None  # the caller's handle on the point (the sweep: store id, first repeat)
 
 
 class PointFailed(Exception):
     """The point produced no (further) valid sample: kind is param, verification, failure,
-    crash or timeout; the message says what happened."""
+    memory, crash or timeout; the message says what happened."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -110,6 +111,7 @@ def run_point(point: Point) -> Iterator[dict]:
         "repeat": point.repeat,
         "warmup": point.warmup,
         "cpus": list(point.cpus) if point.cpus else None,
+        "rlimit_mb": point.rlimit_mb,
         "parent": os.getpid(),
     }
     process = subprocess.Popen(
@@ -156,7 +158,10 @@ def run_point(point: Point) -> Iterator[dict]:
         if error is not None:
             raise PointFailed(error["kind"], error["message"])
         if returncode != 0:
-            raise PointFailed("crash", _describe_death(point.kernel, returncode, "".join(stderr)))
+            death = _describe_death(point.kernel, returncode, "".join(stderr))
+            if point.rlimit_mb:
+                death += f"; it ran under rlimit_mb={point.rlimit_mb}, which may be too small"
+            raise PointFailed("crash", death)
     except subprocess.TimeoutExpired:
         raise PointFailed("timeout", timed_out) from None
     finally:
@@ -209,7 +214,7 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
             store.finish_point(row.id)
             continue
         todo.append(Point(kernel=row.kernel, params=row.params, repeat=missing, warmup=row.warmup,
-                          timeout_s=row.timeout_s, cpus=row.cpus, env=row.env,
+                          timeout_s=row.timeout_s, cpus=row.cpus, env=row.env, rlimit_mb=row.rlimit_mb,
                           tag=(row.id, row.samples_done)))
     result = SweepResult()
     if progress:

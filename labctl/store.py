@@ -19,7 +19,7 @@ from pathlib import Path
 
 from labctl.experiment import Plan, PlannedPoint
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -66,6 +66,7 @@ CREATE TABLE points (
     status TEXT NOT NULL,                   -- pending, done, failed
     failure_kind TEXT,
     failure TEXT,
+    rlimit_mb INTEGER,                      -- the worker's address-space limit, or NULL (v2)
     UNIQUE (run_id, position),
     UNIQUE (run_id, key)
 );
@@ -89,6 +90,13 @@ CREATE TABLE samples (
 CREATE INDEX samples_point ON samples (point_id);
 CREATE INDEX points_run ON points (run_id);
 """
+
+
+# What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
+# table too, so that migrated and new stores have the same layout.
+MIGRATIONS = {
+    1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
+}
 
 
 class StoreError(Exception):
@@ -134,6 +142,7 @@ class PointRow:
     failure_kind: str | None
     failure: str | None
     samples_done: int
+    rlimit_mb: int | None = None
 
 
 class Store:
@@ -208,9 +217,12 @@ class Store:
     def _check_schema(self) -> None:
         try:
             rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError:
-            raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
-                             "refusing to touch it") from None
+        except sqlite3.DatabaseError as error:
+            if "no such table" in str(error):
+                raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
+                                 "refusing to touch it") from None
+            raise StoreError(f"{self.path}: a damaged SQLite file ({error}); refusing to touch "
+                             "it") from None
         if rows.get("application") != APPLICATION:
             raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
                              "refusing to touch it")
@@ -218,9 +230,24 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema version {version} is newer than this "
                              f"labctl's ({SCHEMA_VERSION}); upgrade labctl")
+        if version < SCHEMA_VERSION:
+            version = self._migrate()
         if _layout(self.db) != _expected_layout():
             raise StoreError(f"{self.path}: a labctl store whose tables do not match schema version "
                              f"{version}; it was changed outside labctl, or is damaged")
+
+    def _migrate(self) -> int:
+        """Brings an older store up to SCHEMA_VERSION, one version at a time, in one transaction
+        (another process may be migrating it too: the version is read again under the lock)."""
+        with self._transaction():
+            version = int(self.db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            while version < SCHEMA_VERSION:
+                for statement in MIGRATIONS[version]:
+                    self.db.execute(statement)
+                version += 1
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+        return version
 
     def _transaction(self):
         return _Transaction(self.db)
@@ -250,10 +277,12 @@ class Store:
             run_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
-                " warmup, timeout_s, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " warmup, timeout_s, rlimit_mb, status)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
                 [(run_id, position, p.key, p.kernel, json.dumps(p.params, sort_keys=True),
                   json.dumps(p.env, sort_keys=True), json.dumps(list(p.cpus)) if p.cpus else None,
-                  p.repeats, p.warmup, p.timeout_s) for position, p in enumerate(plan.points)])
+                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb)
+                 for position, p in enumerate(plan.points)])
         return run_id
 
     def claim_run(self, run_id: int) -> None:
@@ -332,13 +361,13 @@ class Store:
         rows = self.db.execute(
             "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
             " p.timeout_s, p.status, p.failure_kind, p.failure,"
-            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id)"
+            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb"
             " FROM points p WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
         return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
                          tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
-                         status, kind, failure, done)
+                         status, kind, failure, done, rlimit_mb)
                 for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
-                     status, kind, failure, done) in rows]
+                     status, kind, failure, done, rlimit_mb) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point."""

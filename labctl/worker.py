@@ -1,10 +1,13 @@
 """The worker process: runs one point (a kernel and its parameters) and writes each sample to
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
-Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?, "parent"?}.
-Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
-{"error": {"kind", "message"}} line and a non-zero exit. LABCTL_FAULT=wrong_answer|crash|hang
-makes the kernel commit that fault: a hook for testing the layers above.
+Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
+"rlimit_mb"?, "parent"?}. Reply: one {"sample": {...}} line per run, warmups included and
+flagged; on failure one {"error": {"kind", "message"}} line and a non-zero exit.
+
+LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
+commit that fault; allocate (only under rlimit_mb) allocates until the limit stops it; sigkill
+kills the worker after its first sample.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import traceback
 
 from labctl import _native
 
+NATIVE_FAULTS = ("wrong_answer", "crash", "hang")
 EXIT_PARAM = 2
 EXIT_FAILED = 3
 
@@ -45,11 +49,25 @@ def run(request: dict) -> None:
         _die_with(request["parent"])
     if request.get("cpus"):
         os.sched_setaffinity(0, request["cpus"])
+    limit_mb = request.get("rlimit_mb")
+    if limit_mb:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = limit_mb << 20
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     fault = os.environ.get("LABCTL_FAULT", "none")
+    if fault == "allocate":
+        if not limit_mb:
+            raise RuntimeError("LABCTL_FAULT=allocate needs rlimit_mb (it would fill the machine)")
+        hog = []
+        while True:
+            hog.append(bytearray(16 << 20))  # address space counts, touched or not
     warmup = int(request.get("warmup", 0))
     for index in range(warmup + int(request.get("repeat", 1))):
         before = resource.getrusage(resource.RUSAGE_SELF)
-        result = _native.run(request["kernel"], request["params"], fault)
+        result = _native.run(request["kernel"], request["params"],
+                             fault if fault in NATIVE_FAULTS else "none")
         after = resource.getrusage(resource.RUSAGE_SELF)
         result.update(
             index=index - warmup if index >= warmup else index,
@@ -60,9 +78,12 @@ def run(request: dict) -> None:
             involuntary_switches=after.ru_nivcsw - before.ru_nivcsw,
         )
         _reply({"sample": result})
+        if fault == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> int:
+    request = None
     try:
         request = json.loads(sys.stdin.read())
         run(request)
@@ -71,6 +92,11 @@ def main() -> int:
         return EXIT_PARAM
     except _native.VerificationError as error:
         _reply({"error": {"kind": "verification", "message": str(error)}})
+        return EXIT_FAILED
+    except MemoryError:
+        limit = request.get("rlimit_mb") if request else None
+        _reply({"error": {"kind": "memory", "message": f"out of memory: exceeded rlimit_mb={limit}"
+                          if limit else "out of memory"}})
         return EXIT_FAILED
     except Exception as error:  # noqa: BLE001 - the parent reports it; the traceback goes to stderr
         traceback.print_exc()

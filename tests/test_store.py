@@ -102,8 +102,26 @@ def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
     db.execute("ALTER TABLE samples DROP COLUMN pid")
     db.commit()
     db.close()
-    with pytest.raises(StoreError, match="tables do not match schema version 1"):
+    with pytest.raises(StoreError, match=f"tables do not match schema version {SCHEMA_VERSION}"):
         Store(path)
+
+
+def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
+    # Version 1: points had no rlimit_mb column.
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE points DROP COLUMN rlimit_mb")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert [p.rlimit_mb for p in store.points(run)] == [None, None]
+        assert len(store.samples()) == 1
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
 
 
 def test_a_missing_store_is_not_created_when_reading(tmp_path):
