@@ -226,7 +226,11 @@ class Store:
         if rows.get("application") != APPLICATION:
             raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
                              "refusing to touch it")
-        version = int(rows.get("schema_version", 0))
+        version = rows.get("schema_version", "")
+        if not version.isdigit() or int(version) < 1:
+            raise StoreError(f"{self.path}: a labctl store with no valid schema version "
+                             f"({version!r}); it is damaged, refusing to touch it")
+        version = int(version)
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema version {version} is newer than this "
                              f"labctl's ({SCHEMA_VERSION}); upgrade labctl")

@@ -95,6 +95,20 @@ def test_a_store_from_a_newer_labctl_is_refused(tmp_path):
         Store(path)
 
 
+@pytest.mark.parametrize("version", ["0", "two", ""])
+def test_a_store_with_a_bad_schema_version_is_refused_and_left_untouched(tmp_path, version):
+    path = tmp_path / "r.db"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="no valid schema version"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
 def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
     path = tmp_path / "r.db"
     Store(path).close()
