@@ -67,7 +67,7 @@ def model(agents, subscribers, senders):
     return deliveries, sends
 
 
-def check(params, agents, subscribers, senders, log):
+def check(agents, subscribers, senders, log):
     count = len(agents)
     expected_deliveries, expected_sends = model(agents, subscribers, senders)
     deliveries = Counter((receiver, *d) for receiver, got in enumerate(log["received"]) for d in got)
@@ -97,7 +97,7 @@ def check(params, agents, subscribers, senders, log):
 def test_random_programs_deliver_what_the_sequential_model_predicts(program):
     params, agents, subscribers, senders = program
     log = _native.run_program(params, agents, subscribers, senders, timeout_s=30)
-    check(params, agents, subscribers, senders, log)
+    check(agents, subscribers, senders, log)
 
 
 def test_the_checks_catch_a_lost_a_duplicated_and_a_reordered_message():
@@ -105,14 +105,14 @@ def test_the_checks_catch_a_lost_a_duplicated_and_a_reordered_message():
     params, agents, subscribers = {"dispatcher": "one_thread"}, [(0, 0), (0, 0)], []
     senders = [[[0, 1], [0]], [[1]]]
     log = _native.run_program(params, agents, subscribers, senders)
-    check(params, agents, subscribers, senders, log)
+    check(agents, subscribers, senders, log)
 
     lost = {**log, "received": [got[:-1] for got in log["received"]]}
     duplicated = {**log, "received": [got + got[-1:] for got in log["received"]]}
     reordered = {**log, "received": [list(reversed(log["received"][0])), log["received"][1]]}
     for wrong in (lost, duplicated, reordered):
         with pytest.raises(AssertionError):
-            check(params, agents, subscribers, senders, wrong)
+            check(agents, subscribers, senders, wrong)
 
 
 def test_a_malformed_program_is_refused_with_a_clear_error():
