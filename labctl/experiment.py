@@ -23,6 +23,18 @@ from labctl import _native, kernels
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 
+# The settings are strict: `repeats = true`, `timeout_s = "60"` or `rlimit_mb = 2.0` are refused,
+# not read as 1, 60 and 2. Their bounds keep every accepted value usable where it goes: a timeout
+# past what the platform can wait for, a limit past what setrlimit takes, or a seed past SQLite's
+# 64-bit integers would fail in the middle of a sweep instead.
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_RLIMIT_MB = 2**30  # 1 PiB
+Repeats = Annotated[int, Field(strict=True, ge=1, le=10_000)]
+Warmup = Annotated[int, Field(strict=True, ge=0, le=1_000)]
+TimeoutS = Annotated[float, Field(strict=True, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+RlimitMb = Annotated[int, Field(strict=True, ge=1, le=MAX_RLIMIT_MB)]
+Seed = Annotated[int, Field(strict=True, ge=-2**63, le=2**63 - 1)]
+
 
 class ExperimentError(ValueError):
     """A bad experiment file: the message names the file, the key and what is allowed."""
@@ -38,10 +50,10 @@ class GridSpec(BaseModel):
     axes: dict[str, Annotated[list[Scalar], Field(min_length=1)]] = {}
     # A combination matching every key of a rule (a value, or a list of values) is left out.
     exclude: list[dict[str, Union[Scalar, list[Scalar]]]] = []
-    repeats: Annotated[int, Field(ge=1, le=10_000)] | None = None
-    warmup: Annotated[int, Field(ge=0, le=1_000)] | None = None
-    timeout_s: Annotated[float, Field(gt=0)] | None = None
-    rlimit_mb: Annotated[int, Field(ge=1)] | None = None
+    repeats: Repeats | None = None
+    warmup: Warmup | None = None
+    timeout_s: TimeoutS | None = None
+    rlimit_mb: RlimitMb | None = None
     env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
     cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
 
@@ -51,13 +63,13 @@ class ExperimentSpec(BaseModel):
 
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
-    repeats: Annotated[int, Field(ge=1, le=10_000)] = 5
-    warmup: Annotated[int, Field(ge=0, le=1_000)] = 1
-    timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    repeats: Repeats = 5
+    warmup: Warmup = 1
+    timeout_s: TimeoutS = 600.0
     # The worker's address-space limit (RLIMIT_AS) in MiB; thread stacks count (8 MiB each).
-    rlimit_mb: Annotated[int, Field(ge=1)] | None = None
+    rlimit_mb: RlimitMb | None = None
     order: Literal["random", "grid"] = "random"
-    seed: int | None = None  # of the random order; drawn and recorded when absent
+    seed: Seed | None = None  # of the random order; drawn and recorded when absent
     grid: Annotated[list[GridSpec], Field(min_length=1)]
 
 
@@ -231,14 +243,18 @@ def _worker_cpus(spec: str | None, where: str) -> tuple[int, ...] | None:
         return None
     allowed = _native.allowed_cpus()
     cores: list[int] = []
-    try:
-        for item in spec.split(","):
-            first, _, last = item.partition("-")
-            cores.extend(range(int(first), int(last or first) + 1))
-    except ValueError:
-        raise ExperimentError(f"{where}: '{spec}' is not a core list such as 0,1 or 0-3") from None
-    outside = [core for core in cores if not 0 <= core < len(allowed)]
-    if outside or not cores:
-        raise ExperimentError(f"{where}: core {outside[0] if outside else spec} is outside the "
-                              f"{len(allowed)} CPUs this process may use (cores 0-{len(allowed) - 1})")
+    for item in spec.split(","):
+        first, _, last = item.partition("-")
+        try:
+            first, last = int(first), int(last or first)
+        except ValueError:
+            first = last = -1
+        if last < first or first < 0:
+            raise ExperimentError(f"{where}: '{spec}' is not a core list such as 0,1 or 0-3")
+        # Bounds before expanding: a range such as 0-99999999999 is refused, not built.
+        if last >= len(allowed):
+            outside = first if first >= len(allowed) else last
+            raise ExperimentError(f"{where}: core {outside} is outside the {len(allowed)} CPUs "
+                                  f"this process may use (cores 0-{len(allowed) - 1})")
+        cores.extend(range(first, last + 1))
     return tuple(sorted({allowed[core] for core in cores}))

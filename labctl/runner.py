@@ -142,7 +142,8 @@ def run_point(point: Point) -> Iterator[dict]:
             if remaining <= 0:
                 raise PointFailed("timeout", timed_out)
             try:
-                line = lines.get(timeout=remaining)
+                # In steps: a wait past the platform's time_t (a huge timeout_s) would raise.
+                line = lines.get(timeout=min(remaining, 60.0))
             except queue.Empty:
                 continue
             if line is None:

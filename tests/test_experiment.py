@@ -77,15 +77,20 @@ def test_the_random_order_is_reproducible_from_its_seed():
 
 
 def test_grid_settings_override_the_experiment_and_keys_identify_points():
-    p = plan('name = "t"\nrepeats = 4\nwarmup = 2\ntimeout_s = 30\n' + '''
+    p = plan('name = "t"\nrepeats = 4\nwarmup = 2\ntimeout_s = 30\nrlimit_mb = 512\n' + '''
 [[grid]]
 kernel = "skynet"
 repeats = 9
 env = { LABCTL_FAULT = "none" }
 cpus = "0"
+[[grid]]
+kernel = "ping_pong"
+timeout_s = 5.5
+rlimit_mb = 1024
 ''')
-    point = p.points[0]
-    assert (point.repeats, point.warmup, point.timeout_s) == (9, 2, 30)
+    point, other = sorted(p.points, key=lambda x: x.kernel != "skynet")
+    assert (point.repeats, point.warmup, point.timeout_s, point.rlimit_mb) == (9, 2, 30, 512)
+    assert (other.repeats, other.timeout_s, other.rlimit_mb) == (4, 5.5, 1024)
     assert point.env == {"LABCTL_FAULT": "none"}
     assert point.cpus == (sorted(os.sched_getaffinity(0))[0],)
     again = plan('name = "other"\n[[grid]]\nkernel = "skynet"\nrepeats = 1\nenv = { LABCTL_FAULT = "none" }\ncpus = "0"\n')
@@ -131,6 +136,30 @@ def test_every_experiment_in_the_repository_is_valid():
         ('name = "t"\n[[grid]]\nkernel = "ping_pong"\nparams = { pin = "0-999" }', ["grid[0].params.pin:", "outside the allowed set"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "999"', ["grid[0].cpus: core 999 is outside"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "x"', ["grid[0].cpus: 'x' is not a core list"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "1-0"', ["grid[0].cpus: '1-0' is not a core list"]),
+        # A huge range is refused before it is built.
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\ncpus = "0-99999999999"',
+         ["grid[0].cpus: core 99999999999 is outside"]),
+        # Settings are strict, and bounded to what their use can take.
+        ('name = "t"\nrepeats = true\n[[grid]]\nkernel = "skynet"', ["repeats: Input should be a valid integer, got True"]),
+        ('name = "t"\nwarmup = 1.0\n[[grid]]\nkernel = "skynet"', ["warmup: Input should be a valid integer, got 1.0"]),
+        ('name = "t"\ntimeout_s = "60"\n[[grid]]\nkernel = "skynet"', ["timeout_s: Input should be a valid number, got '60'"]),
+        ('name = "t"\ntimeout_s = inf\n[[grid]]\nkernel = "skynet"', ["timeout_s: Input should be a finite number, got inf"]),
+        ('name = "t"\ntimeout_s = nan\n[[grid]]\nkernel = "skynet"', ["timeout_s: Input should be a finite number"]),
+        ('name = "t"\ntimeout_s = 1e300\n[[grid]]\nkernel = "skynet"',
+         ["timeout_s: Input should be less than or equal to 604800"]),
+        ('name = "t"\nrlimit_mb = 0\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be greater than or equal to 1, got 0"]),
+        ('name = "t"\nrlimit_mb = -5\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be greater than or equal to 1"]),
+        ('name = "t"\nrlimit_mb = "lots"\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be a valid integer, got 'lots'"]),
+        ('name = "t"\nrlimit_mb = "300"\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be a valid integer, got '300'"]),
+        ('name = "t"\nrlimit_mb = 1.5\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be a valid integer, got 1.5"]),
+        ('name = "t"\nrlimit_mb = true\n[[grid]]\nkernel = "skynet"', ["rlimit_mb: Input should be a valid integer, got True"]),
+        ('name = "t"\nrlimit_mb = 1099511627776\n[[grid]]\nkernel = "skynet"',
+         ["rlimit_mb: Input should be less than or equal to 1073741824"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynet"\nrlimit_mb = 0', ["grid[0].rlimit_mb: Input should be greater than or equal to 1"]),
+        ('name = "t"\nseed = 99999999999999999999\n[[grid]]\nkernel = "skynet"',
+         ["seed: Input should be less than or equal to 9223372036854775807"]),
+        ('name = "t"\nseed = "7"\n[[grid]]\nkernel = "skynet"', ["seed: Input should be a valid integer, got '7'"]),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_key_and_what_is_allowed(text, words):
