@@ -4,6 +4,7 @@ calls (kernels, runner, stats).
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import signal
@@ -15,11 +16,12 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from labctl import __version__, experiment, kernels, runner, stats, sysinfo
-from labctl.store import Store, StoreError
+from labctl.store import Store, StoreError, explain, failure_kind
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
 EXIT_FAILED = 1  # a kernel failed: wrong answer, crash, timeout
@@ -42,29 +44,24 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-# What a store error that surfaces mid-command most likely means, by SQLite's words.
-_STORE_HINTS = (
-    (("readonly", "read-only"), "the store file or its folder is not writable"),
-    (("disk I/O error", "full"), "cannot write: the disk may be full, or the file over a size "
-                                 "limit; an interrupted sweep resumes with `labctl sweep --resume RUN`"),
-    (("malformed", "not a database"), "the store is damaged; labctl will not write to it"),
-    (("locked",), "another process held the store too long"),
-)
+def _store_failures(command):
+    """Reports a store that fails mid-command (damaged, read-only, disk full, locked too long) in
+    one line naming it: exit 2 for a damaged file (bad input, like a foreign one), 1 otherwise.
+    Every sample already written stays."""
 
-
-class _Group(click.Group):
-    """Reports a store that fails mid-command (disk full, read-only, damaged, locked too long) in
-    one line. Every sample already written stays, and a sweep's run stays resumable."""
-
-    def invoke(self, ctx: click.Context):
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
         try:
-            return super().invoke(ctx)
+            return command(*args, **kwargs)
         except sqlite3.DatabaseError as error:
-            hint = next((h for words, h in _STORE_HINTS if any(w in str(error) for w in words)), "")
-            fail(f"results store: {error}" + (f" ({hint})" if hint else ""), EXIT_FAILED)
+            db = kwargs["db"]
+            fail(f"{db}: {explain(error, db)}",
+                 EXIT_USAGE if failure_kind(error) == "damaged" else EXIT_FAILED)
+
+    return wrapper
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="labctl")
 def main() -> None:
     """A performance lab for actor runtimes: verified benchmark kernels on a fast C++ actor
@@ -176,7 +173,8 @@ def parse_kernel_args(args: Sequence[str]) -> dict[str, str]:
               help="Measured runs.")
 @click.option("--warmup", default=0, show_default=True, type=click.IntRange(0, 1000),
               help="Runs before the measured ones, in the same worker process, not reported.")
-@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0.1),
+@click.option("--timeout", default=600.0, show_default=True,
+              type=click.FloatRange(min=0.1, max=experiment.MAX_TIMEOUT_S),
               help="Seconds the whole point may take before its worker is killed.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per sample on stdout.")
 @click.pass_context
@@ -253,6 +251,11 @@ db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=cli
                          help="The results store (an SQLite file).")
 
 
+# The seed is stored, as one of SQLite's 64-bit integers.
+seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),
+                           help="Seed of the random order (default: the file's, or drawn).")
+
+
 def _load_plan(path: str, seed: int | None) -> experiment.Plan:
     try:
         return experiment.load(path, seed)
@@ -284,14 +287,15 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
         rows = [points[i][1] for i in indices]
         varying = _varying(kernel, rows)
         table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
-                      title=f"[bold]{kernel}[/bold]", title_justify="left")
+                      title=f"[bold]{escape(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
         for name in varying:
             table.add_column(name)
         for name in extra:
             table.add_column(name, justify="right")
         for i, params in zip(indices, rows):
-            table.add_row(str(i + 1), *[_show(params[n]) if n in params else "-" for n in varying],
+            table.add_row(str(i + 1),
+                          *[escape(_show(params[n])) if n in params else "-" for n in varying],
                           *[values[i] for values in extra.values()])
         stdout.print(table)
         spec = kernels.catalogue().get(kernel)
@@ -303,7 +307,8 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
 @main.command("plan")
 @click.argument("file", type=click.Path(dir_okay=False))
 @db_option
-@click.option("--seed", type=int, help="Seed of the random order (default: the file's, or drawn).")
+@seed_option
+@_store_failures
 def plan_command(file: str, db: str, seed: int | None) -> None:
     """Print the points an experiment FILE expands to, and an estimate of the time; run nothing."""
     plan = _load_plan(file, seed)
@@ -313,13 +318,14 @@ def plan_command(file: str, db: str, seed: int | None) -> None:
 def _print_plan(plan: experiment.Plan, db: str) -> None:
     samples = sum(p.repeats for p in plan.points)
     order = f"random (seed {plan.seed})" if plan.order == "random" else "as written"
-    stdout.print(f"[bold]{plan.name}[/bold]: {plan.description}  ({plan.source})")
+    stdout.print(f"[bold]{escape(plan.name)}[/bold]: {escape(plan.description)}  "
+                 f"({escape(plan.source)})")
     stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
     _print_points([(p.kernel, p.params) for p in plan.points],
                   {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
     for note in plan.notes:
-        stdout.print(f"note: {note}")
-    stdout.print(_estimate(plan, db))
+        stdout.print(f"note: {escape(note)}")
+    stdout.print(escape(_estimate(plan, db)))
 
 
 # Starting a worker process and importing labctl in it.
@@ -334,7 +340,8 @@ def _estimate(plan: experiment.Plan, db: str) -> str:
     if Path(db).exists():
         try:
             store = Store(db, create=False)
-        except StoreError:
+        except StoreError as error:
+            stderr.print(f"[yellow]warning:[/yellow] {escape(str(error))}; the estimate leaves it out")
             store = None
     for point in plan.points:
         previous = store.previous_elapsed(point.key) if store else []
@@ -395,14 +402,16 @@ class _SweepProgress:
         # The samples a failed point will never produce leave the total, so the bar can finish.
         missing = point.repeat - self.produced.get(point.tag, 0)
         self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
-        self.bar.console.print(f"[red]failed[/red] {point.kernel} {_params_text(point.params)}: {message}")
+        self.bar.console.print(f"[red]failed[/red] {point.kernel} {_params_text(point.params)}: "
+                               f"{escape(message)}")
 
     def stop(self) -> None:
         self.bar.stop()
 
 
 def _params_text(params: dict) -> str:
-    return " ".join(f"{name}={_show(value)}" for name, value in params.items())
+    """For rich: markup in a value is escaped."""
+    return " ".join(f"{name}={escape(_show(value))}" for name, value in params.items())
 
 
 @main.command("sweep")
@@ -411,7 +420,8 @@ def _params_text(params: dict) -> str:
 @click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run (id or 'latest').")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and run nothing.")
-@click.option("--seed", type=int, help="Seed of the random order (default: the file's, or drawn).")
+@seed_option
+@_store_failures
 def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
                   seed: int | None) -> None:
     """Run an experiment FILE: every point in its own worker process, every sample stored the
@@ -437,21 +447,26 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         row = store.run(run_id)
         if row.status == "running":
             fail(f"run {run_id} is still running ({row.command}); wait for it or stop it", EXIT_USAGE)
+        try:
+            store.claim_run(run_id)  # refused if another process resumed it meanwhile
+        except StoreError as error:
+            fail(str(error), EXIT_USAGE)
     context = sysinfo.run_context(plan.source if plan else row.source)
     warnings = sysinfo.warnings(context)
     for warning in warnings:
-        stderr.print(f"[yellow]warning:[/yellow] {warning}")
+        stderr.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if plan is not None:
         command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
                              + (["--seed", str(plan.seed)] if plan.seed is not None else []))
         run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
-        stdout.print(f"run {run_id}: {plan.name}, {len(plan.points)} points -> {db}")
+        stdout.print(f"run {run_id}: {escape(plan.name)}, {len(plan.points)} points -> {escape(db)}")
     else:
         if row.machine != sysinfo.machine():
             stderr.print(f"[yellow]warning:[/yellow] run {run_id} started on another machine "
-                         f"({row.machine.get('hostname')}, {row.machine.get('cpu_model')})")
-        store.claim_run(run_id)
-        stdout.print(f"run {run_id}: resuming {row.name} ({row.samples} samples already stored)")
+                         f"({escape(str(row.machine.get('hostname')))}, "
+                         f"{escape(str(row.machine.get('cpu_model')))})")
+        stdout.print(f"run {run_id}: resuming {escape(row.name)} "
+                     f"({row.samples} samples already stored)")
 
     progress = _SweepProgress()
     started = time.monotonic()
@@ -463,7 +478,10 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         store.end_run(run_id, "interrupted")
         row = store.run(run_id)
         fail(f"interrupted: run {run_id} has {row.samples} samples stored; finish it with "
-             f"`labctl sweep --resume {run_id} --db {db}`", EXIT_INTERRUPTED)
+             f"`labctl sweep --resume {run_id} --db {shlex.quote(db)}`", EXIT_INTERRUPTED)
+    except sqlite3.DatabaseError as error:
+        progress.stop()
+        _store_failed_mid_sweep(store, run_id, db, error)
     finally:
         signal.signal(signal.SIGTERM, previous)
     progress.stop()
@@ -471,7 +489,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     store.close()
     stdout.print(f"run {run_id} finished in {_seconds(time.monotonic() - started)}: "
                  f"{row.points_done} points done, {row.points_failed} failed, {row.samples} samples. "
-                 f"See `labctl show {run_id} --db {db}`.")
+                 f"See `labctl show {run_id} --db {escape(shlex.quote(db))}`.")
     if result.points_failed:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored",
              EXIT_FAILED)
@@ -481,8 +499,29 @@ def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _store_failed_mid_sweep(store: Store, run_id: int, db: str,
+                            error: sqlite3.DatabaseError) -> None:
+    """Stops a sweep whose store failed under it, in one line. Every sample committed before
+    stays. The run is marked interrupted if the store still takes that write; if it does not (a
+    full disk), `labctl runs` shows it interrupted all the same, since its process is gone."""
+    try:
+        store.end_run(run_id, "interrupted")
+    except sqlite3.Error:
+        pass
+    try:
+        stored = f" with {store.run(run_id).samples} samples stored"
+    except sqlite3.Error:
+        stored = ""
+    message = f"{db}: {explain(error, db)}; run {run_id} stopped{stored}"
+    if failure_kind(error) == "damaged":
+        fail(message, EXIT_USAGE)
+    fail(f"{message}; once the store can be written, finish it with "
+         f"`labctl sweep --resume {run_id} --db {shlex.quote(db)}`", EXIT_FAILED)
+
+
 @main.command("runs")
 @db_option
+@_store_failures
 def runs_command(db: str) -> None:
     """List the runs in a store."""
     store = _open_store(db, create=False)
@@ -490,15 +529,17 @@ def runs_command(db: str) -> None:
     for column in ("run", "name", "status", "started", "points", "failed", "samples", "machine", "file"):
         table.add_column(column)
     for r in store.runs():
-        table.add_row(str(r.id), r.name, r.status, r.started_at[:19].replace("T", " "),
+        table.add_row(str(r.id), escape(r.name), r.status, r.started_at[:19].replace("T", " "),
                       f"{r.points_done}/{r.points}", str(r.points_failed), str(r.samples),
-                      f"{r.machine.get('cpu_model')} x{r.machine.get('logical_cpus')}", r.source)
+                      escape(f"{r.machine.get('cpu_model')} x{r.machine.get('logical_cpus')}"),
+                      escape(r.source))
     stdout.print(table)
 
 
 @main.command("show")
 @click.argument("run")
 @db_option
+@_store_failures
 def show_command(run: str, db: str) -> None:
     """Medians per point of a RUN (an id or 'latest'), with their spread and failures."""
     store = _open_store(db, create=False)
@@ -511,15 +552,16 @@ def show_command(run: str, db: str) -> None:
     samples = store.samples(run_id)
     store.close()
     machine = row.machine
-    stdout.print(f"[bold]run {row.id}[/bold]: {row.name} ({row.source}), {row.status}, "
-                 f"started {row.started_at[:19].replace('T', ' ')} UTC")
-    stdout.print(f"machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} CPUs "
-                 f"({machine.get('physical_cores')} cores), {machine.get('kernel')}; "
-                 f"load {row.context.get('load_average')}; labctl {row.context.get('labctl')} "
-                 f"{row.context.get('git_describe') or ''}; experiment "
-                 f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}")
+    stdout.print(f"[bold]run {row.id}[/bold]: {escape(row.name)} ({escape(row.source)}), "
+                 f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
+    stdout.print(escape(
+        f"machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} CPUs "
+        f"({machine.get('physical_cores')} cores), {machine.get('kernel')}; "
+        f"load {row.context.get('load_average')}; labctl {row.context.get('labctl')} "
+        f"{row.context.get('git_describe') or ''}; experiment "
+        f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
     for warning in row.warnings:
-        stdout.print(f"[yellow]warning at start:[/yellow] {warning}")
+        stdout.print(f"[yellow]warning at start:[/yellow] {escape(warning)}")
     by_point: dict[int, list[dict]] = {}
     for sample in samples:
         by_point.setdefault(sample["point"], []).append(sample)
@@ -539,9 +581,11 @@ def show_command(run: str, db: str) -> None:
     failed = [p for p in points if p.status == "failed"]
     pending = [p for p in points if p.status == "pending"]
     for p in failed:
-        stdout.print(f"[red]failed[/red] ({p.failure_kind}) {p.kernel} {_params_text(p.params)}: {p.failure}")
+        stdout.print(f"[red]failed[/red] ({p.failure_kind}) {p.kernel} {_params_text(p.params)}: "
+                     f"{escape(p.failure or '')}")
     if pending:
-        stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {run_id} --db {db}`")
+        stdout.print(f"{len(pending)} points not run yet: "
+                     f"`labctl sweep --resume {run_id} --db {escape(shlex.quote(db))}`")
 
 
 @main.command("export")
@@ -551,6 +595,7 @@ def show_command(run: str, db: str) -> None:
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="File to write (default: stdout; required for parquet).")
+@_store_failures
 def export_command(run: str, db: str, fmt: str, output: str | None) -> None:
     """Every sample of a RUN as CSV, Parquet or JSON: one row per sample."""
     from labctl import results

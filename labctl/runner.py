@@ -160,6 +160,12 @@ def run_point(point: Point) -> Iterator[dict]:
             raise PointFailed(error["kind"], error["message"])
         if returncode != 0:
             death = _describe_death(point.kernel, returncode, "".join(stderr))
+            if point.rlimit_mb and "std::bad_alloc" in "".join(stderr):
+                # Native code ran out of memory where no error reply could be made (on a runtime
+                # thread, which ends the process): the limit was hit.
+                raise PointFailed("memory", f"{point.kernel}: out of memory: exceeded rlimit_mb="
+                                            f"{point.rlimit_mb} (std::bad_alloc in native code "
+                                            "ended the worker)")
             if point.rlimit_mb:
                 death += f"; it ran under rlimit_mb={point.rlimit_mb}, which may be too small"
             raise PointFailed("crash", death)
@@ -220,23 +226,30 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
     result = SweepResult()
     if progress:
         progress.started(len(todo), sum(p.repeat for p in todo))
-    for event in backend.run(todo):
-        point_id, first_repeat = event.point.tag
-        if isinstance(event, SampleEvent):
-            store.add_sample(point_id, first_repeat + event.sample["index"], event.sample)
-            result.samples += 1
-            if progress:
-                progress.sample(event.point)
-        elif isinstance(event, DoneEvent):
-            store.finish_point(point_id)
-            result.points_run += 1
-            if progress:
-                progress.point_done(event.point)
-        else:
-            store.fail_point(point_id, event.kind, event.message)
-            result.points_run += 1
-            result.points_failed += 1
-            if progress:
-                progress.point_failed(event.point, event.kind, event.message)
+    events = backend.run(todo)
+    try:
+        for event in events:
+            point_id, first_repeat = event.point.tag
+            if isinstance(event, SampleEvent):
+                store.add_sample(point_id, first_repeat + event.sample["index"], event.sample)
+                result.samples += 1
+                if progress:
+                    progress.sample(event.point)
+            elif isinstance(event, DoneEvent):
+                store.finish_point(point_id)
+                result.points_run += 1
+                if progress:
+                    progress.point_done(event.point)
+            else:
+                store.fail_point(point_id, event.kind, event.message)
+                result.points_run += 1
+                result.points_failed += 1
+                if progress:
+                    progress.point_failed(event.point, event.kind, event.message)
+    finally:
+        # A generator's close() ends the worker of the point in flight now, when the store fails
+        # under the sweep, rather than whenever the generator is collected.
+        if hasattr(events, "close"):
+            events.close()
     store.end_run(run_id, "finished")
     return result

@@ -93,14 +93,18 @@ def main() -> int:
     except _native.VerificationError as error:
         _reply({"error": {"kind": "verification", "message": str(error)}})
         return EXIT_FAILED
-    except MemoryError:
-        limit = request.get("rlimit_mb") if request else None
+    except MemoryError:  # Python's, or native code's std::bad_alloc as pybind11 turns it
+        limit = request.get("rlimit_mb") if isinstance(request, dict) else None
         _reply({"error": {"kind": "memory", "message": f"out of memory: exceeded rlimit_mb={limit}"
                           if limit else "out of memory"}})
         return EXIT_FAILED
     except Exception as error:  # noqa: BLE001 - the parent reports it; the traceback goes to stderr
         traceback.print_exc()
-        _reply({"error": {"kind": "failure", "message": f"{type(error).__name__}: {error}"}})
+        message = f"{type(error).__name__}: {error}"
+        limit = request.get("rlimit_mb") if isinstance(request, dict) else None
+        if limit:  # a thread or mapping the limit refused fails as EAGAIN or ENOMEM, not MemoryError
+            message += f" (under rlimit_mb={limit}, which may be too small)"
+        _reply({"error": {"kind": "failure", "message": message}})
         return EXIT_FAILED
     return 0
 

@@ -6,6 +6,7 @@ are in test_sweep.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import resource
@@ -16,8 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
+from labctl import cli
 from labctl.store import Store
 
 FAULTS = '''
@@ -35,6 +38,10 @@ env = { LABCTL_FAULT = "allocate" }
 kernel = "ping_pong"
 params = { messages = 2000 }
 env = { LABCTL_FAULT = "sigkill" }
+[[grid]]
+kernel = "skynet"
+params = { leaves = 1_000_000 }
+rlimit_mb = 200
 [[grid]]
 kernel = "ping_pong"
 params = { messages = 1000 }
@@ -73,11 +80,17 @@ def no_traceback(result) -> None:
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
 
 
+def errors(result) -> list[str]:
+    """The error lines on stderr (not the warnings about the machine, nor the progress bar)."""
+    return [line for line in result.stderr.splitlines() if line.startswith("labctl:")]
+
+
 def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labctl, tmp_path):
     db = str(tmp_path / "r.db")
     result = labctl("sweep", write(tmp_path, FAULTS), "--db", db)
     no_traceback(result)
     assert result.returncode == 1  # some points failed
+    assert "3 of 4 points failed" in result.stderr
     with Store(db) as store:
         points = store.points(1)
     by_fault = {(p.kernel, p.env.get("LABCTL_FAULT")): p for p in points}
@@ -88,9 +101,13 @@ def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labc
     assert (killed.status, killed.failure_kind) == ("failed", "crash")
     assert "killed by SIGKILL" in killed.failure
     assert killed.samples_done == 1  # the sample before the kill is kept
+    # Native code out of memory: std::bad_alloc, on a runtime thread or the worker's own.
+    native = by_fault[("skynet", None)]
+    assert (native.status, native.failure_kind, native.rlimit_mb) == ("failed", "memory", 200)
+    assert "exceeded rlimit_mb=200" in native.failure
     healthy = by_fault[("ping_pong", None)]
     assert (healthy.status, healthy.samples_done, healthy.rlimit_mb) == ("done", 2, 2000)
-    for line in ("exceeded rlimit_mb=300", "killed by SIGKILL"):
+    for line in ("exceeded rlimit_mb=300", "killed by SIGKILL", "exceeded rlimit_mb=200"):
         assert line in result.stdout + result.stderr
     consistent(db).close()
 
@@ -105,13 +122,18 @@ def test_a_worker_that_allocates_without_a_memory_limit_is_refused(labctl, tmp_p
     assert starved.status == "failed" and "needs rlimit_mb" in starved.failure
 
 
-@pytest.mark.parametrize("bad", ["rlimit_mb = 0", "rlimit_mb = -5", 'rlimit_mb = "lots"', "rlimit_mb = 1.5"])
+@pytest.mark.parametrize("bad", ["rlimit_mb = 0", "rlimit_mb = true"])
 def test_a_bad_memory_limit_is_refused_naming_it(labctl, tmp_path, bad):
+    # Every kind of bad value is in test_experiment.py; this is the command's side of it.
     text = FAULTS.replace("rlimit_mb = 300", bad)
     result = labctl("plan", write(tmp_path, text))
     no_traceback(result)
-    assert result.returncode == 2 and "rlimit_mb" in result.stderr
+    [line] = errors(result)
+    assert result.returncode == 2
+    assert line.startswith(f"labctl: {tmp_path / 'exp.toml'}: grid[0].rlimit_mb: ")
 
+
+# -- a full disk -----------------------------------------------------------------------------
 
 def _limit_file_size(limit: int):
     def apply() -> None:
@@ -126,10 +148,22 @@ def _sweep_in(db: str, experiment: str, preexec=None):
                           capture_output=True, text=True, timeout=300, preexec_fn=preexec)
 
 
+def _stopped_cleanly(result, db: str, says: str) -> None:
+    no_traceback(result)
+    assert result.returncode == 1
+    [line] = errors(result)
+    assert line.startswith(f"labctl: {db}: cannot write to it ({says}): the disk may be full"), line
+    assert f"finish it with `labctl sweep --resume 1 --db {db}`" in line
+
+
 def _resume_and_check(labctl, db: str) -> None:
     with consistent(db) as connection:
         stored_before = connection.execute("SELECT point_id, repeat, recorded_at FROM samples").fetchall()
+        status = connection.execute("SELECT status FROM runs").fetchall()
     assert stored_before, "the sweep should have stored some samples before the disk filled"
+    # Marked so in the store when the disk still took that, and by `runs` in any case (its
+    # process is gone).
+    assert status in ([("interrupted",)], [("running",)])
     listing = labctl("runs", "--db", db)
     assert "interrupted" in listing.stdout
     resumed = labctl("sweep", "--resume", "1", "--db", db)
@@ -138,6 +172,7 @@ def _resume_and_check(labctl, db: str) -> None:
     rows = connection.execute("SELECT point_id, repeat, recorded_at FROM samples").fetchall()
     assert len(rows) == 40 and len({(p, r) for p, r, _ in rows}) == 40  # none missing, none twice
     assert set(stored_before) <= set(rows)  # what was stored before is kept as it was
+    assert connection.execute("SELECT status FROM runs").fetchall() == [("finished",)]
     connection.close()
 
 
@@ -145,9 +180,7 @@ def test_a_full_disk_stops_the_sweep_with_a_clear_error_and_the_run_resumes(labc
     # The file-size limit stands in for a full disk: SQLite sees a write fail the same way.
     db = str(tmp_path / "r.db")
     result = _sweep_in(db, write(tmp_path, MANY_SAMPLES), _limit_file_size(100_000))
-    no_traceback(result)
-    assert result.returncode == 1
-    assert "results store: disk I/O error (cannot write: the disk may be full" in result.stderr
+    _stopped_cleanly(result, db, "disk I/O error")
     _resume_and_check(labctl, db)
 
 
@@ -159,10 +192,8 @@ def test_a_sweep_on_a_tiny_filesystem_stops_cleanly_and_resumes_elsewhere(labctl
     if mounted.returncode != 0:
         pytest.skip("cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)")
     try:
-        result = _sweep_in(str(small / "r.db"), write(tmp_path, MANY_SAMPLES))
-        no_traceback(result)
-        assert result.returncode == 1
-        assert "results store: database or disk is full (cannot write" in result.stderr
+        db = str(small / "r.db")
+        _stopped_cleanly(_sweep_in(db, write(tmp_path, MANY_SAMPLES)), db, "database or disk is full")
         for name in os.listdir(small):
             shutil.copy(small / name, tmp_path / name)
     finally:
@@ -170,84 +201,173 @@ def test_a_sweep_on_a_tiny_filesystem_stops_cleanly_and_resumes_elsewhere(labctl
     _resume_and_check(labctl, str(tmp_path / "r.db"))
 
 
+# -- read-only stores ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def read_only(path: Path):
+    """Makes a file or folder read-only for this process, root included."""
+    if os.geteuid() == 0:
+        # root writes through file modes; the immutable attribute stops it.
+        if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+            pytest.skip("running as root, and chattr +i is not available to make a path read-only")
+        undo = ["chattr", "-i", str(path)]
+    else:
+        mode = path.stat().st_mode & 0o777
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        undo = ["chmod", oct(mode)[2:], str(path)]
+    try:
+        assert not os.access(path, os.W_OK)
+        yield
+    finally:
+        subprocess.run(undo, check=True)
+
+
 def test_a_read_only_store_is_read_but_never_written(labctl, tmp_path):
     db = tmp_path / "r.db"
     experiment = write(tmp_path, MANY_SAMPLES.replace("repeats = 5", "repeats = 1"))
     assert labctl("sweep", experiment, "--db", str(db)).returncode == 0
-    if os.geteuid() == 0:
-        # root writes through file modes; the immutable attribute stops it.
-        if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-            pytest.skip("running as root, and chattr +i is not available to make the file read-only")
-        undo = ["chattr", "-i", str(db)]
-    else:
-        db.chmod(0o444)
-        undo = ["chmod", "0644", str(db)]
     before = sha256(db)
-    try:
+    with read_only(db):
         swept = labctl("sweep", experiment, "--db", str(db))
         resumed = labctl("sweep", "--resume", "1", "--retry-failed", "--db", str(db))
         shown = labctl("show", "latest", "--db", str(db))
-    finally:
-        subprocess.run(undo, check=True)
     for result in (swept, resumed):
         no_traceback(result)
         assert result.returncode == 1
-        assert "results store: attempt to write a readonly database (the store file or its folder " \
-               "is not writable)" in result.stderr
+        assert errors(result) == [f"labctl: {db}: cannot write to it: the file or its folder is "
+                                  "read-only (attempt to write a readonly database)"]
     assert shown.returncode == 0 and "ping_pong" in shown.stdout
     assert sha256(db) == before
+    with Store(db) as store:
+        assert [r.id for r in store.runs()] == [1]
+
+
+def test_a_store_in_a_read_only_folder_is_refused_and_none_is_made_there(labctl, tmp_path):
+    experiment = write(tmp_path, MANY_SAMPLES.replace("repeats = 5", "repeats = 1"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    existing = folder / "old.db"
+    assert labctl("sweep", experiment, "--db", str(existing)).returncode == 0
+    before = sha256(existing)
+    with read_only(folder):
+        new = labctl("sweep", experiment, "--db", str(folder / "new.db"))
+        # SQLite cannot make the -wal and -shm files a store in WAL mode needs beside it.
+        old = labctl("sweep", experiment, "--db", str(existing))
+        listed = labctl("runs", "--db", str(existing))
+    no_traceback(new)
+    assert new.returncode == 2
+    assert errors(new) == [f"labctl: {folder / 'new.db'}: cannot create a store there (unable to "
+                           "open database file): is its folder there and writable?"]
+    for result in (old, listed):
+        no_traceback(result)
+        assert result.returncode == 2
+        [line] = errors(result)
+        assert line.startswith(f"labctl: {existing}: cannot open it (unable to open database file)")
+        assert "old.db-wal and old.db-shm" in line
+    assert sorted(os.listdir(folder)) == ["old.db"] and sha256(existing) == before
+
+
+# -- damaged and foreign files ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def good_store(tmp_path_factory) -> tuple[Path, str]:
+    """A store with one run of 8 samples, and its experiment file."""
+    folder = tmp_path_factory.mktemp("good")
+    experiment = write(folder, MANY_SAMPLES.replace("repeats = 5", "repeats = 1"))
+    db = folder / "r.db"
+    assert _sweep_in(str(db), experiment).returncode == 0
+    return db, experiment
+
+
+def _overwrite_table(data: bytearray, path: Path, table: str) -> None:
+    """Garbles the cells of a table's root page, keeping the page's header."""
+    connection = sqlite3.connect(path)
+    [page] = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    size = connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.close()
+    start = (page - 1) * size
+    data[start + 8:start + size] = (bytes(range(256)) * (size // 256 + 1))[:size - 8]
 
 
 def _damage(path: Path, how: str) -> None:
     data = bytearray(path.read_bytes())
-    if how == "pages overwritten":
-        data[20_000:24_000] = bytes(range(256)) * 15 + bytes(160)
+    if how.endswith("overwritten"):
+        _overwrite_table(data, path, how.split()[0])
     elif how == "truncated":
         data = data[:30_000]
     elif how == "header only":
         data = data[:100]
     elif how == "random bytes":
         data = bytearray(os.urandom(len(data)))
+    elif how == "foreign SQLite":
+        path.unlink()
+        connection = sqlite3.connect(path)
+        connection.execute("CREATE TABLE notes (text TEXT)")
+        connection.execute("INSERT INTO notes VALUES ('keep me')")
+        connection.commit()
+        connection.close()
+        return
+    elif how == "text":
+        data = bytearray(b"not a database\n" * 100)
     path.write_bytes(bytes(data))
 
 
+def labctl_here(capsys, *args: str):
+    """Runs the labctl command in this process (no interpreter to start, so many commands are
+    cheap); an exception it does not turn into an error line fails the test with its traceback."""
+    try:
+        cli.main.main(list(args), prog_name="labctl", standalone_mode=False)
+        code = 0
+    except SystemExit as exit:
+        code = exit.code
+    except click.ClickException as error:
+        error.show()
+        code = error.exit_code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+# A table that a write can miss (machines: a sweep wrote its run beside it) and one every reading
+# command reads (samples): either way, every command refuses the file.
 @pytest.mark.parametrize("how, says", [
-    ("pages overwritten", "database disk image is malformed"),
-    ("truncated", "a damaged SQLite file"),
+    ("machines page overwritten", "a damaged SQLite file (quick_check: On tree page"),
+    ("samples page overwritten", "a damaged SQLite file (quick_check: On tree page"),
+    ("truncated", "a damaged SQLite file (database disk image is malformed); refusing to touch it"),
     ("header only", "a damaged SQLite file"),
-    ("random bytes", "not an SQLite database"),
+    ("random bytes", "not a labctl store (not an SQLite database); refusing to touch it"),
+    ("text", "not a labctl store (not an SQLite database); refusing to touch it"),
+    ("foreign SQLite", "an SQLite database, but not a labctl store; refusing to touch it"),
 ])
-def test_a_damaged_store_is_refused_by_every_command_and_left_untouched(labctl, tmp_path, how, says):
+def test_a_damaged_or_foreign_store_is_refused_by_every_command_and_left_untouched(
+        labctl, capsys, tmp_path, good_store, how, says):
     db = tmp_path / "r.db"
-    experiment = write(tmp_path, MANY_SAMPLES.replace("repeats = 5", "repeats = 1"))
-    assert labctl("sweep", experiment, "--db", str(db)).returncode == 0
+    shutil.copy(good_store[0], db)
     _damage(db, how)
     before = sha256(db)
-    for command in (["runs"], ["show", "latest"], ["export", "1", "--format", "csv"], ["sweep", experiment],
-                    ["sweep", "--resume", "1"]):
-        result = labctl(*command, "--db", str(db))
+    # The real command once, then every command in this process.
+    commands = [["sweep", good_store[1]], ["sweep", "--resume", "1"], ["runs"], ["show", "latest"],
+                ["export", "1", "--format", "csv"], ["plan", good_store[1]]]
+    results = [labctl("sweep", good_store[1], "--db", str(db))]
+    results += [labctl_here(capsys, *command, "--db", str(db)) for command in commands]
+    for command, result in zip([["sweep"]] + commands, results):
         no_traceback(result)
-        assert result.returncode != 0, command
-        errors = [line for line in result.stderr.splitlines() if not line.startswith("warning")]
-        assert len(errors) == 1 and says in errors[0], (command, result.stderr)
+        if command[0] == "plan":  # a store only lends plan its estimate
+            assert result.returncode == 0 and "estimate:" in result.stdout
+            assert errors(result) == [] and says in result.stderr
+            continue
+        assert result.returncode == 2, (command, result.stderr)
+        [line] = errors(result)
+        assert line.startswith(f"labctl: {db}: ") and says in line, (command, line)
     assert sha256(db) == before
+    assert os.listdir(tmp_path) == ["r.db"]  # no -wal or -shm left beside it
 
 
-def test_a_foreign_file_or_a_folder_given_as_the_store_is_refused(labctl, tmp_path):
-    experiment = write(tmp_path, MANY_SAMPLES)
-    foreign = tmp_path / "other.db"
-    connection = sqlite3.connect(foreign)
-    connection.execute("CREATE TABLE notes (text TEXT)")
-    connection.execute("INSERT INTO notes VALUES ('keep me')")
-    connection.commit()
-    connection.close()
-    text = tmp_path / "notes.txt"
-    text.write_text("not a database\n" * 100)
-    for path, says in ((foreign, "not a labctl store"), (text, "not an SQLite database"),
-                       (tmp_path, "")):
-        before = sha256(path) if path.is_file() else None
-        result = labctl("sweep", experiment, "--db", str(path))
+def test_a_folder_given_as_the_store_is_refused(labctl, capsys, tmp_path, good_store):
+    results = [labctl("sweep", good_store[1], "--db", str(tmp_path))]
+    results += [labctl_here(capsys, *command, "--db", str(tmp_path)) for command in
+                (["runs"], ["show", "latest"], ["export", "1"], ["sweep", "--resume", "1"])]
+    for result in results:
         no_traceback(result)
-        assert result.returncode != 0 and says in result.stderr
-        if before is not None:
-            assert sha256(path) == before
+        assert result.returncode == 2
+        assert f"Invalid value for '--db': File '{tmp_path}' is a directory." in result.stderr
+    assert os.listdir(tmp_path) == []

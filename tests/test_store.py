@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -138,10 +140,55 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
 
 
+def test_a_folder_is_refused_as_a_store(tmp_path):
+    with pytest.raises(StoreError, match="a folder, not a store file"):
+        Store(tmp_path)
+
+
 def test_a_missing_store_is_not_created_when_reading(tmp_path):
     with pytest.raises(StoreError, match="no such store"):
         Store(tmp_path / "none.db", create=False)
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_run_is_claimed_only_when_no_live_process_runs_it(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)  # running, by this process
+        with pytest.raises(StoreError, match=f"run {run} is being run by process {os.getpid()}"):
+            store.claim_run(run)
+        store.end_run(run, "interrupted")
+        store.claim_run(run)
+        assert store.run(run).status == "running"
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        store.db.execute("UPDATE runs SET pid = ? WHERE id = ?", (dead.pid, run))
+        store.claim_run(run)  # its process is gone: interrupted, whatever the row says
+
+
+def _claim(path: str, run: int, claimed, done) -> None:
+    claimed.wait()
+    try:
+        Store(path).claim_run(run)
+        code = 0
+    except StoreError:
+        code = 3
+    done.wait()  # alive until every process has tried: a claim held by a dead process is void
+    os._exit(code)
+
+
+def test_of_processes_claiming_one_run_at_once_one_gets_it(tmp_path):
+    path = str(tmp_path / "r.db")
+    with Store(path) as store:
+        run = make_run(store)
+        store.end_run(run, "interrupted")
+    context = multiprocessing.get_context("fork")
+    claimed, done = context.Barrier(4), context.Barrier(4)
+    claimers = [context.Process(target=_claim, args=(path, run, claimed, done)) for _ in range(4)]
+    for claimer in claimers:
+        claimer.start()
+    for claimer in claimers:
+        claimer.join(60)
+    assert sorted(c.exitcode for c in claimers) == [0, 3, 3, 3]
 
 
 def _writer(path: str, count: int) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from labctl import results
+from labctl import experiment, results, sysinfo
 from labctl.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,6 +230,63 @@ def test_two_sweeps_write_to_one_store_at_once(tmp_path):
         assert [(r.status, r.samples) for r in runs] == [("finished", 8), ("finished", 8)]
 
 
+def test_a_run_being_swept_cannot_be_resumed_beside_it(labctl, tmp_path):
+    db = str(tmp_path / "r.db")
+    process = start_sweep(["sweep", write(tmp_path, LONG), "--db", db])
+    try:
+        wait_for_samples(db, 1, process)
+        second = labctl("sweep", "--resume", "1", "--db", db)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    assert second.returncode == 2 and "Traceback" not in second.stderr
+    assert second.stderr.startswith("labctl: run 1 is still running (labctl sweep ")
+    assert all(repeats == list(range(len(repeats))) for repeats in sample_counts(db).values())
+
+
+def test_two_sweeps_resuming_one_run_at_once_do_not_double_a_sample(tmp_path):
+    # Both may find the run interrupted before either claims it: the claim decides, and the one
+    # that loses says so. (Or the first finishes before the second looks: then it runs nothing.)
+    db = str(tmp_path / "r.db")
+    path = write(tmp_path, SMALL)
+    with Store(db) as store:
+        run = store.create_run(experiment.load(path), "labctl sweep exp.toml", sysinfo.machine(), {}, [])
+        store.end_run(run, "interrupted")
+    sweeps = [start_sweep(["sweep", "--resume", str(run), "--db", db]) for _ in range(2)]
+    outcomes = []
+    for process in sweeps:
+        out, err = process.communicate(timeout=300)
+        assert "Traceback" not in err
+        outcomes.append(process.returncode)
+        if process.returncode == 2:
+            assert err.startswith("labctl: run 1 is ")
+            assert "is still running" in err or "is being run by process" in err
+            assert err.count("\n") == 1
+        else:
+            assert process.returncode == 0, err
+    assert 0 in outcomes
+    assert sorted(sample_counts(db).values()) == [[0, 1]] * 4
+    with Store(db) as store:
+        assert store.run(run).status == "finished"
+
+
+def test_names_and_paths_that_look_like_markup_are_printed_as_written(labctl, tmp_path):
+    text = ('name = "[/] [bold]odd"\ndescription = "[red]x[/]"\nrepeats = 1\nwarmup = 0\n'
+            '[[grid]]\nkernel = "ping_pong"\nparams = { messages = 200 }\n')
+    path = write(tmp_path, text, name="[bold]x.toml")
+    db = str(tmp_path / "[red]y.db")
+    planned = labctl("plan", path, "--db", db)
+    assert planned.returncode == 0, planned.stderr
+    assert "[/] [bold]odd: [red]x[/]" in planned.stdout and "[bold]x.toml" in planned.stdout
+    swept = labctl("sweep", path, "--db", db)
+    assert swept.returncode == 0, swept.stderr
+    assert f"run 1: [/] [bold]odd, 1 points -> {db}" in swept.stdout
+    listed, shown = labctl("runs", "--db", db), labctl("show", "1", "--db", db)
+    assert listed.returncode == 0 and "[/] [bold]odd" in listed.stdout, listed.stderr
+    assert shown.returncode == 0, shown.stderr
+    assert "[/] [bold]odd (" in shown.stdout and "[bold]x.toml)" in shown.stdout
+
+
 def test_runs_show_export_and_results_read_the_store(labctl, tmp_path):
     db = str(tmp_path / "r.db")
     assert labctl("sweep", write(tmp_path, SMALL), "--db", db).returncode == 0
@@ -265,6 +322,7 @@ def test_runs_show_export_and_results_read_the_store(labctl, tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["show", "7"], ["no run 7"]),
     (["show", "nope"], ["give a run id"]),
+    (["show", "99999999999999999999"], ["no run 99999999999999999999"]),
     (["sweep"], ["give an experiment FILE, or --resume RUN"]),
     (["sweep", "--resume", "3"], ["no run 3"]),
     (["export", "1", "--format", "parquet"], ["give --output FILE"]),
