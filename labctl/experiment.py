@@ -111,7 +111,7 @@ def load(path: str | Path, seed: int | None = None) -> Plan:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise ExperimentError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise ExperimentError(_printable(f"{path}: cannot read: {error.strerror or error}")) from None
     return parse(text, str(path), seed)
 
 
@@ -119,7 +119,7 @@ def parse(text: str, source: str, seed: int | None = None) -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ExperimentError(f"{source}: not valid TOML: {error}") from None
+        raise ExperimentError(_printable(f"{source}: not valid TOML: {error}")) from None
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as error:
@@ -128,11 +128,14 @@ def parse(text: str, source: str, seed: int | None = None) -> Plan:
     points: list[PlannedPoint] = []
     notes: list[str] = []
     seen: set[str] = set()
-    for index, grid in enumerate(spec.grid):
-        for point in _expand(spec, grid, f"{source}: grid[{index}]", notes):
-            if point.key not in seen:
-                seen.add(point.key)
-                points.append(point)
+    try:
+        for index, grid in enumerate(spec.grid):
+            for point in _expand(spec, grid, f"{source}: grid[{index}]", notes):
+                if point.key not in seen:
+                    seen.add(point.key)
+                    points.append(point)
+    except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
+        raise ExperimentError(_printable(str(error))) from None
     if spec.order == "random":
         seed = seed if seed is not None else spec.seed
         if seed is None:
@@ -156,8 +159,14 @@ def _describe_validation(source: str, error: ValidationError) -> str:
             message = problem["msg"]
             if "input" in problem and problem["type"] not in ("too_short",):
                 message += f", got {problem['input']!r}"
-        lines.append(f"{source}: {location}: {message}")
+        lines.append(_printable(f"{source}: {location}: {message}"))
     return "\n".join(lines)
+
+
+def _printable(line: str) -> str:
+    """A message line with the control characters it quotes from the file escaped: a newline or
+    a carriage return in a key or a value would break the one line into several."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
 
 
 def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):

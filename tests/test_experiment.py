@@ -160,6 +160,11 @@ def test_every_experiment_in_the_repository_is_valid():
         ('name = "t"\nseed = 99999999999999999999\n[[grid]]\nkernel = "skynet"',
          ["seed: Input should be less than or equal to 9223372036854775807"]),
         ('name = "t"\nseed = "7"\n[[grid]]\nkernel = "skynet"', ["seed: Input should be a valid integer, got '7'"]),
+        # A newline or carriage return quoted from the file is escaped: each problem is one line.
+        (r'name = "t"' '\n[[grid]]\nkernel = "skynet"\n' r'params = { leaves = "a\rb" }',
+         [r"grid[0].params.leaves:", r"got 'a\rb'"]),
+        (r'name = "t"' '\n[[grid]]\n' r'kernel = "sky\nnet"', [r"unknown kernel 'sky\nnet'"]),
+        (r'name = "t"' '\n[[grid]]\nkernel = "skynet"\n' r'env = { "a\nb" = 1 }', [r"grid[0].env.a\nb:"]),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_key_and_what_is_allowed(text, words):
