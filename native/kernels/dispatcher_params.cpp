@@ -5,7 +5,8 @@
 
 namespace labctl::kernels {
 
-std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatchers) {
+std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatchers,
+                                         const PoolDefaults& defaults) {
     std::vector<Value> choices(dispatchers.begin(), dispatchers.end());
     return {
         {.name = "dispatcher",
@@ -18,21 +19,21 @@ std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatc
          .choices = choices},
         {.name = "threads",
          .type = ParamType::integer,
-         .default_value = std::int64_t{2},
+         .default_value = defaults.threads,
          .help = "groups of active_group, or threads of thread_pool and work_stealing",
          .minimum = 1,
          .maximum = 1024,
          .applies_to = {"active_group", "thread_pool", "work_stealing"}},
         {.name = "fifo",
          .type = ParamType::choice,
-         .default_value = std::string("cooperation"),
+         .default_value = defaults.fifo,
          .help = "cooperation: a coop's agents share one queue (never run in parallel); "
                  "individual: a queue per agent",
          .choices = {std::string("cooperation"), std::string("individual")},
          .applies_to = {"thread_pool", "work_stealing"}},
         {.name = "max_demands_at_once",
          .type = ParamType::integer,
-         .default_value = std::int64_t{4},
+         .default_value = defaults.max_demands_at_once,
          .help = "demands a pool thread runs from one queue before it moves to the next",
          .minimum = 1,
          .maximum = 1'000'000'000,
@@ -50,6 +51,17 @@ std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatc
                  "(0,1 or 0-3; core 0 is the first CPU this process may use)",
          .validate = [](const Value& value) { rt::Placement::parse(std::get<std::string>(value)); }},
     };
+}
+
+void check_thread_per_agent(const std::string& kernel, const Params& params, std::uint64_t agents,
+                            const std::string& cause) {
+    if (params.text("dispatcher") != "active_obj" || agents <= kMaxActiveObjAgents) return;
+    throw ParamError(kernel, "dispatcher",
+                     "dispatcher 'active_obj' starts a thread per agent: " + cause + " needs " +
+                         std::to_string(agents) + " threads (at most " +
+                         std::to_string(kMaxActiveObjAgents) +
+                         "); use a smaller size or one of: one_thread, active_group, thread_pool, "
+                         "work_stealing");
 }
 
 DispatcherChoice::DispatcherChoice(const Params& params) : kind_(params.text("dispatcher")) {

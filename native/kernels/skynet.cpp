@@ -95,9 +95,6 @@ std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching) {
     return tree_agents(leaves, branching, memo);
 }
 
-// A thread per agent is fine for a small tree and absurd for a large one.
-constexpr std::uint64_t kMaxActiveObjAgents = 10'000;
-
 Result run(const Params& params) {
     const auto leaves = std::uint64_t(params.integer("leaves"));
     const auto branching = std::uint64_t(params.integer("branching"));
@@ -134,16 +131,9 @@ Result run(const Params& params) {
 }
 
 void check(const Params& params) {
-    if (params.text("dispatcher") != "active_obj") return;
-    const std::uint64_t agents =
-        tree_agents(std::uint64_t(params.integer("leaves")), std::uint64_t(params.integer("branching")));
-    if (agents > kMaxActiveObjAgents)
-        throw ParamError("skynet", "dispatcher",
-                         "dispatcher 'active_obj' starts a thread per agent: leaves=" +
-                             std::to_string(params.integer("leaves")) + " needs " +
-                             std::to_string(agents) + " threads (at most " +
-                             std::to_string(kMaxActiveObjAgents) +
-                             "); use fewer leaves or one of: one_thread, active_group, thread_pool, work_stealing");
+    const auto leaves = std::uint64_t(params.integer("leaves"));
+    check_thread_per_agent("skynet", params, tree_agents(leaves, std::uint64_t(params.integer("branching"))),
+                           "leaves=" + std::to_string(leaves));
 }
 
 Kernel make_kernel() {
