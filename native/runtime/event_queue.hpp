@@ -97,13 +97,15 @@ public:
     // Whether a push has arrived since the consumer went to sleep (any thread may ask).
     bool awake() const noexcept { return inbox_.load(std::memory_order_acquire) != sleeping(); }
 
-    // Consumer only, with an empty local FIFO: declares the queue asleep. Returns false if a
+    // Consumer only, with an empty local FIFO: declares the queue asleep, or finds it so (a
+    // worker thread starts on a queue that is asleep until its first push). Returns false if a
     // push got in first; the caller then still owns the queue and must go on consuming.
     bool try_sleep() noexcept {
         Envelope* expected = nullptr;
         // release: the local FIFO's state travels to whoever consumes the queue next.
         return inbox_.compare_exchange_strong(expected, sleeping(), std::memory_order_release,
-                                              std::memory_order_relaxed);
+                                              std::memory_order_relaxed) ||
+               expected == sleeping();
     }
 
     // Intrusive link for a thread pool's ready list; owned by that pool.

@@ -58,6 +58,8 @@ void Parker::unpark() noexcept {
     if (state_.exchange(kNotified, std::memory_order_release) == kParked) futex_wake(state_, 1);
 }
 
+void yield_thread() noexcept { std::this_thread::yield(); }
+
 namespace {
 void backoff(unsigned& spins) noexcept {
     if (++spins < 64) cpu_relax();

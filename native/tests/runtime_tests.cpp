@@ -434,4 +434,35 @@ TEST(cooperation_fifo_never_runs_two_agents_of_a_coop_at_once, 60) {
     check_no_leak();
 }
 
+// A worker thread whose queue has had no message yet parks after its spin budget; it does not
+// spin until the first one (it once did: building a coop of 100 active_obj agents took seconds
+// on 2 cores, each new thread waiting for a core behind the spinning ones).
+TEST(idle_worker_threads_park_before_their_first_message, 60) {
+    rt::EnvironmentConfig config;
+    config.spin = 20us;
+    rt::Environment env(config);
+    for (int i = 0; i < 2; ++i) env.make_dispatcher<rt::OneThread>();  // no agent, ever
+    rt::Dispatcher& active_obj = env.make_dispatcher<rt::ActiveObj>();
+    std::atomic<int> inside{0}, overlaps{0}, handled{0};
+    rt::Coop& coop = env.make_coop(active_obj.binder());
+    std::vector<Overlap*> agents;  // their threads start now, their coop not yet
+    for (int i = 0; i < 2; ++i) agents.push_back(&coop.make_agent<Overlap>(inside, overlaps, handled));
+
+    const std::vector<std::int64_t> before = env.thread_cpu_ns();
+    std::this_thread::sleep_for(300ms);
+    const std::vector<std::int64_t> after = env.thread_cpu_ns();
+    CHECK_EQ(after.size(), std::size_t(4));
+    std::int64_t busy_ns = 0;
+    for (std::size_t i = 0; i < before.size(); ++i) busy_ns += after[i] - before[i];
+    // Parked threads use next to nothing; spinning ones would use up to 4 x 300 ms.
+    CHECK(busy_ns < 60'000'000);
+
+    env.register_coop(coop);
+    for (int i = 0; i < 100; ++i)
+        for (Overlap* agent : agents) rt::send<Count>(*agent, std::uint64_t(i));
+    while (handled.load() < 200) std::this_thread::sleep_for(1ms);
+    env.stop();
+    check_no_leak();
+}
+
 int main(int argc, char** argv) { return harness::run_all(argc > 1 ? argv[1] : ""); }
