@@ -13,6 +13,14 @@ from labctl import _native, kernels
 SMALL = {
     "skynet": {"leaves": 1000},
     "ping_pong": {"messages": 2000},
+    "one_to_many": {"workers": 8, "messages_per_worker": 200},
+    "self_send": {"workers": 4, "messages_per_worker": 500, "start_batch": 3},
+    "thread_ring": {"actors": 8, "hops": 500},
+    "parallel_thread_ring": {"actors": 8, "tokens": 5, "hops": 503},
+    "counting_actor": {"messages": 2000},
+    "producer_consumer": {"producers": 3, "messages": 2001, "burst": 100},
+    "fan": {"fan_out": 4, "iterations": 50},
+    "ring_laps": {"actors": 4, "laps": 50},
 }
 
 
@@ -40,8 +48,8 @@ def cases():
             yield pytest.param(kernel.name, combo, id=f"{kernel.name}-{name}")
 
 
-def test_the_catalogue_has_the_foundation_kernels():
-    assert {"skynet", "ping_pong"} <= set(kernels.catalogue())
+def test_every_kernel_in_the_catalogue_has_a_small_size_here():
+    assert set(kernels.catalogue()) == set(SMALL)
 
 
 @pytest.mark.parametrize("kernel, combo", list(cases()))
@@ -113,9 +121,10 @@ def test_pinned_runs_verify(pin):
     assert result["verified"]
 
 
-def test_a_wrong_answer_raises_and_returns_no_timing():
+@pytest.mark.parametrize("kernel", sorted(SMALL))
+def test_a_wrong_answer_raises_and_returns_no_timing(kernel):
     with pytest.raises(_native.VerificationError, match="wrong answer"):
-        _native.run("skynet", {"leaves": 100}, "wrong_answer")
+        _native.run(kernel, SMALL[kernel], "wrong_answer")
 
 
 def test_many_runs_in_a_row_in_one_process():

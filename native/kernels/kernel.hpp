@@ -96,7 +96,11 @@ struct Kernel {
     Result (*run)(const Params&);
 };
 
-// Kernels register themselves from their own file with a static Registration.
+// Kernels register themselves from their own file with a static Registration. Each file keeps
+// its code in `namespace labctl::kernels::<file> { namespace { ... } }`: an anonymous namespace
+// alone is not enough, because GCC gives a handler's instantiation (rt::detail::invoke<&C::m>)
+// weak external linkage with the same name in every file, and two files' `Member::on_token`
+// would be merged into one (a ring's tokens went to another kernel's handler and were dropped).
 struct Registration {
     explicit Registration(Kernel kernel);
 };

@@ -10,7 +10,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::ping_pong {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -251,4 +251,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::ping_pong

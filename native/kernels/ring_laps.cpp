@@ -9,7 +9,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::ring_laps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -177,4 +177,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::ring_laps

@@ -8,7 +8,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::skynet {
 namespace {
 
 // What a subtree sends to its parent: the sum of its leaves' ordinals and how many agents it
@@ -179,4 +179,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::skynet

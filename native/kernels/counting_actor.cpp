@@ -1,0 +1,102 @@
+// counting_actor: one thread floods one agent with numbers, which it counts and sums. Measures
+// the mailbox of a single receiver under a sender that runs ahead of it (the queue grows).
+#include <cstdint>
+#include <string>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels::counting_actor {
+namespace {
+
+struct Add {
+    std::uint64_t value;
+};
+
+struct Count {
+    std::uint64_t received = 0;
+    std::uint64_t sum = 0;
+};
+
+class Counter final : public rt::Agent {
+public:
+    Counter(std::uint64_t expected, rt::Completion<Count>& done) : expected_(expected), done_(done) {
+        subscribe<&Counter::on_add>();
+    }
+
+private:
+    void on_add(const Add& add) {
+        ++count_.received;
+        count_.sum += add.value;
+        if (count_.received == expected_) done_.set(count_);
+    }
+
+    const std::uint64_t expected_;
+    rt::Completion<Count>& done_;
+    Count count_;
+};
+
+std::string describe(const Count& c) {
+    return "received=" + std::to_string(c.received) + " sum=" + std::to_string(c.sum);
+}
+
+Result run(const Params& params) {
+    const auto messages = std::uint64_t(params.integer("messages"));
+
+    rt::Completion<Count> done;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, done);
+    Counter* counter = nullptr;
+    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+        counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, done);
+    });
+
+    // The sender is the kernel's own thread, outside the runtime, as Theron's main thread is.
+    MeasuredPhase phase(env);
+    for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
+    const Count count = await(env, done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    stop_and_check(env);
+
+    result.messages_processed = count.received;
+    result.answer = describe(count);
+    // 1 + 2 + ... + n, with unsigned wrap-around as the counter's sum wraps (n > 6e9).
+    const std::uint64_t half = messages % 2 == 0 ? messages / 2 : (messages + 1) / 2;
+    const std::uint64_t other = messages % 2 == 0 ? messages + 1 : messages;
+    result.expected = describe({messages, half * other});
+    return result;
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "counting_actor",
+        .summary = "one thread sends 50M numbers to one counting agent: a single mailbox flooded",
+        .description =
+            "The kernel's own thread (outside the runtime) sends 1..messages to a counter agent, "
+            "which counts and sums them; the phase ends when it has counted the last. The sender "
+            "is usually faster than the receiver, so the queue, and memory, grows during the run.",
+        .source = "Theron 3.03 CountingActor (seeds/000)",
+        .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
+        .params = {},
+        .check = {},
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{50'000'000},
+         .help = "numbers sent to the counter",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::counting_actor

@@ -1,0 +1,251 @@
+// one_to_many: a producer sends numbers to a named mbox that `workers` agents subscribe to, so
+// every number is delivered to every worker (1:N). Measures a multicast send and the delivery to
+// many queues; with work=sleep or work=cpu, how a dispatcher overlaps the workers' handlers.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels::one_to_many {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Work { noop, sleep, cpu };
+
+struct Number {
+    std::uint32_t value;
+};
+
+// What a worker reports once it has its last number.
+struct WorkerDone {
+    std::uint32_t worker;
+    std::uint64_t received;
+    std::uint64_t out_of_order;
+    double series;
+};
+
+struct Outcome {
+    std::uint64_t received = 0;
+    std::uint64_t out_of_order = 0;
+    std::uint64_t short_workers = 0;  // workers whose count is not messages_per_worker
+    std::uint64_t wrong_series = 0;   // work=cpu: workers whose series differs from the expected
+    std::int64_t send_ns = 0;
+};
+
+// The CPU work of one message, as in the study (std::sph_neumann of the message), with the
+// order kept small so each call costs the same (the study's order grows with the message
+// number, which makes later messages cost more and overflows to -inf).
+double compute(std::uint32_t value, std::int64_t iterations) {
+    double sum = 0;
+    for (std::int64_t i = 0; i < iterations; ++i) sum += std::sph_neumann(value % 16, 1.2345 + double(i));
+    return sum;
+}
+
+struct Setup {
+    std::uint32_t workers;
+    std::uint32_t messages_per_worker;
+    Work work;
+    std::chrono::nanoseconds sleep;
+    std::int64_t cpu_iters;
+    double expected_series;  // work=cpu
+};
+
+class Producer final : public rt::Agent {
+public:
+    Producer(const Setup& setup, rt::NamedMbox& input, rt::Completion<Outcome>& done)
+        : setup_(setup), input_(input), done_(done) {
+        subscribe<&Producer::on_done>();
+    }
+
+private:
+    void on_start() override {
+        const Clock::time_point start = Clock::now();
+        for (std::uint32_t i = 0; i < setup_.messages_per_worker; ++i) rt::send<Number>(input_, i);
+        outcome_.send_ns = (Clock::now() - start).count();
+    }
+
+    void on_done(const WorkerDone& done) {
+        outcome_.received += done.received;
+        outcome_.out_of_order += done.out_of_order;
+        if (done.received != setup_.messages_per_worker) ++outcome_.short_workers;
+        // Bit-exact: the worker summed the same values in the same order.
+        if (setup_.work == Work::cpu && std::bit_cast<std::uint64_t>(done.series) !=
+                                            std::bit_cast<std::uint64_t>(setup_.expected_series))
+            ++outcome_.wrong_series;
+        if (++reported_ == setup_.workers) done_.set(outcome_);
+    }
+
+    const Setup& setup_;
+    rt::NamedMbox& input_;
+    rt::Completion<Outcome>& done_;
+    std::uint32_t reported_ = 0;
+    Outcome outcome_;
+};
+
+class Worker final : public rt::Agent {
+public:
+    Worker(const Setup& setup, std::uint32_t id, rt::NamedMbox& input, Producer& producer)
+        : setup_(setup), id_(id), producer_(producer) {
+        subscribe<&Worker::on_number>(input);
+    }
+
+private:
+    void on_number(const Number& number) {
+        if (number.value != next_) ++out_of_order_;
+        next_ = number.value + 1;
+        ++received_;
+        switch (setup_.work) {
+        case Work::noop: break;
+        case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
+        case Work::cpu: series_ += compute(number.value, setup_.cpu_iters); break;
+        }
+        // The last number ends the worker's part: a lost one shows as a short count (or, if it
+        // is the last, as a run that never ends, which the run's timeout reports); a duplicate
+        // as a long count or out of order.
+        if (number.value + 1 == setup_.messages_per_worker)
+            rt::send<WorkerDone>(producer_, id_, received_, out_of_order_, series_);
+    }
+
+    const Setup& setup_;
+    const std::uint32_t id_;
+    Producer& producer_;
+    std::uint32_t next_ = 0;
+    std::uint64_t received_ = 0;
+    std::uint64_t out_of_order_ = 0;
+    double series_ = 0;
+};
+
+std::string describe(const Outcome& o) {
+    return "received=" + std::to_string(o.received) + " out_of_order=" + std::to_string(o.out_of_order) +
+           " short_workers=" + std::to_string(o.short_workers) +
+           " wrong_series=" + std::to_string(o.wrong_series);
+}
+
+Result run(const Params& params) {
+    Setup setup{
+        .workers = std::uint32_t(params.integer("workers")),
+        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
+        .work = params.text("work") == "sleep" ? Work::sleep
+                : params.text("work") == "cpu" ? Work::cpu
+                                                : Work::noop,
+        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
+        .cpu_iters = params.integer("cpu_iters"),
+        .expected_series = 0,
+    };
+    // Computed here, sequentially, before the run: what every worker's series must be.
+    if (setup.work == Work::cpu)
+        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
+            setup.expected_series += compute(i, setup.cpu_iters);
+
+    rt::Completion<Outcome> done;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, done);
+    rt::NamedMbox& input = env.named_mbox("one_to_many.input");
+    // The producer has a thread of its own, as in the study; the workers are what is measured.
+    rt::Dispatcher& producer_thread = env.make_dispatcher<rt::OneThread>();
+
+    // The whole experiment, as the study times it: registration, sending, handling.
+    MeasuredPhase phase(env);
+    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+        auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, done);
+        for (std::uint32_t i = 0; i < setup.workers; ++i)
+            coop.make_agent_with_binder<Worker>(dispatchers.binder(i), setup, i, input, producer);
+    });
+    const Outcome outcome = await(env, done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    stop_and_check(env);
+
+    Outcome expected;
+    expected.received = std::uint64_t(setup.workers) * setup.messages_per_worker;
+    result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
+    result.answer = describe(outcome);
+    result.expected = describe(expected);
+    result.metrics = {{"send_ns", double(outcome.send_ns)},
+                      {"deliveries", double(outcome.received)}};
+    return result;
+}
+
+void check(const Params& params) {
+    check_thread_per_agent("one_to_many", params, std::uint64_t(params.integer("workers")),
+                           "workers=" + std::to_string(params.integer("workers")));
+    // A sleeping worker handles its messages one after another whatever the dispatcher: refuse
+    // a run that cannot end in reasonable time rather than hang.
+    if (params.text("work") == "sleep") {
+        const double worker_ms = double(params.integer("messages_per_worker")) * params.real("sleep_ms");
+        if (worker_ms > 600'000)
+            throw ParamError("one_to_many", "messages_per_worker",
+                             "work=sleep: messages_per_worker*sleep_ms must be at most 600000 (ten "
+                             "minutes of sleep per worker), got " +
+                                 std::to_string(std::int64_t(worker_ms)) +
+                                 "; the study slept 5 ms on 100 messages");
+    }
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "one_to_many",
+        .summary = "a producer multicasting numbers to 100 workers through a named mbox (1:N)",
+        .description =
+            "A producer on a thread of its own sends 0..messages_per_worker-1 to a named mbox; "
+            "`workers` agents, one coop with the producer, subscribe to it, so each number is "
+            "delivered to every worker. A worker does nothing (noop), sleeps sleep_ms (sleep) or "
+            "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu), and after "
+            "its last number reports to the producer. The phase covers registration, sending "
+            "and handling, as the study times it; the metric send_ns is the producer's send "
+            "loop alone.",
+        .source = "SObjectizer Tales 22, 1:N messaging (seeds/003)",
+        .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
+                    "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "workers",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100},
+         .help = "worker agents subscribed to the named mbox",
+         .minimum = 1,
+         .maximum = 1'000'000},
+        {.name = "messages_per_worker",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100'000},
+         .help = "numbers the producer sends; each worker receives all of them",
+         .minimum = 1,
+         .maximum = 1'000'000'000},
+        {.name = "work",
+         .type = ParamType::choice,
+         .default_value = std::string("noop"),
+         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
+         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
+        {.name = "sleep_ms",
+         .type = ParamType::real,
+         .default_value = 5.0,
+         .help = "work=sleep: milliseconds a worker sleeps per number",
+         .minimum = 0,
+         .maximum = 10'000},
+        {.name = "cpu_iters",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1},
+         .help = "work=cpu: std::sph_neumann calls per number",
+         .minimum = 1,
+         .maximum = 1'000'000},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::one_to_many

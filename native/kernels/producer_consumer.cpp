@@ -1,0 +1,187 @@
+// producer_consumer: producer agents send numbers to one consumer agent at once. Measures a
+// many-to-one mailbox fed by agents of the runtime (counting_actor's sender is outside it).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels::producer_consumer {
+namespace {
+
+struct Item {
+    std::uint32_t producer;
+    std::uint64_t seq;
+};
+
+// A producer's next burst, sent to itself so that on a shared thread the consumer gets its
+// turn between bursts (a producer that sent all its items in one handler would hold the thread
+// and grow the consumer's queue to the whole run).
+struct Continue {};
+
+struct Tally {
+    std::uint64_t received = 0;
+    std::uint64_t sum = 0;
+    std::uint64_t out_of_order = 0;
+    std::uint64_t short_producers = 0;
+};
+
+class Consumer final : public rt::Agent {
+public:
+    Consumer(std::vector<std::uint64_t> quota, rt::Completion<Tally>& done)
+        : quota_(std::move(quota)), next_(quota_.size(), 0), done_(done) {
+        for (std::uint64_t q : quota_) expected_ += q;
+        subscribe<&Consumer::on_item>();
+    }
+
+private:
+    void on_item(const Item& item) {
+        if (item.seq != next_[item.producer]) ++tally_.out_of_order;
+        next_[item.producer] = item.seq + 1;
+        ++tally_.received;
+        tally_.sum += item.seq;
+        if (tally_.received != expected_) return;
+        for (std::size_t p = 0; p < quota_.size(); ++p)
+            if (next_[p] != quota_[p]) ++tally_.short_producers;
+        done_.set(tally_);
+    }
+
+    const std::vector<std::uint64_t> quota_;
+    std::vector<std::uint64_t> next_;
+    std::uint64_t expected_ = 0;
+    rt::Completion<Tally>& done_;
+    Tally tally_;
+};
+
+class Producer final : public rt::Agent {
+public:
+    Producer(std::uint32_t id, std::uint64_t quota, std::uint64_t burst, Consumer& consumer)
+        : id_(id), quota_(quota), burst_(burst), consumer_(consumer) {
+        subscribe<&Producer::on_continue>();
+    }
+    // Read after the run: written before this producer's last item, which the consumer
+    // received before done.set().
+    std::uint64_t bursts() const noexcept { return bursts_; }
+
+private:
+    void on_start() override { on_continue({}); }
+
+    void on_continue(const Continue&) {
+        ++bursts_;
+        const std::uint64_t end = std::min(quota_, sent_ + burst_);
+        for (; sent_ < end; ++sent_) rt::send<Item>(consumer_, id_, sent_);
+        if (sent_ < quota_) rt::send<Continue>(*this);
+    }
+
+    const std::uint32_t id_;
+    const std::uint64_t quota_;
+    const std::uint64_t burst_;
+    Consumer& consumer_;
+    std::uint64_t sent_ = 0;
+    std::uint64_t bursts_ = 0;
+};
+
+std::string describe(const Tally& t) {
+    return "received=" + std::to_string(t.received) + " sum=" + std::to_string(t.sum) +
+           " out_of_order=" + std::to_string(t.out_of_order) +
+           " short_producers=" + std::to_string(t.short_producers);
+}
+
+Result run(const Params& params) {
+    const auto producers = std::uint32_t(params.integer("producers"));
+    const auto messages = std::uint64_t(params.integer("messages"));
+    const auto burst = std::uint64_t(params.integer("burst"));
+    std::vector<std::uint64_t> quota;
+    for (std::uint32_t p = 0; p < producers; ++p)
+        quota.push_back(messages / producers + (p < messages % producers ? 1 : 0));
+
+    rt::Completion<Tally> done;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, done);
+    std::vector<Producer*> senders;
+    // The phase covers registration: the producers start sending as soon as they start.
+    MeasuredPhase phase(env);
+    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+        auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
+        for (std::uint32_t p = 0; p < producers; ++p)
+            senders.push_back(&coop.make_agent_with_binder<Producer>(dispatchers.binder(p + 1), p, quota[p],
+                                                                     burst, consumer));
+    });
+    const Tally tally = await(env, done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    std::uint64_t bursts = 0;
+    for (Producer* p : senders) bursts += p->bursts();
+    stop_and_check(env);
+
+    Tally expected;
+    for (std::uint64_t q : quota) {
+        expected.received += q;
+        expected.sum += q * (q - 1) / 2;  // seq 0..q-1 (q <= 1e10: the product fits)
+    }
+    // Items, plus the producers' Continue messages (one per burst but the first).
+    result.messages_processed = tally.received + bursts - producers;
+    result.answer = describe(tally);
+    result.expected = describe(expected);
+    return result;
+}
+
+void check(const Params& params) {
+    const auto producers = params.integer("producers");
+    check_thread_per_agent("producer_consumer", params, std::uint64_t(producers) + 1,
+                           "producers=" + std::to_string(producers));
+    if (params.integer("messages") < producers)
+        throw ParamError("producer_consumer", "messages",
+                         "parameter 'messages' (" + std::to_string(params.integer("messages")) +
+                             ") must be at least 'producers' (" + std::to_string(producers) +
+                             "): every producer sends at least one item");
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "producer_consumer",
+        .summary = "2 producer agents sending 50M items to one consumer agent (N:1 inside the runtime)",
+        .description =
+            "`producers` agents split `messages` items between them (the first ones take the "
+            "remainder) and send them to one consumer agent, `burst` at a time: each burst ends "
+            "with a message to itself for the next, so a producer sharing a thread with the "
+            "consumer lets it run. The consumer checks each producer's order; the phase runs "
+            "from registration to the last item.",
+        .source = "Theron 3.03 ProducerConsumer (seeds/000)",
+        .verifies = "the consumer received every item once, in order per producer, and their "
+                    "sequence numbers sum to what the split predicts",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "producers",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{2},
+         .help = "producer agents",
+         .minimum = 1,
+         .maximum = 100'000},
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{50'000'000},
+         .help = "items in total, split between the producers",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+        {.name = "burst",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1000},
+         .help = "items a producer sends per handler before it continues with a self-send",
+         .minimum = 1,
+         .maximum = 1'000'000'000},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::producer_consumer

@@ -1,0 +1,239 @@
+// thread_ring and parallel_thread_ring: tokens passed around a ring of agents, each hop a send
+// to the next agent. One token measures the raw cost of a hop (only one agent is ever busy);
+// many tokens measure the contention of many busy agents for the same threads and queues. One
+// kernel with two schemas: the ring, its checks and its arithmetic are the same.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels::thread_ring {
+namespace {
+
+struct Token {
+    std::uint32_t id;
+    std::uint64_t remaining;  // hops still to make
+    std::uint64_t hops;       // hops made so far, counted independently of `remaining`
+};
+
+// A token's last stop, reported to the collector.
+struct TokenEnd {
+    std::uint32_t id;
+    std::uint32_t agent;
+    std::uint64_t hops;
+};
+
+// Where token j starts and how many hops it makes: the hops are split as Theron splits them
+// (each of the first tokens-1 makes ceil(hops/tokens), the last the rest: 50M hops over 503
+// tokens are 502 x 99404 and 99192).
+struct Plan {
+    std::uint32_t actors;
+    std::vector<std::uint32_t> start;
+    std::vector<std::uint64_t> hops;
+
+    Plan(std::uint32_t actors_, std::uint32_t tokens, std::uint64_t total_hops) : actors(actors_) {
+        const std::uint64_t each = (total_hops + tokens - 1) / tokens;
+        for (std::uint32_t j = 0; j < tokens; ++j) {
+            start.push_back(j % actors);
+            hops.push_back(j + 1 < tokens ? each : total_hops - each * (tokens - 1));
+        }
+    }
+
+    std::uint32_t end(std::uint32_t j) const { return std::uint32_t((start[j] + hops[j]) % actors); }
+
+    // Tokens agent i receives (the injection included): token j visits start..start+hops.
+    std::uint64_t visits(std::uint32_t i) const {
+        std::uint64_t total = 0;
+        for (std::size_t j = 0; j < start.size(); ++j) {
+            const std::uint64_t stops = hops[j] + 1;
+            const std::uint64_t offset = (i + actors - start[j]) % actors;
+            total += stops / actors + (offset < stops % actors ? 1 : 0);
+        }
+        return total;
+    }
+};
+
+struct Outcome {
+    std::uint64_t ended = 0;       // tokens that reported their end
+    std::uint64_t wrong_end = 0;   // ended at another agent than the arithmetic says
+    std::uint64_t wrong_hops = 0;  // made another number of hops than planned
+    std::uint64_t repeated = 0;    // ended twice
+};
+
+class Collector final : public rt::Agent {
+public:
+    Collector(const Plan& plan, rt::Completion<Outcome>& done)
+        : plan_(plan), seen_(plan.start.size(), false), done_(done) {
+        subscribe<&Collector::on_end>();
+    }
+
+private:
+    void on_end(const TokenEnd& end) {
+        ++outcome_.ended;
+        if (seen_[end.id]) ++outcome_.repeated;
+        seen_[end.id] = true;
+        if (end.agent != plan_.end(end.id)) ++outcome_.wrong_end;
+        if (end.hops != plan_.hops[end.id]) ++outcome_.wrong_hops;
+        if (outcome_.ended == plan_.start.size()) done_.set(outcome_);
+    }
+
+    const Plan& plan_;
+    std::vector<bool> seen_;
+    rt::Completion<Outcome>& done_;
+    Outcome outcome_;
+};
+
+class Member final : public rt::Agent {
+public:
+    Member(std::uint32_t index, Collector& collector) : index_(index), collector_(collector) {
+        subscribe<&Member::on_token>();
+    }
+    void link(Member& next) { next_ = &next; }
+    // Read after the run: every receipt is followed by a forward or an end report, whose chain
+    // ends in the collector's done.set(), so each write here happened before the kernel reads.
+    std::uint64_t received() const noexcept { return received_; }
+
+private:
+    void on_token(const Token& token) {
+        ++received_;
+        if (token.remaining == 0) rt::send<TokenEnd>(collector_, token.id, index_, token.hops);
+        else rt::send<Token>(*next_, token.id, token.remaining - 1, token.hops + 1);
+    }
+
+    const std::uint32_t index_;
+    Collector& collector_;
+    Member* next_ = nullptr;
+    std::uint64_t received_ = 0;
+};
+
+std::string describe(const Outcome& o, std::uint64_t uneven_agents) {
+    return "tokens_ended=" + std::to_string(o.ended) + " wrong_end=" + std::to_string(o.wrong_end) +
+           " wrong_hops=" + std::to_string(o.wrong_hops) + " repeated=" + std::to_string(o.repeated) +
+           " uneven_agents=" + std::to_string(uneven_agents);
+}
+
+Result run_ring(const Params& params, std::uint32_t tokens) {
+    const auto actors = std::uint32_t(params.integer("actors"));
+    const Plan plan(actors, tokens, std::uint64_t(params.integer("hops")));
+
+    rt::Completion<Outcome> done;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, done);
+    // The collector has a thread of its own: the ring is what is measured.
+    rt::Dispatcher& collector_thread = env.make_dispatcher<rt::OneThread>();
+    std::vector<Member*> ring;
+    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+        auto& collector = coop.make_agent_with_binder<Collector>(collector_thread.binder(), plan, done);
+        for (std::uint32_t i = 0; i < actors; ++i)
+            ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(i), i, collector));
+        for (std::uint32_t i = 0; i < actors; ++i) ring[i]->link(*ring[(i + 1) % actors]);
+    });
+
+    // The phase covers the hops: from the first injection to the last token's end.
+    MeasuredPhase phase(env);
+    for (std::uint32_t j = 0; j < tokens; ++j) rt::send<Token>(*ring[plan.start[j]], j, plan.hops[j], 0);
+    const Outcome outcome = await(env, done);
+    Result result;
+    phase.finish(result, done.completed_at());
+
+    std::uint64_t received = 0;
+    std::uint64_t uneven = 0;
+    for (std::uint32_t i = 0; i < actors; ++i) {
+        received += ring[i]->received();
+        if (ring[i]->received() != plan.visits(i)) ++uneven;
+    }
+    stop_and_check(env);
+
+    Outcome expected;
+    expected.ended = tokens;
+    result.messages_processed = received + outcome.ended;  // receipts and end reports
+    result.answer = describe(outcome, uneven);
+    result.expected = describe(expected, 0);
+    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) / double(std::max<std::uint64_t>(1, received - tokens))}};
+    return result;
+}
+
+void check_ring(const std::string& kernel, const Params& params, std::uint64_t tokens) {
+    const auto actors = params.integer("actors");
+    check_thread_per_agent(kernel, params, std::uint64_t(actors), "actors=" + std::to_string(actors));
+    const auto hops = std::uint64_t(params.integer("hops"));
+    // Theron's split gives the first tokens-1 ceil(hops/tokens) each; the last must not be short.
+    if (tokens > 1 && (hops + tokens - 1) / tokens * (tokens - 1) > hops)
+        throw ParamError(kernel, "hops",
+                         "parameter 'hops' (" + std::to_string(hops) + ") is too small to split over " +
+                             std::to_string(tokens) + " tokens (each but the last makes ceil(hops/tokens)); "
+                             "use hops >= " + std::to_string(tokens * (tokens - 1)) + " or fewer tokens");
+}
+
+std::vector<ParamSpec> ring_params(std::int64_t default_hops) {
+    std::vector<ParamSpec> params = {
+        {.name = "actors",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{503},
+         .help = "agents in the ring",
+         .minimum = 1,
+         .maximum = 10'000'000},
+        {.name = "hops",
+         .type = ParamType::integer,
+         .default_value = default_hops,
+         .help = "sends from one agent to the next, over all tokens",
+         .minimum = 0,
+         .maximum = 100'000'000'000},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        params.push_back(std::move(spec));
+    return params;
+}
+
+const Registration one_token(Kernel{
+    .name = "thread_ring",
+    .summary = "one token passed around a ring of 503 agents, 50M hops: the raw cost of a hop",
+    .description =
+        "`actors` agents form a ring; a token carrying a countdown of `hops` is injected at agent "
+        "0 and each agent forwards it to the next with the countdown decremented, until it reaches "
+        "0. Only one agent is ever busy, so this measures a send and a dispatch with a cold "
+        "receiver; on a dispatcher with a thread per agent or group, every hop crosses threads. "
+        "The phase runs from the injection to the end report (agents are created before it).",
+    .source = "Theron 3.03 ThreadRing (seeds/000)",
+    .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
+                "received the number of visits the arithmetic predicts",
+    .params = ring_params(50'000'000),
+    .check = [](const Params& params) { check_ring("thread_ring", params, 1); },
+    .run = [](const Params& params) { return run_ring(params, 1); },
+});
+
+std::vector<ParamSpec> parallel_ring_params() {
+    std::vector<ParamSpec> params = ring_params(50'000'000);
+    params.insert(params.begin() + 1,
+                  {.name = "tokens",
+                   .type = ParamType::integer,
+                   .default_value = std::int64_t{503},
+                   .help = "tokens circulating at once; token j starts at agent j % actors",
+                   .minimum = 1,
+                   .maximum = 10'000'000});
+    return params;
+}
+
+const Registration many_tokens(Kernel{
+    .name = "parallel_thread_ring",
+    .summary = "503 tokens circulating at once in a ring of 503 agents: contention for threads",
+    .description =
+        "As thread_ring, with `tokens` tokens at once, token j injected at agent j % actors. The "
+        "hops are split as Theron splits them: each of the first tokens-1 tokens makes "
+        "ceil(hops/tokens) hops and the last the rest (50M over 503: 502 x 99404 and 99192). Every "
+        "agent is busy, so this measures the dispatcher under load from many queues at once.",
+    .source = "Theron 3.03 ParallelThreadRing (seeds/000)",
+    .verifies = "every token ends once, at the agent its start and hop count predict, after its "
+                "planned hops; each agent received the visits the arithmetic predicts",
+    .params = parallel_ring_params(),
+    .check = [](const Params& params) {
+        check_ring("parallel_thread_ring", params, std::uint64_t(params.integer("tokens")));
+    },
+    .run = [](const Params& params) { return run_ring(params, std::uint32_t(params.integer("tokens"))); },
+});
+
+}  // namespace
+}  // namespace labctl::kernels::thread_ring
