@@ -142,3 +142,69 @@ def test_metric_names_do_not_collide_with_parameters_or_sample_fields():
         for name in result["metrics"]:
             assert name not in params and name not in SAMPLE_COLUMNS, (kernel.name, name)
         assert not params & set(SAMPLE_COLUMNS), kernel.name
+
+
+def theron_split(tokens: int, hops: int) -> list[int]:
+    each = -(-hops // tokens)
+    return [each] * (tokens - 1) + [hops - each * (tokens - 1)]
+
+
+def test_theron_splits_50m_hops_over_503_tokens_as_published():
+    split = theron_split(503, 50_000_000)
+    assert split[:502] == [99404] * 502 and split[-1] == 99192 and sum(split) == 50_000_000
+
+
+@pytest.mark.parametrize("actors, tokens, hops", [(1, 1, 10), (7, 1, 0), (7, 3, 100), (5, 12, 200), (503, 503, 503 * 502)])
+def test_ring_tokens_end_where_the_arithmetic_says(actors, tokens, hops):
+    kernel = "thread_ring" if tokens == 1 else "parallel_thread_ring"
+    params = {"actors": actors, "hops": hops, "dispatcher": "thread_pool", "fifo": "individual"}
+    if tokens > 1:
+        params["tokens"] = tokens
+    result = _native.run(kernel, params)
+    assert result["answer"] == (f"tokens_ended={tokens} wrong_end=0 wrong_hops=0 repeated=0 "
+                                "uneven_agents=0")
+    # Every token is received once per hop plus its injection, then reported once.
+    assert result["messages_processed"] == hops + 2 * tokens
+
+
+@pytest.mark.parametrize("work", ["noop", "cpu", "sleep"])
+def test_one_to_many_delivers_every_number_to_every_worker(work):
+    params = {"workers": 6, "messages_per_worker": 40, "work": work, "sleep_ms": 0.1, "cpu_iters": 3,
+              "dispatcher": "thread_pool", "fifo": "individual"}
+    result = _native.run("one_to_many", params)
+    assert result["answer"] == "received=240 out_of_order=0 short_workers=0 wrong_series=0"
+    assert result["messages_processed"] == 240 + 6
+    assert 0 < result["metrics"]["send_ns"] <= result["elapsed_ns"]
+
+
+@pytest.mark.parametrize("start_batch", [1, 7, 1000])
+def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batch):
+    result = _native.run("self_send", {"workers": 5, "messages_per_worker": 100, "start_batch": start_batch})
+    assert result["answer"] == "handled=500 reports=5 repeated=0 short_workers=0"
+    assert result["messages_processed"] == 505
+
+
+def test_counting_actor_sums_one_to_n():
+    result = _native.run("counting_actor", {"messages": 12345, "dispatcher": "active_obj"})
+    assert result["answer"] == f"received=12345 sum={12345 * 12346 // 2}"
+
+
+@pytest.mark.parametrize("producers, messages, burst", [(1, 10, 3), (3, 1000, 1), (4, 1001, 64)])
+def test_producer_consumer_receives_each_producers_items_in_order(producers, messages, burst):
+    quotas = [messages // producers + (1 if p < messages % producers else 0) for p in range(producers)]
+    result = _native.run("producer_consumer", {"producers": producers, "messages": messages, "burst": burst,
+                                               "dispatcher": "work_stealing", "fifo": "individual"})
+    total = sum(q * (q - 1) // 2 for q in quotas)
+    assert result["answer"] == f"received={messages} sum={total} out_of_order=0 short_producers=0"
+    bursts = sum(-(-q // burst) for q in quotas)
+    assert result["messages_processed"] == messages + bursts - producers
+
+
+@pytest.mark.parametrize("kernel, params, unit", [
+    ("fan", {"fan_out": 3}, "iterations_done"),
+    ("ring_laps", {"actors": 3}, "laps_done"),
+])
+def test_duration_mode_runs_for_about_the_duration(kernel, params, unit):
+    result = _native.run(kernel, {**params, "duration_s": 0.05, "dispatcher": "active_group"})
+    assert result["metrics"][unit] > 0
+    assert 0.05e9 <= result["elapsed_ns"] < 5e9

@@ -42,7 +42,7 @@ def test_an_unknown_parameter_is_refused_with_the_list_of_parameters():
 
 
 def test_an_unknown_kernel_is_refused_with_the_list_of_kernels():
-    with pytest.raises(ParamError, match=r"unknown kernel \(kernels: ping_pong, skynet"):
+    with pytest.raises(ParamError, match=r"unknown kernel \(kernels: counting_actor, fan, one_to_many, parallel_thread_ring, ping_pong"):
         kernels.get("skynot")
 
 
@@ -68,6 +68,19 @@ def test_an_unknown_kernel_is_refused_with_the_list_of_kernels():
          "does not apply to dispatcher 'active_obj'"),
         ("skynet", {"dispatcher": "active_obj"}, "dispatcher", "starts a thread per agent"),
         ("skynet", {"pin": "fast"}, "pin", "'fast' is not a core list"),
+        ("one_to_many", {"work": "spin"}, "work", "must be one of: noop, sleep, cpu"),
+        ("one_to_many", {"work": "sleep"}, "messages_per_worker",
+         "workers*messages_per_worker*sleep_ms must be at most 600000 (ten minutes"),
+        ("one_to_many", {"dispatcher": "active_obj", "workers": 20_000}, "dispatcher",
+         "workers=20000 needs 20000 threads"),
+        ("thread_ring", {"dispatcher": "active_obj", "actors": 10_001}, "dispatcher", "actors=10001"),
+        ("parallel_thread_ring", {"tokens": 503, "hops": 1000}, "hops",
+         "too small to split over 503 tokens"),
+        ("producer_consumer", {"producers": 5, "messages": 4}, "messages", "must be at least 'producers'"),
+        ("self_send", {"start_batch": 0}, "start_batch", "must be integer from 1"),
+        ("counting_actor", {"messages": 0}, "messages", "must be integer from 1"),
+        ("fan", {"fan_out": 0}, "fan_out", "must be integer from 1"),
+        ("ring_laps", {"actors": 1}, "actors", "must be integer from 2"),
     ],
 )
 def test_bad_values_are_refused_naming_the_parameter_and_what_is_allowed(kernel, values, param, words):

@@ -177,16 +177,18 @@ Result run(const Params& params) {
 void check(const Params& params) {
     check_thread_per_agent("one_to_many", params, std::uint64_t(params.integer("workers")),
                            "workers=" + std::to_string(params.integer("workers")));
-    // A sleeping worker handles its messages one after another whatever the dispatcher: refuse
-    // a run that cannot end in reasonable time rather than hang.
+    // On a dispatcher that runs the workers on one thread the sleeps add up: refuse a run that
+    // cannot end in reasonable time rather than hang.
     if (params.text("work") == "sleep") {
-        const double worker_ms = double(params.integer("messages_per_worker")) * params.real("sleep_ms");
-        if (worker_ms > 600'000)
+        const double total_ms = double(params.integer("workers")) *
+                                double(params.integer("messages_per_worker")) * params.real("sleep_ms");
+        if (total_ms > 600'000)
             throw ParamError("one_to_many", "messages_per_worker",
-                             "work=sleep: messages_per_worker*sleep_ms must be at most 600000 (ten "
-                             "minutes of sleep per worker), got " +
-                                 std::to_string(std::int64_t(worker_ms)) +
-                                 "; the study slept 5 ms on 100 messages");
+                             "work=sleep: workers*messages_per_worker*sleep_ms must be at most 600000 "
+                             "(ten minutes of sleep in all, which a one-thread dispatcher serves one "
+                             "after another), got " +
+                                 std::to_string(std::int64_t(total_ms)) +
+                                 "; the study slept 5 ms on 100 messages x 100 workers");
     }
 }
 
