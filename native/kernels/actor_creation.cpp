@@ -1,0 +1,159 @@
+// actor_creation: a binary tree of agents, each spawning its two children in coops of their
+// own, down to 2^depth leaves; counts come back up. Measures the cost of creating agents (and,
+// with deregister, of destroying them).
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels {
+namespace {
+
+// What a subtree sends to its parent: its leaves and its agents, so the root can verify both
+// without any counter shared between threads; and which child it is, so the parent can let that
+// child's coop go.
+struct Count {
+    std::uint64_t leaves;
+    std::uint64_t agents;
+    std::uint32_t child;
+};
+
+struct Tree {
+    DispatcherChoice& dispatchers;
+    bool deregister;
+    rt::Completion<Count>& answer;
+};
+
+class Node final : public rt::Agent {
+public:
+    // `index` numbers the tree as a heap (root 1, children 2i and 2i+1): the binder index, so
+    // active_group spreads the nodes of every level over its groups.
+    Node(const Tree& tree, Node* parent, std::uint32_t child, unsigned levels_below, std::uint64_t index)
+        : tree_(tree), parent_(parent), child_(child), levels_below_(levels_below), index_(index) {
+        if (levels_below_ > 0) subscribe<&Node::on_count>();
+    }
+
+private:
+    void on_start() override {
+        if (levels_below_ == 0) {
+            report({1, 1, child_});
+            return;
+        }
+        // Two spawns, each child in a new coop, as the study spawns each actor on its own.
+        for (std::uint32_t k = 0; k < 2; ++k) {
+            const auto binder = tree_.dispatchers.binder(unsigned(2 * index_ + k));
+            children_[k] = &environment().introduce_coop(binder, [&](rt::Coop& coop) {
+                coop.make_agent_with_binder<Node>(binder, tree_, this, k, levels_below_ - 1, 2 * index_ + k);
+            });
+        }
+    }
+
+    void on_count(const Count& count) {
+        leaves_ += count.leaves;
+        agents_ += count.agents;
+        // The child has reported and has nothing more to do: the study's actor quits here.
+        if (tree_.deregister) environment().deregister_coop(*children_[count.child]);
+        if (++reported_ != 2) return;
+        report({leaves_, agents_ + 1, child_});
+    }
+
+    void report(Count count) {
+        if (parent_ != nullptr) rt::send<Count>(*parent_, count);
+        else tree_.answer.set(count);
+    }
+
+    const Tree& tree_;
+    Node* const parent_;
+    const std::uint32_t child_;
+    const unsigned levels_below_;
+    const std::uint64_t index_;
+    std::array<rt::Coop*, 2> children_{};
+    std::uint64_t leaves_ = 0;
+    std::uint64_t agents_ = 0;
+    std::uint32_t reported_ = 0;
+};
+
+std::uint64_t tree_agents(std::int64_t depth) { return (std::uint64_t{2} << depth) - 1; }
+
+Result run(const Params& params) {
+    const auto depth = unsigned(params.integer("depth"));
+    const bool deregister = params.boolean("deregister");
+
+    rt::Completion<Count> answer;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, answer);
+    const Tree tree{dispatchers, deregister, answer};
+
+    MeasuredPhase phase(env);
+    rt::Coop& root = env.introduce_coop(dispatchers.binder(1), [&](rt::Coop& coop) {
+        coop.make_agent_with_binder<Node>(dispatchers.binder(1), tree, nullptr, 0, depth, 1);
+    });
+    const Count total = await(env, answer);
+    Result result;
+    if (deregister) {
+        env.deregister_coop(root);
+        env.wait_for_no_coops();
+        phase.finish(result);
+    } else {
+        phase.finish(result, answer.completed_at());
+    }
+    stop_and_check(env);  // outside the phase unless deregister: destroys every agent
+
+    result.messages_processed = total.agents - 1;  // every agent but the root reports once
+    result.answer = "leaves=" + std::to_string(total.leaves) + " agents=" + std::to_string(total.agents);
+    result.expected = "leaves=" + std::to_string(std::uint64_t{1} << depth) +
+                      " agents=" + std::to_string(tree_agents(depth));
+    result.metrics = {{"agents", double(total.agents)},
+                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    return result;
+}
+
+void check(const Params& params) {
+    const std::int64_t depth = params.integer("depth");
+    check_thread_per_agent("actor_creation", params, tree_agents(depth), "depth=" + std::to_string(depth));
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "actor_creation",
+        .summary = "a binary tree of 2^20 leaf agents, each spawned in its own coop: the cost of creation",
+        .description =
+            "The root agent spawns two children, each in a new coop; each child does the same, "
+            "down to `depth` levels (2^depth leaves, 2^(depth+1)-1 agents). Each leaf sends 1 to its "
+            "parent; each inner agent sums its children's counts (and their agents) and sends the "
+            "sum up. With deregister=true (the study's actors quit once done) each agent "
+            "deregisters a child's coop when that child has reported, and the phase ends when "
+            "every coop is destroyed; otherwise it ends when the root has the count (agents are "
+            "destroyed after).",
+        .source = "libcppa blog 2012, Actor Creation Overhead (seeds/001)",
+        .verifies = "the root counts 2^depth leaves and 2^(depth+1)-1 agents (1048576 and 2097151 "
+                    "at depth 20)",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "depth",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{20},
+         .help = "levels below the root: 2^depth leaves",
+         .minimum = 0,
+         .maximum = 26},
+        {.name = "deregister",
+         .type = ParamType::boolean,
+         .default_value = true,
+         .help = "deregister each child's coop once it reported, inside the measured phase (the "
+                 "study's actors quit)"},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels

@@ -1,0 +1,274 @@
+// mailbox_n_to_1: many senders flood one receiver's mailbox. Measures how a single event queue
+// holds up when every sender pushes onto it at once (the queue is the shared resource).
+#include <algorithm>
+#include <cstdint>
+#include <latch>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dispatcher_params.hpp"
+#include "phase.hpp"
+
+namespace labctl::kernels {
+namespace {
+
+// A sender thread, or a sender agent between two Continue messages, sends this many messages
+// at a time.
+constexpr std::uint64_t kBurst = 1000;
+
+struct Msg {
+    std::uint32_t sender;
+    std::uint64_t seq;
+};
+
+// A sender agent's next burst. Self-sent after each burst, so that a pool thread returns to its
+// queue between bursts instead of spending the whole run in one sender's handler (and the
+// receiver, or the other senders, get the thread in between); the first one comes from the
+// kernel once the measured phase has begun.
+struct Continue {};
+
+// What the receiver saw when the last expected message arrived, computed there: an extra
+// (duplicated) message arriving later cannot race with the kernel reading it.
+struct Outcome {
+    std::uint64_t received = 0;
+    std::uint64_t out_of_order = 0;
+    std::uint64_t short_senders = 0;
+};
+
+class Receiver final : public rt::Agent {
+public:
+    Receiver(std::uint32_t senders, std::uint64_t messages_per_sender, rt::Completion<Outcome>& done)
+        : per_sender_(senders), messages_per_sender_(messages_per_sender),
+          total_(std::uint64_t{senders} * messages_per_sender), done_(done) {
+        subscribe<&Receiver::on_msg>();
+    }
+
+private:
+    struct PerSender {
+        std::uint64_t count = 0;
+        std::uint64_t last_seq = ~std::uint64_t{0};  // so that the first expected seq, 0, is last + 1
+    };
+
+    void on_msg(const Msg& msg) {
+        if (msg.sender >= per_sender_.size()) throw std::out_of_range("mailbox_n_to_1: message from an unknown sender");
+        PerSender& from = per_sender_[msg.sender];
+        // Each sender sends from one thread, and a queue keeps each producer's order: anything
+        // but the next seq is a lost, duplicated or reordered message.
+        if (msg.seq != from.last_seq + 1) ++outcome_.out_of_order;
+        from.last_seq = msg.seq;
+        ++from.count;
+        if (++outcome_.received != total_) return;
+        for (const PerSender& sender : per_sender_)
+            if (sender.count != messages_per_sender_) ++outcome_.short_senders;
+        done_.set(outcome_);
+    }
+
+    std::vector<PerSender> per_sender_;
+    const std::uint64_t messages_per_sender_;
+    const std::uint64_t total_;
+    rt::Completion<Outcome>& done_;
+    Outcome outcome_;
+};
+
+class Sender final : public rt::Agent {
+public:
+    Sender(Receiver& receiver, std::uint32_t index, std::uint64_t messages)
+        : receiver_(receiver), index_(index), messages_(messages) {
+        subscribe<&Sender::on_continue>();
+    }
+    std::uint64_t continues() const noexcept { return continues_; }
+
+private:
+    void on_continue(const Continue&) {
+        // Counted before the burst: the kernel reads it after the receiver has had every
+        // message, the last of which this handler sends after this write.
+        ++continues_;
+        const std::uint64_t end = std::min(messages_, next_seq_ + kBurst);
+        for (; next_seq_ < end; ++next_seq_) rt::send<Msg>(receiver_, index_, next_seq_);
+        if (next_seq_ < messages_) rt::send<Continue>(*this);
+    }
+
+    Receiver& receiver_;
+    const std::uint32_t index_;
+    const std::uint64_t messages_;
+    std::uint64_t next_seq_ = 0;
+    std::uint64_t continues_ = 0;
+};
+
+// The study's senders: plain threads outside the runtime, started before the measured phase and
+// released together at its start. Always joined, on failure too: the destructor releases the
+// start (a thread never waits forever) and asks them to stop, then the jthreads join.
+class SenderThreads {
+public:
+    SenderThreads(Receiver& receiver, std::uint32_t senders, std::uint64_t messages_per_sender) {
+        threads_.reserve(senders);
+        try {
+            for (std::uint32_t i = 0; i < senders; ++i) {
+                threads_.emplace_back([this, &receiver, i, messages_per_sender](std::stop_token stop) {
+                    start_.wait();
+                    for (std::uint64_t seq = 0; seq < messages_per_sender;) {
+                        // One look at the stop flag per burst (an atomic load inside the
+                        // library), none per message: on failure a thread quits within a burst.
+                        if (stop.stop_requested()) return;
+                        const std::uint64_t end = std::min(messages_per_sender, seq + kBurst);
+                        for (; seq < end; ++seq) rt::send<Msg>(receiver, i, seq);
+                    }
+                });
+            }
+        } catch (...) {
+            // A thread that could not start: the destructor will not run, so the ones that did
+            // are let go here before threads_ joins them.
+            let_go();
+            throw;
+        }
+    }
+
+    SenderThreads(const SenderThreads&) = delete;
+    SenderThreads& operator=(const SenderThreads&) = delete;
+
+    // threads_, declared last, is destroyed first: each jthread joins.
+    ~SenderThreads() { let_go(); }
+
+    void release() noexcept {
+        if (released_) return;
+        released_ = true;
+        start_.count_down();
+    }
+
+    // Waits for every sender to have sent all its messages.
+    void join() {
+        for (std::jthread& thread : threads_) thread.join();
+    }
+
+private:
+    void let_go() noexcept {
+        for (std::jthread& thread : threads_) thread.request_stop();
+        release();
+    }
+
+    std::latch start_{1};
+    bool released_ = false;
+    std::vector<std::jthread> threads_;
+};
+
+Result run(const Params& params) {
+    const auto senders = std::uint32_t(params.integer("senders"));
+    const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
+    const bool sender_agents = params.text("sender") == "agent";
+
+    rt::Completion<Outcome> done;
+    DispatcherChoice dispatchers(params);
+    rt::Environment& env = dispatchers.environment();
+    abandon_on_failure(env, done);
+
+    Receiver* receiver = nullptr;
+    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+        receiver = &coop.make_agent_with_binder<Receiver>(dispatchers.binder(0), senders,
+                                                          messages_per_sender, done);
+    });
+    // Senders are made before the phase (agents and threads alike) and wait for their start.
+    // An agent each in a coop of its own: with a cooperation FIFO they still run in parallel.
+    std::vector<Sender*> agents;
+    std::optional<SenderThreads> threads;  // after the environment: joined before it stops
+    if (sender_agents) {
+        agents.reserve(senders);
+        for (std::uint32_t i = 0; i < senders; ++i) {
+            env.introduce_coop(dispatchers.binder(i + 1), [&](rt::Coop& coop) {
+                agents.push_back(&coop.make_agent_with_binder<Sender>(dispatchers.binder(i + 1), *receiver,
+                                                                      i, messages_per_sender));
+            });
+        }
+    } else {
+        threads.emplace(*receiver, senders, messages_per_sender);
+    }
+
+    MeasuredPhase phase(env);
+    if (sender_agents) {
+        for (Sender* sender : agents) rt::send<Continue>(*sender);
+    } else {
+        threads->release();
+    }
+    const Outcome outcome = await(env, done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    if (threads) threads->join();
+    // Each sender counted its last Continue before sending its last message, which the receiver
+    // handled before done.set(): reading the counts here is ordered after those writes.
+    std::uint64_t continues = 0;
+    for (const Sender* sender : agents) continues += sender->continues();
+    stop_and_check(env);
+
+    auto describe = [](const Outcome& outcome) {
+        return "received=" + std::to_string(outcome.received) + " out_of_order=" +
+               std::to_string(outcome.out_of_order) + " short_senders=" + std::to_string(outcome.short_senders);
+    };
+    result.messages_processed = outcome.received + continues;
+    result.answer = describe(outcome);
+    result.expected = describe(Outcome{std::uint64_t{senders} * messages_per_sender, 0, 0});
+    result.metrics = {{"senders", double(senders)}};
+    return result;
+}
+
+void check(const Params& params) {
+    if (params.text("sender") == "agent") {
+        const auto senders = std::uint64_t(params.integer("senders"));
+        check_thread_per_agent("mailbox_n_to_1", params, senders + 1,
+                               "sender=agent senders=" + std::to_string(senders));
+    }
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "mailbox_n_to_1",
+        .summary = "20 senders x 1M messages into one receiver's mailbox: the contended queue",
+        .description =
+            "`senders` senders each send `messages_per_sender` messages {sender, seq} to one "
+            "receiver agent, which counts them per sender and checks each sender's order. "
+            "sender=thread (the study's setup): plain threads outside the runtime, started before "
+            "the measured phase and released together at its start (their CPU time is not in "
+            "thread_cpu_ns). sender=agent: sender agents on the chosen dispatcher, each in a coop "
+            "of its own, sending bursts of 1000 and self-sending a Continue message between bursts "
+            "so that no pool thread is held by one sender; the kernel sends each its first "
+            "Continue when the phase begins. The phase ends when the receiver has every message. "
+            "messages_processed counts the receiver's messages plus, with sender=agent, every "
+            "Continue the senders handled.",
+        .source = "libcppa blog 2012, Mailbox Part 2 (seeds/001): 20 threads x 1,000,000 messages",
+        .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
+                    "messages_per_sender, every one in its sender's order",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "senders",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{20},
+         .help = "sender threads or agents",
+         .minimum = 1,
+         .maximum = 10'000},
+        {.name = "messages_per_sender",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "messages each sender sends",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+        {.name = "sender",
+         .type = ParamType::choice,
+         .default_value = std::string("thread"),
+         .help = "thread: plain threads outside the runtime (the study); agent: agents on the "
+                 "dispatcher, in bursts of 1000",
+         .choices = {std::string("thread"), std::string("agent")}},
+    };
+    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+        kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels
