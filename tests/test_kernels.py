@@ -21,6 +21,9 @@ SMALL = {
     "producer_consumer": {"producers": 3, "messages": 2001, "burst": 100},
     "fan": {"fan_out": 4, "iterations": 50},
     "ring_laps": {"actors": 4, "laps": 50},
+    "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
+    "mixed": {"rings": 2, "ring_size": 4, "initial_token": 5, "repetitions": 2, "number": 9991},
+    "actor_creation": {"depth": 6},
 }
 
 
@@ -208,3 +211,26 @@ def test_duration_mode_runs_for_about_the_duration(kernel, params, unit):
     result = _native.run(kernel, {**params, "duration_s": 0.05, "dispatcher": "active_group"})
     assert result["metrics"][unit] > 0
     assert 0.05e9 <= result["elapsed_ns"] < 5e9
+
+
+@pytest.mark.parametrize("sender", ["thread", "agent"])
+@pytest.mark.parametrize("dispatcher", ["one_thread", "thread_pool", "active_obj"])
+def test_mailbox_n_to_1_counts_every_senders_messages_in_order(sender, dispatcher):
+    result = _native.run("mailbox_n_to_1", {"senders": 5, "messages_per_sender": 2000, "sender": sender,
+                                            "dispatcher": dispatcher})
+    assert result["answer"] == "received=10000 out_of_order=0 short_senders=0"
+
+
+@pytest.mark.parametrize("depth", [0, 1, 5, 10])
+def test_actor_creation_counts_two_to_the_depth_leaves(depth):
+    result = _native.run("actor_creation", {"depth": depth, "dispatcher": "work_stealing"})
+    assert result["answer"] == f"leaves={2 ** depth} agents={2 ** (depth + 1) - 1}"
+    assert result["messages_processed"] == 2 ** (depth + 1) - 2
+
+
+@pytest.mark.parametrize("number", [9973, 1024, 9991, 86028157 * 3])
+def test_mixed_factorizes_primes_powers_and_products(number):
+    result = _native.run("mixed", {"rings": 3, "ring_size": 5, "initial_token": 4, "repetitions": 2,
+                                   "number": number, "dispatcher": "thread_pool", "fifo": "individual"})
+    assert result["answer"] == ("factorizations=6 valid_factorizations=6 ring_rounds=6 "
+                                f"token_hops={6 * 5 * 5} masters_done=3")

@@ -8,7 +8,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::actor_creation {
 namespace {
 
 // What a subtree sends to its parent: its leaves and its agents, so the root can verify both
@@ -156,4 +156,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::actor_creation

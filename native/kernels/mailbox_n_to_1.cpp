@@ -13,7 +13,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::mailbox_n_to_1 {
 namespace {
 
 // A sender thread, or a sender agent between two Continue messages, sends this many messages
@@ -209,7 +209,6 @@ Result run(const Params& params) {
     result.messages_processed = outcome.received + continues;
     result.answer = describe(outcome);
     result.expected = describe(Outcome{std::uint64_t{senders} * messages_per_sender, 0, 0});
-    result.metrics = {{"senders", double(senders)}};
     return result;
 }
 
@@ -271,4 +270,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::mailbox_n_to_1

@@ -11,7 +11,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
-namespace labctl::kernels {
+namespace labctl::kernels::mixed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -397,4 +397,4 @@ Kernel make_kernel() {
 const Registration registration(make_kernel());
 
 }  // namespace
-}  // namespace labctl::kernels
+}  // namespace labctl::kernels::mixed
