@@ -42,6 +42,24 @@ def test_kernels_describe_prints_purpose_study_and_verification(labctl):
     assert "children per node" in result.stdout
 
 
+@pytest.mark.parametrize("name", sorted(kernels.catalogue()))
+def test_every_kernel_describes_its_study_parameters_and_checks(labctl, name):
+    kernel = kernels.get(name)
+    result = labctl("kernels", "--describe", name)
+    assert result.returncode == 0
+    assert "seeds/00" in result.stdout  # the study's file
+    assert kernel.verifies[:40] in " ".join(result.stdout.split())
+    for param in kernel.params:
+        assert param.name in result.stdout
+
+
+def test_a_wrong_answer_from_a_new_kernel_fails_the_run_loudly(labctl):
+    result = labctl("run", "thread_ring", "--actors", "5", "--hops", "12", "--json",
+                    env={"LABCTL_FAULT": "wrong_answer"})
+    assert_one_line_error(result, 1, "thread_ring failed", "wrong answer")
+    assert result.stdout == ""
+
+
 def test_kernels_json_is_the_catalogue(labctl):
     catalogue = json.loads(labctl("kernels", "--json").stdout)
     assert {k["name"] for k in catalogue} == set(kernels.catalogue())
