@@ -98,8 +98,9 @@ public:
     bool awake() const noexcept { return inbox_.load(std::memory_order_acquire) != sleeping(); }
 
     // Consumer only, with an empty local FIFO: declares the queue asleep, or finds it so (a
-    // worker thread starts on a queue that is asleep until its first push). Returns false if a
-    // push got in first; the caller then still owns the queue and must go on consuming.
+    // worker thread starts on a queue that is asleep until its first push; it has consumed
+    // nothing, so there is nothing to publish). Returns false if a push got in first; the
+    // caller then still owns the queue and must go on consuming.
     bool try_sleep() noexcept {
         Envelope* expected = nullptr;
         // release: the local FIFO's state travels to whoever consumes the queue next.
