@@ -465,4 +465,59 @@ TEST(idle_worker_threads_park_before_their_first_message, 60) {
     check_no_leak();
 }
 
+// A busy queue keeps its worker past max_demands_at_once only while nothing else waits for that
+// worker: a queue its handler woke (work_stealing's LIFO slot included) gets its turn within a
+// budget, not after the busy agent is done.
+struct Tick {};
+struct Poke {};
+
+class Poked final : public rt::Agent {
+public:
+    explicit Poked(std::atomic<std::uint64_t>& seen_at) : seen_at_(seen_at) { subscribe<&Poked::on_poke>(); }
+    std::uint64_t* ticks = nullptr;  // the busy agent's count, read on the same worker
+
+private:
+    void on_poke(const Poke&) { seen_at_.store(*ticks); }
+    std::atomic<std::uint64_t>& seen_at_;
+};
+
+class Busy final : public rt::Agent {
+public:
+    explicit Busy(Poked& poked, std::atomic<bool>& finished) : poked_(poked), finished_(finished) {
+        subscribe<&Busy::on_tick>();
+        poked_.ticks = &ticks_;
+    }
+
+private:
+    void on_start() override { rt::send<Tick>(*this); }
+    void on_tick(const Tick&) {
+        if (++ticks_ == 10) rt::send<Poke>(poked_);
+        if (ticks_ < 100'000) rt::send<Tick>(*this);
+        else finished_.store(true);
+    }
+    Poked& poked_;
+    std::atomic<bool>& finished_;
+    std::uint64_t ticks_ = 0;
+};
+
+TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
+    for (bool stealing : {false, true}) {
+        rt::Environment env;
+        const rt::PoolParams params{1, rt::Fifo::individual, 4};
+        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
+                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        std::atomic<std::uint64_t> seen_at{0};
+        std::atomic<bool> finished{false};
+        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+            auto& poked = coop.make_agent<Poked>(seen_at);
+            coop.make_agent<Busy>(poked, finished);
+        });
+        while (!finished.load()) std::this_thread::sleep_for(1ms);
+        env.stop();
+        CHECK(seen_at.load() >= 10);
+        CHECK(seen_at.load() <= 10 + 2 * params.max_demands_at_once);
+    }
+    check_no_leak();
+}
+
 int main(int argc, char** argv) { return harness::run_all(argc > 1 ? argv[1] : ""); }

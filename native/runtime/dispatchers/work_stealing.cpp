@@ -101,6 +101,11 @@ public:
         return false;
     }
 
+    // The worker's own LIFO slot counts: a queue its handlers woke waits there for it alone.
+    bool maybe_ready_for(int worker) const noexcept override {
+        return locals_[worker].lifo != nullptr || maybe_ready();
+    }
+
 private:
     static constexpr unsigned kLifoStreak = 16;
 

@@ -143,7 +143,7 @@ void WorkerPool::run(int index) {
                 // next idle one, cache lines and all (a coop's shared queue hopped between
                 // two workers every 4 demands: thread_ring on a cooperation pool ran 4x
                 // slower than on one thread). Finished agents are reaped first.
-                if (!context.finished.empty() || !queue->has_work() || ready_->maybe_ready()) break;
+                if (!context.finished.empty() || !queue->has_work() || ready_->maybe_ready_for(index)) break;
             }
         }
         // Still has work, or work arrived before it could sleep: back in line. After a

@@ -40,6 +40,9 @@ public:
     // Whether a queue may be waiting anywhere: polled by idle workers, so it takes no lock. The
     // caller orders it after its own announcements with a fence.
     virtual bool maybe_ready() const noexcept = 0;
+    // Whether a queue that `worker` could run may be waiting, besides the one it holds: the
+    // worker then lets that one go when its budget is spent. Takes no lock.
+    virtual bool maybe_ready_for(int) const noexcept { return maybe_ready(); }
 };
 
 // A FIFO of ready queues behind a spin lock: thread_pool's one list, work_stealing's injector.
