@@ -254,11 +254,14 @@ db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=cli
 # The seed is stored, as one of SQLite's 64-bit integers.
 seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),
                            help="Seed of the random order (default: the file's, or drawn).")
+scale_option = click.option("--scale", type=click.Choice(experiment.SCALES), default="default",
+                            show_default=True,
+                            help="full: the study's sizes (each grid's `full` table); long.")
 
 
-def _load_plan(path: str, seed: int | None) -> experiment.Plan:
+def _load_plan(path: str, seed: int | None, scale: str = "default") -> experiment.Plan:
     try:
-        return experiment.load(path, seed)
+        return experiment.load(path, seed, scale)
     except experiment.ExperimentError as error:
         for line in str(error).splitlines():
             click.echo(f"labctl: {line}", err=True)
@@ -308,10 +311,11 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
 @click.argument("file", type=click.Path(dir_okay=False))
 @db_option
 @seed_option
+@scale_option
 @_store_failures
-def plan_command(file: str, db: str, seed: int | None) -> None:
+def plan_command(file: str, db: str, seed: int | None, scale: str) -> None:
     """Print the points an experiment FILE expands to, and an estimate of the time; run nothing."""
-    plan = _load_plan(file, seed)
+    plan = _load_plan(file, seed, scale)
     _print_plan(plan, db)
 
 
@@ -319,7 +323,7 @@ def _print_plan(plan: experiment.Plan, db: str) -> None:
     samples = sum(p.repeats for p in plan.points)
     order = f"random (seed {plan.seed})" if plan.order == "random" else "as written"
     stdout.print(f"[bold]{escape(plan.name)}[/bold]: {escape(plan.description)}  "
-                 f"({escape(plan.source)})")
+                 f"({escape(plan.source)}{', scale full' if plan.scale == 'full' else ''})")
     stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
     _print_points([(p.kernel, p.params) for p in plan.points],
                   {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
@@ -421,16 +425,20 @@ def _params_text(params: dict) -> str:
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and run nothing.")
 @seed_option
+@scale_option
 @_store_failures
 def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
-                  seed: int | None) -> None:
+                  seed: int | None, scale: str) -> None:
     """Run an experiment FILE: every point in its own worker process, every sample stored the
     moment it exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
     if (file is None) == (resume is None):
         fail("sweep: give an experiment FILE, or --resume RUN", EXIT_USAGE)
     if retry_failed and resume is None:
         fail("sweep: --retry-failed goes with --resume RUN", EXIT_USAGE)
-    plan = _load_plan(file, seed) if file else None
+    if scale != "default" and resume is not None:
+        fail("sweep: --scale goes with an experiment FILE; a resumed run keeps its own points",
+             EXIT_USAGE)
+    plan = _load_plan(file, seed, scale) if file else None
     if dry_run:
         if plan is None:
             fail("sweep: --dry-run needs an experiment FILE", EXIT_USAGE)
@@ -457,7 +465,8 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         stderr.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if plan is not None:
         command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
-                             + (["--seed", str(plan.seed)] if plan.seed is not None else []))
+                             + (["--seed", str(plan.seed)] if plan.seed is not None else [])
+                             + (["--scale", plan.scale] if plan.scale != "default" else []))
         run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
         stdout.print(f"run {run_id}: {escape(plan.name)}, {len(plan.points)} points -> {escape(db)}")
     else:

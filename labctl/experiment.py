@@ -40,6 +40,19 @@ class ExperimentError(ValueError):
     """A bad experiment file: the message names the file, the key and what is allowed."""
 
 
+Axes = dict[str, Annotated[list[Scalar], Field(min_length=1)]]
+SCALES = ("default", "full")
+
+
+class FullSpec(BaseModel):
+    """What `--scale full` changes in a grid: the study's sizes, merged over params and axes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    params: dict[str, Scalar] = {}
+    axes: Axes = {}
+
+
 class GridSpec(BaseModel):
     """One kernel, fixed parameters and axes to vary; a point per combination of axis values."""
 
@@ -47,7 +60,8 @@ class GridSpec(BaseModel):
 
     kernel: str
     params: dict[str, Scalar] = {}
-    axes: dict[str, Annotated[list[Scalar], Field(min_length=1)]] = {}
+    axes: Axes = {}
+    full: FullSpec | None = None
     # A combination matching every key of a rule (a value, or a list of values) is left out.
     exclude: list[dict[str, Union[Scalar, list[Scalar]]]] = []
     repeats: Repeats | None = None
@@ -56,6 +70,35 @@ class GridSpec(BaseModel):
     rlimit_mb: RlimitMb | None = None
     env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
     cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
+
+
+class FigureSpec(BaseModel):
+    """One published figure: the parameters of our point it corresponds to (any kernel parameter
+    as a key), or `peer`, a runtime of the study that is not ours (placed in the ranking only)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    value: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]
+    peer: str | None = None
+
+
+class ReferenceSpec(BaseModel):
+    """Published figures of one table or list of a study, compared with our points by ratios and
+    rankings, never by absolute value: they were measured on other hardware."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[str, Field(min_length=1)]
+    source: Annotated[str, Field(min_length=1)]  # the seed file and where in it
+    hardware: Annotated[str, Field(min_length=1)]
+    kernel: str
+    metric: str = "elapsed_ns"  # our column compared: elapsed_ns, msgs_per_s or a kernel metric
+    per: str | None = None  # a parameter our metric is divided by (e.g. leaves: time per leaf)
+    unit: Annotated[str, Field(min_length=1)]  # of the published values, as printed
+    better: Literal["lower", "higher"] | None = None  # default: lower for *_ns, else higher
+    where: dict[str, Scalar] = {}  # parameters every matching point of ours has
+    note: str = ""
+    figures: Annotated[list[FigureSpec], Field(min_length=1)]
 
 
 class ExperimentSpec(BaseModel):
@@ -71,6 +114,7 @@ class ExperimentSpec(BaseModel):
     order: Literal["random", "grid"] = "random"
     seed: Seed | None = None  # of the random order; drawn and recorded when absent
     grid: Annotated[list[GridSpec], Field(min_length=1)]
+    reference: list[ReferenceSpec] = []
 
 
 @dataclass(frozen=True)
@@ -93,6 +137,34 @@ class PlannedPoint:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Figure:
+    value: float
+    params: dict[str, object]  # our point's parameters; empty for a peer
+    peer: str | None = None  # a runtime of the study, not ours
+
+    @property
+    def label(self) -> str:
+        return self.peer or ", ".join(f"{name}={value}" for name, value in self.params.items())
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Published figures to set beside our medians (see ReferenceSpec)."""
+
+    title: str
+    source: str
+    hardware: str
+    kernel: str
+    metric: str
+    per: str | None
+    unit: str
+    lower_is_better: bool
+    where: dict[str, object]
+    note: str
+    figures: list[Figure]
+
+
 @dataclass
 class Plan:
     name: str
@@ -103,19 +175,25 @@ class Plan:
     seed: int | None
     points: list[PlannedPoint]  # in the order they run
     notes: list[str]  # what expansion dropped or merged, in words
+    scale: str = "default"
+    references: list[Reference] = field(default_factory=list)
 
 
-def load(path: str | Path, seed: int | None = None) -> Plan:
+def load(path: str | Path, seed: int | None = None, scale: str = "default") -> Plan:
     """Reads, validates and expands an experiment file. Raises ExperimentError."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ExperimentError(_printable(f"{path}: cannot read: {error.strerror or error}")) from None
-    return parse(text, str(path), seed)
+    return parse(text, str(path), seed, scale)
 
 
-def parse(text: str, source: str, seed: int | None = None) -> Plan:
+def parse(text: str, source: str, seed: int | None = None, scale: str = "default") -> Plan:
+    """Validates and expands an experiment's text; `scale` "full" applies each grid's `full`
+    table (the study's sizes). Raises ExperimentError."""
+    if scale not in SCALES:
+        raise ExperimentError(f"scale: unknown scale '{scale}' (scales: {', '.join(SCALES)})")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -130,10 +208,15 @@ def parse(text: str, source: str, seed: int | None = None) -> Plan:
     seen: set[str] = set()
     try:
         for index, grid in enumerate(spec.grid):
+            if scale == "full" and grid.full is not None:
+                grid = grid.model_copy(update={"params": {**grid.params, **grid.full.params},
+                                               "axes": {**grid.axes, **grid.full.axes}})
             for point in _expand(spec, grid, f"{source}: grid[{index}]", notes):
                 if point.key not in seen:
                     seen.add(point.key)
                     points.append(point)
+        references = [_reference(spec, ref, f"{source}: reference[{index}]")
+                      for index, ref in enumerate(spec.reference)]
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
         raise ExperimentError(_printable(str(error))) from None
     if spec.order == "random":
@@ -143,7 +226,52 @@ def parse(text: str, source: str, seed: int | None = None) -> Plan:
         random.Random(seed).shuffle(points)
     else:
         seed = None
-    return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes)
+    return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes,
+                scale, references)
+
+
+def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Reference:
+    """Checks a reference against its kernel's parameters and the file's grids."""
+    try:
+        kernel = kernels.get(ref.kernel)
+    except kernels.ParamError:
+        known = ", ".join(sorted(kernels.catalogue()))
+        raise ExperimentError(f"{where}.kernel: unknown kernel '{ref.kernel}' (kernels: {known})") from None
+    if not any(grid.kernel == ref.kernel for grid in spec.grid):
+        raise ExperimentError(f"{where}.kernel: no grid of this file runs '{ref.kernel}'")
+    names = [p.name for p in kernel.params]
+
+    def check(values: dict, section: str) -> None:
+        for name, value in values.items():
+            param = kernel.param(name)
+            if param is None:
+                raise ExperimentError(f"{where}.{section}.{name}: unknown parameter of {kernel.name} "
+                                      f"(parameters: {', '.join(names)})")
+            fits = {"integer": isinstance(value, int) and not isinstance(value, bool),
+                    "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+                    "boolean": isinstance(value, bool)}.get(param.type, isinstance(value, str))
+            if not fits or (param.choices and value not in param.choices):
+                raise ExperimentError(f"{where}.{section}.{name}: {value!r} is not "
+                                      f"{param.allowed()}")
+
+    if ref.per is not None and kernel.param(ref.per) is None:
+        raise ExperimentError(f"{where}.per: unknown parameter of {kernel.name} "
+                              f"(parameters: {', '.join(names)})")
+    check(ref.where, "where")
+    figures = []
+    for number, figure in enumerate(ref.figures):
+        params = dict(figure.model_extra or {})
+        if figure.peer is not None and params:
+            raise ExperimentError(f"{where}.figures[{number}]: a peer's figure names no parameters "
+                                  f"of ours (got {', '.join(params)})")
+        check(params, f"figures[{number}]")
+        figures.append(Figure(figure.value, params, figure.peer))
+    if not any(figure.peer is None for figure in figures):
+        raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
+                              f"(every one is a peer)")
+    lower = ref.better == "lower" if ref.better else ref.metric.endswith("_ns")
+    return Reference(ref.title, ref.source, ref.hardware, kernel.name, ref.metric, ref.per, ref.unit,
+                     lower, dict(ref.where), ref.note, figures)
 
 
 def _describe_validation(source: str, error: ValidationError) -> str:

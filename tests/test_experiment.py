@@ -102,6 +102,86 @@ def test_every_experiment_in_the_repository_is_valid():
     assert files
     for path in files:
         assert experiment.load(path).points, path
+        assert experiment.load(path, scale="full").points, path
+
+
+def test_scale_full_merges_each_grids_full_table_over_its_params_and_axes():
+    text = BASE + '''
+[[grid]]
+kernel = "skynet"
+params = { leaves = 1000, branching = 10 }
+axes = { dispatcher = ["thread_pool"], threads = [1, 2] }
+full = { params = { leaves = 1_000_000 }, axes = { threads = [1, 2, 4, 8] } }
+
+[[grid]]
+kernel = "ping_pong"
+'''
+    default, full = plan(text), experiment.parse(text, "exp.toml", scale="full")
+    assert [(p.params["leaves"], p.params["threads"]) for p in default.points[:2]] == [(1000, 1), (1000, 2)]
+    assert [(p.params["leaves"], p.params["threads"]) for p in full.points[:4]] == [
+        (1_000_000, 1), (1_000_000, 2), (1_000_000, 4), (1_000_000, 8)]
+    assert all(p.params["branching"] == 10 for p in full.points[:4])
+    assert default.points[2].key == full.points[4].key  # a grid without `full` is unchanged
+    with pytest.raises(ExperimentError, match=r"unknown scale 'huge' \(scales: default, full\)"):
+        experiment.parse(text, "exp.toml", scale="huge")
+
+
+REFERENCE = BASE + '''
+[[grid]]
+kernel = "skynet"
+axes = { dispatcher = ["one_thread", "thread_pool"] }
+
+[[reference]]
+title = "skynet per dispatcher"
+source = "seeds/003, the pool table"
+hardware = "8 cores"
+kernel = "skynet"
+unit = "s"
+where = { leaves = 1_000_000 }
+'''
+
+
+def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
+    p = plan(REFERENCE + '''figures = [ { dispatcher = "one_thread", value = 1.5 },
+            { dispatcher = "thread_pool", fifo = "individual", threads = 8, value = 14.5 },
+            { peer = "Go 1.8", value = 0.9 } ]
+''')
+    [ref] = p.references
+    assert (ref.kernel, ref.metric, ref.unit, ref.lower_is_better, ref.where) == (
+        "skynet", "elapsed_ns", "s", True, {"leaves": 1_000_000})
+    assert [(f.value, f.params, f.peer) for f in ref.figures] == [
+        (1.5, {"dispatcher": "one_thread"}, None),
+        (14.5, {"dispatcher": "thread_pool", "fifo": "individual", "threads": 8}, None),
+        (0.9, {}, "Go 1.8")]
+    assert ref.figures[1].label == "dispatcher=thread_pool, fifo=individual, threads=8"
+    throughput = plan(REFERENCE.replace('unit = "s"', 'unit = "msgs/s"\nmetric = "msgs_per_s"')
+                      + 'figures = [ { value = 1 } ]\n')
+    assert throughput.references[0].lower_is_better is False
+
+
+@pytest.mark.parametrize("figures, words", [
+    ('[ { dispatcher = "one_thred", value = 1 } ]', ["reference[0].figures[0].dispatcher: 'one_thred' is not one_thread | "]),
+    ('[ { leafs = 3, value = 1 } ]', ["reference[0].figures[0].leafs: unknown parameter of skynet"]),
+    ('[ { leaves = "many", value = 1 } ]', ["reference[0].figures[0].leaves: 'many' is not 1..100000000"]),
+    ('[ { dispatcher = "one_thread", value = 0 } ]', ["reference[0].figures[0].value: Input should be greater than 0"]),
+    ('[ { dispatcher = "one_thread" } ]', ["reference[0].figures[0].value: missing (required)"]),
+    ('[ { peer = "Go", threads = 2, value = 1 } ]', ["reference[0].figures[0]: a peer's figure names no parameters of ours (got threads)"]),
+    ('[ { peer = "Go", value = 1 } ]', ["reference[0].figures: no figure corresponds to a point of ours"]),
+    ('[]', ["reference[0].figures: List should have at least 1 item"]),
+])
+def test_a_bad_reference_is_refused_naming_the_key(figures, words):
+    message = refused(REFERENCE + f"figures = {figures}\n")
+    for word in words:
+        assert word in message
+
+
+def test_a_reference_must_name_a_kernel_the_file_runs_and_say_where_it_comes_from():
+    assert "reference[0].kernel: no grid of this file runs 'ping_pong'" in refused(
+        REFERENCE.replace('kernel = "skynet"\nunit', 'kernel = "ping_pong"\nunit') + "figures = [ { value = 1 } ]\n")
+    assert "reference[0].hardware: missing (required)" in refused(
+        REFERENCE.replace('hardware = "8 cores"\n', "") + "figures = [ { value = 1 } ]\n")
+    assert "reference[0].per: unknown parameter of skynet" in refused(
+        REFERENCE + 'per = "leafs"\nfigures = [ { value = 1 } ]\n')
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,23 @@ def test_plan_and_dry_run_print_the_points_and_run_nothing(labctl, tmp_path):
     assert not db.exists()
 
 
+def test_scale_full_runs_the_studys_sizes_and_is_recorded_in_the_rerun_command(labctl, tmp_path):
+    db = str(tmp_path / "r.db")
+    path = write(tmp_path, SMALL.replace('params = { leaves = 1000 }',
+                                         'params = { leaves = 1000 }\nfull = { params = { leaves = 2000 } }'))
+    result = labctl("plan", path, "--db", db, "--scale", "full")
+    assert result.returncode == 0 and "scale full" in result.stdout and "2000" in result.stdout
+    assert labctl("sweep", path, "--db", db, "--scale", "full").returncode == 0
+    with Store(db) as store:
+        [run] = store.runs()
+        assert run.command.endswith("--scale full")
+        assert {p.params.get("leaves") for p in store.points(run.id)} == {2000, None}
+    refused = labctl("sweep", "--resume", "1", "--db", db, "--scale", "full")
+    assert refused.returncode == 2 and "--scale goes with an experiment FILE" in refused.stderr
+    wrong = labctl("plan", path, "--scale", "huge")
+    assert wrong.returncode == 2 and "'huge' is not one of 'default', 'full'" in wrong.stderr
+
+
 def test_a_bad_experiment_is_refused_before_anything_runs(labctl, tmp_path):
     db = tmp_path / "r.db"
     result = labctl("sweep", write(tmp_path, SMALL.replace("leaves = 1000", "leaves = -1")), "--db", str(db))
