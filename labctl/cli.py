@@ -587,6 +587,38 @@ def show_command(run: str, db: str) -> None:
                      f"`labctl sweep --resume {run_id} --db {escape(shlex.quote(db))}`")
 
 
+@main.command("report")
+@click.argument("run")
+@db_option
+@click.option("--out", type=click.Path(file_okay=False),
+              help="Folder to write (default: reports/<experiment name>); a previous report there "
+                   "is replaced.")
+@_store_failures
+def report_command(run: str, db: str, out: str | None) -> None:
+    """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
+    the failures, the machine, and the published figures beside ours."""
+    from labctl import report
+
+    store = _open_store(db, create=False)
+    try:
+        run_id = store.resolve_run(run)
+        name = store.run(run_id).name
+    except StoreError as error:
+        fail(str(error), EXIT_USAGE)
+    finally:
+        store.close()
+    out = out or str(Path("reports") / report._slug(name))
+    command = shlex.join(["labctl", "report", str(run_id), "--db", db, "--out", out])
+    try:
+        written = report.write(db, run_id, out, command)
+    except report.ReportError as error:
+        fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        fail(f"--out {out}: cannot write: {error.strerror or error}", EXIT_FAILED)
+    stdout.print(f"run {run_id}: {escape(str(written.folder / 'report.md'))} "
+                 f"with {len(written.figures)} figures")
+
+
 @main.command("export")
 @click.argument("run")
 @db_option
