@@ -572,7 +572,10 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
         f"Experiment `{row.source}`, run {row.id}, {row.status}, started {_when(row.started_at)}"
         + (f", finished {_when(row.finished_at)}" if row.finished_at else "") + ". "
         f"{row.points_done} of {row.points} points done, {row.points_failed} failed, "
-        f"{row.samples} samples, every one verified against the kernel's expected answer.",
+        f"{row.samples} samples, " + (
+            "every one verified against the kernel's expected answer." if samples.empty
+            or samples["verified"].all() else
+            f"**{int((~samples['verified']).sum())} of them with a wrong answer**."),
         "",
         f"Machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} logical CPUs "
         f"({machine.get('physical_cores')} cores, SMT {machine.get('smt')}), "
@@ -666,12 +669,12 @@ def _sort_key(value):
 def _failures(failed: pd.DataFrame) -> list[str]:
     if failed.empty:
         return []
-    lines = ["## Failed points", "", "Each failed point, with why; its samples (if any) are left out "
-             "of the figures above.", ""]
+    lines = ["## Failed points", "", "Each failed point and why. A point that failed after some of its "
+             "runs keeps the samples it stored: the figures and tables above include them (see n).", ""]
     rows = []
     for _, point in failed.iterrows():
-        params = {n: v for n, v in point.items() if n in {p.name for p in _schema(point["kernel"])}
-                  and _key(v) is not None}
+        params = {p.name: point[p.name] for p in _schema(point["kernel"])
+                  if p.name in point and _key(point[p.name]) is not None}
         reason = str(point["failure"] or "")
         rows.append([point["kernel"], " ".join(f"{SHORT.get(n, n)}={_show(v)}" for n, v in params.items()),
                      point["failure_kind"] or "", reason if len(reason) <= 300 else reason[:297] + "..."])
