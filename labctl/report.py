@@ -127,9 +127,10 @@ def _same(a, b) -> bool:
 
 
 def varying(table: pd.DataFrame, kernel: str) -> list[str]:
-    """The kernel's parameters whose value differs between the points of `table`."""
+    """The kernel's parameters that take more than one value among the points of `table` (a
+    parameter with one value wherever it applies, threads=2 say, is fixed)."""
     names = [p.name for p in _schema(kernel) if p.name in table]
-    return [n for n in names if len({_key(v) for v in table[n]}) > 1]
+    return [n for n in names if len({_key(v) for v in table[n]} - {None}) > 1]
 
 
 def _key(value) -> object:
@@ -179,11 +180,20 @@ def _colors(count: int):
 
 
 def _subtitle(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
-    fixed = [p.name for p in _schema(kernel) if p.name in table and p.name not in vary]
-    parts = [f"{SHORT.get(n, n)}={_show(table[n].iloc[0])}" for n in fixed
-             if _key(table[n].iloc[0]) is not None]
-    text = ", ".join(parts)
+    """The fixed parameters, cut to fit under a figure's title."""
+    text = _fixed(table, kernel, vary)
     return text if len(text) <= 110 else text[:107] + "..."
+
+
+def _fixed(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
+    """The parameters that do not vary, with their value."""
+    parts = []
+    for name in (p.name for p in _schema(kernel) if p.name in table and p.name not in vary):
+        values = [v for v in table[name] if _key(v) is not None]
+        if values:
+            where = "" if len(values) == len(table) else " where it applies"
+            parts.append(f"{SHORT.get(name, name)}={_show(values[0])}{where}")
+    return ", ".join(parts)
 
 
 def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None):
@@ -639,7 +649,7 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
     if x is None and len(table) > 1:
         path = _save(plot_bars(table, kernel, metric), folder, f"{kernel}-bars", figures)
         lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
-    fixed = _subtitle(table, kernel, vary)
+    fixed = _fixed(table, kernel, vary)
     if fixed:
         lines += [f"Fixed: {fixed}.", ""]
     ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(_sort_key)) if vary else table
