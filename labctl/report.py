@@ -11,6 +11,7 @@ Everything is read through labctl.results; the statistics are labctl.stats'.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import shutil
@@ -97,19 +98,13 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
         summary = stats.summarize(list(values))
         rows.append({
             "point": point, "position": group["position"].iloc[0], "kernel": group["kernel"].iloc[0],
-            **{name: group[name].iloc[0] for name in _param_columns(samples)},
+            **{name: group[name].iloc[0] for name in results.param_columns(samples)},
             "n": summary.count, "median": summary.median, "ci_low": summary.ci_low,
             "ci_high": summary.ci_high, "cv": summary.cv, "noisy": summary.noisy,
             "elapsed_median": float(group["elapsed_ns"].median()),
             "rate_median": float(group["msgs_per_s"].median()),
         })
     return pd.DataFrame(rows)
-
-
-def _param_columns(samples: pd.DataFrame) -> list[str]:
-    names = {p.name for kernel in samples["kernel"].unique()
-             for p in _schema(kernel)}
-    return [c for c in samples.columns if c in names]
 
 
 def _schema(kernel: str) -> tuple[kernels.Param, ...]:
@@ -162,20 +157,35 @@ def label(row, names: list[str]) -> str:
 
 # -- figures ------------------------------------------------------------------------------------
 
-def _pyplot():
-    import matplotlib
+# The look of every figure, applied while it is drawn (never set globally: a notebook that uses
+# these functions keeps its own settings and backend).
+STYLE = {"axes.grid": True, "grid.alpha": 0.3, "font.size": 9, "axes.titlesize": 10}
+DPI = 110
 
-    matplotlib.use("Agg")  # files only; never a window
-    import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "axes.grid": True,
-                         "grid.alpha": 0.3, "font.size": 9, "axes.titlesize": 10})
-    return plt
+def _styled(plot):
+    """Draws `plot` under STYLE, on a matplotlib Figure made without pyplot."""
+
+    @functools.wraps(plot)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(STYLE):
+            return plot(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(**kwargs):
+    from matplotlib.figure import Figure
+
+    return Figure(dpi=DPI, **kwargs)
 
 
 def _colors(count: int):
-    plt = _pyplot()
-    cmap = plt.get_cmap("tab10" if count <= 10 else "tab20")
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if count <= 10 else "tab20"]
     return [cmap(i % cmap.N) for i in range(count)]
 
 
@@ -196,14 +206,14 @@ def _fixed(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
     return ", ".join(parts)
 
 
+@_styled
 def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None):
     """`metric` against the numeric parameter `x`: one line per configuration of the other varying
     parameters, its 95% interval as a band; a point without `x` (one_thread has no threads) as a
     dashed level across. Returns the figure."""
-    plt = _pyplot()
     vary = varying(table, kernel)
     others = [n for n in vary if n != x]
-    figure = ax.figure if ax is not None else plt.figure(figsize=(7.5, 4.4))
+    figure = ax.figure if ax is not None else _figure(figsize=(7.5, 4.4))
     ax = ax if ax is not None else figure.add_subplot()
     factor, unit = metric.scale(table["median"])
     series = {}
@@ -246,10 +256,10 @@ def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None
     return figure
 
 
+@_styled
 def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: str):
     """`metric` over two numeric parameters, a panel per configuration of the other varying
     parameters (at most 6), each cell annotated with its median."""
-    plt = _pyplot()
     vary = varying(table, kernel)
     others = [n for n in vary if n not in (x, y)]
     grid = table.dropna(subset=[x, y])
@@ -260,8 +270,8 @@ def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: st
     factor, unit = metric.scale(grid["median"])
     columns = min(len(panels), 3)
     lines = math.ceil(len(panels) / columns)
-    figure, axes = plt.subplots(lines, columns, figsize=(3.9 * columns + 0.8, 3.3 * lines),
-                                squeeze=False, layout="constrained")
+    figure = _figure(figsize=(3.9 * columns + 0.8, 3.3 * lines), layout="constrained")
+    axes = figure.subplots(lines, columns, squeeze=False)
     values = grid["median"] / factor
     log = values.min() > 0 and values.max() / values.min() > LOG_SPAN
     from matplotlib.colors import LogNorm, Normalize
@@ -298,14 +308,15 @@ def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: st
     return figure
 
 
+@_styled
 def plot_bars(table: pd.DataFrame, kernel: str, metric: Metric):
     """One bar per point, best first, with its 95% interval as an error bar."""
-    plt = _pyplot()
     vary = varying(table, kernel)
     ordered = table.sort_values("median", ascending=metric.lower_is_better)
     factor, unit = metric.scale(ordered["median"])
     names = [label(row, vary) for _, row in ordered.iterrows()]
-    figure, ax = plt.subplots(figsize=(7.5, 1.0 + 0.32 * len(ordered)))
+    figure = _figure(figsize=(7.5, 1.0 + 0.32 * len(ordered)))
+    ax = figure.subplots()
     medians = ordered["median"] / factor
     low = (ordered["median"] - ordered["ci_low"].fillna(ordered["median"])) / factor
     high = (ordered["ci_high"].fillna(ordered["median"]) - ordered["median"]) / factor
@@ -322,7 +333,7 @@ def plot_bars(table: pd.DataFrame, kernel: str, metric: Metric):
     return figure
 
 
-def _axes_for(table: pd.DataFrame, kernel: str) -> tuple[str | None, str | None]:
+def axes_for(table: pd.DataFrame, kernel: str) -> tuple[str | None, str | None]:
     """The x axis of the line figure (threads first, else a numeric parameter that varies) and
     the y axis of a heat map (a second numeric parameter that varies), where there are any."""
     numeric = [n for n in varying(table, kernel) if _numeric(kernel, n)
@@ -463,16 +474,17 @@ def _in_unit(value: float, metric: Metric, unit: str) -> float | None:
     return None
 
 
+@_styled
 def plot_reference(comparison: Comparison):
     """The study's figures and ours, each relative to its own best (1 = the best), side by side."""
-    plt = _pyplot()
     ref = comparison.reference
     ours = comparison.ours
     best_study = min(m.figure.value for m in ours) if ref.lower_is_better else max(m.figure.value for m in ours)
     best_here = min(m.median for m in ours) if ref.lower_is_better else max(m.median for m in ours)
     study = [(m.figure.value / best_study if ref.lower_is_better else best_study / m.figure.value) for m in ours]
     here = [m.relative(best_here, ref.lower_is_better) for m in ours]
-    figure, ax = plt.subplots(figsize=(7.5, 1.2 + 0.45 * len(ours)))
+    figure = _figure(figsize=(7.5, 1.2 + 0.45 * len(ours)))
+    ax = figure.subplots()
     positions = np.arange(len(ours))
     colors = _colors(2)
     ax.barh(positions - 0.2, study, height=0.38, color=colors[0], label=f"study ({ref.hardware})")
@@ -540,12 +552,10 @@ def _slug(name: str) -> str:
 
 
 def _save(figure, folder: Path, name: str, figures: list[str], svg: bool = False) -> str:
-    plt = _pyplot()
     path = f"figures/{name}.png"
-    figure.savefig(folder / path, bbox_inches="tight")
+    figure.savefig(folder / path, bbox_inches="tight", dpi=DPI)
     if svg:
         figure.savefig(folder / f"figures/{name}.svg", bbox_inches="tight")
-    plt.close(figure)
     figures.append(path)
     return path
 
@@ -639,7 +649,7 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
     lines = [f"## {kernel}", ""]
     if spec is not None:
         lines += [f"{spec.summary.rstrip('.')}. Reproduces {spec.source}.", ""]
-    x, y = _axes_for(table, kernel)
+    x, y = axes_for(table, kernel)
     if x is not None:
         path = _save(plot_lines(table, kernel, metric, x), folder, f"{kernel}-{x}", figures, svg=True)
         lines += [f"![{kernel}: {metric.title} vs {x}]({path})", ""]
