@@ -107,7 +107,7 @@ def test_a_run_without_threads_says_so_instead_of_drawing(store, tmp_path, monke
     cells = execute(store, "latest", tmp_path, monkeypatch)
     assert "kernels: thread_ring" in text(cells["samples"])
     assert not data(cells["figure"], "image/png")
-    assert "thread_ring: this run does not vary threads, so no figure" in text(cells["figure"])
+    assert "thread_ring: no numeric parameter varies in this run, so no line figure" in text(cells["figure"])
     assert "does not have both 'dispatcher' and 'threads'" in text(cells["pivot"])
     assert "0 samples of 0 points" in text(cells["filter"])
     assert "of 1 points are noisy" in text(cells["noise"])
