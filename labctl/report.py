@@ -88,9 +88,10 @@ def kernel_metric(samples: pd.DataFrame) -> Metric:
 
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
     """One row per point of `samples`: its parameters, sample count, the median of `metric`
-    (divided by the parameter `per`) with its 95% interval, cv and noise flag, and the medians of
-    time and throughput."""
+    (divided by the parameter `per`) with its 95% interval, cv and noise flag, and the median
+    throughput."""
     rows = []
+    params = results.param_columns(samples)
     for point, group in samples.groupby("point", sort=True):
         values = group[metric.column].astype(float)
         if per is not None:
@@ -98,10 +99,9 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
         summary = stats.summarize(list(values))
         rows.append({
             "point": point, "position": group["position"].iloc[0], "kernel": group["kernel"].iloc[0],
-            **{name: group[name].iloc[0] for name in results.param_columns(samples)},
+            **{name: group[name].iloc[0] for name in params},
             "n": summary.count, "median": summary.median, "ci_low": summary.ci_low,
             "ci_high": summary.ci_high, "cv": summary.cv, "noisy": summary.noisy,
-            "elapsed_median": float(group["elapsed_ns"].median()),
             "rate_median": float(group["msgs_per_s"].median()),
         })
     return pd.DataFrame(rows)
@@ -112,15 +112,6 @@ def _schema(kernel: str) -> tuple[kernels.Param, ...]:
     return spec.params if spec else ()
 
 
-def _same(a, b) -> bool:
-    """Equal parameter values, a missing one (NaN, None) equal only to another missing one."""
-    missing_a = a is None or (isinstance(a, float) and math.isnan(a))
-    missing_b = b is None or (isinstance(b, float) and math.isnan(b))
-    if missing_a or missing_b:
-        return missing_a and missing_b
-    return a == b
-
-
 def varying(table: pd.DataFrame, kernel: str) -> list[str]:
     """The kernel's parameters that take more than one value among the points of `table` (a
     parameter with one value wherever it applies, threads=2 say, is fixed)."""
@@ -129,6 +120,7 @@ def varying(table: pd.DataFrame, kernel: str) -> list[str]:
 
 
 def _key(value) -> object:
+    """A parameter's value, None where it does not apply (NaN in a frame)."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
@@ -381,7 +373,7 @@ def compare_reference(reference: experiment.Reference, samples: pd.DataFrame) ->
         if name not in kernel_samples:
             kernel_samples = kernel_samples.iloc[0:0]
             break
-        kernel_samples = kernel_samples[kernel_samples[name].map(lambda v: _same(v, value))]
+        kernel_samples = kernel_samples[kernel_samples[name].map(lambda v: _key(v) == _key(value))]
     metric = Metric(reference.metric, reference.lower_is_better)
     matches = []
     for figure in reference.figures:
@@ -394,7 +386,7 @@ def compare_reference(reference: experiment.Reference, samples: pd.DataFrame) ->
             continue
         chosen = kernel_samples
         for name, value in figure.params.items():
-            chosen = chosen[chosen[name].map(lambda v: _same(v, value))] if name in chosen else chosen.iloc[0:0]
+            chosen = chosen[chosen[name].map(lambda v: _key(v) == _key(value))] if name in chosen else chosen.iloc[0:0]
         points = chosen["point"].unique()
         if len(points) == 0:
             match.problem = "not in this run"
