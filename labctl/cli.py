@@ -118,7 +118,8 @@ def _params_table(kernel: kernels.Kernel) -> Table:
     for column in ("parameter", "default", "allowed", "with"):
         table.add_column(column, style="cyan" if column == "parameter" else None)
     for p in kernel.params:
-        table.add_row(p.name, _show(p.default), p.allowed(), ", ".join(p.applies_to) or "all")
+        table.add_row(p.name, kernels.show(p.default), p.allowed(),
+                      ", ".join(p.applies_to) or "all")
     return table
 
 
@@ -130,16 +131,8 @@ def _print_description(kernel: kernels.Kernel) -> None:
     stdout.print("[bold]Parameters:[/bold]")
     for p in kernel.params:
         scope = f"; with {', '.join(p.applies_to)}" if p.applies_to else ""
-        stdout.print(f"  [cyan]{p.name}[/cyan] = {_show(p.default)}  ({p.allowed()}{scope})")
+        stdout.print(f"  [cyan]{p.name}[/cyan] = {kernels.show(p.default)}  ({p.allowed()}{scope})")
         stdout.print(f"      {p.help}")
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def parse_kernel_args(args: Sequence[str]) -> dict[str, str]:
@@ -202,7 +195,7 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
     )
     if not as_json:
         stdout.print(f"[bold]{spec.name}[/bold]  " + "  ".join(
-            f"{name}={_show(value)}" for name, value in params.items() if value is not None))
+            f"{name}={kernels.show(value)}" for name, value in params.items() if value is not None))
     elapsed: list[float] = []
     try:
         for sample in runner.run_point(point):
@@ -219,30 +212,21 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
         fail("interrupted", 130)
     if not as_json and len(elapsed) > 1:
         s = stats.summarize(elapsed)
-        stdout.print(f"  median {_duration(s.median)}  (min {_duration(s.minimum)}, "
-                     f"max {_duration(s.maximum)}, {s.count} runs)")
+        duration = stats.format_duration
+        stdout.print(f"  median {duration(s.median)}  (min {duration(s.minimum)}, "
+                     f"max {duration(s.maximum)}, {s.count} runs)")
 
 
 def _sample_line(sample: dict, repeat: int) -> str:
     figures = [
         f"run {sample['index'] + 1}/{repeat}",
-        f"{_duration(sample['elapsed_ns']):>9}",
+        f"{stats.format_duration(sample['elapsed_ns']):>9}",
         f"{stats.throughput(sample['messages_processed'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
     ]
     for name, value in sample["metrics"].items():
-        figures.append(f"{name.removesuffix('_ns')} {_duration(value)}" if name.endswith("_ns")
-                       else f"{name} {_show(round(value, 2))}")
+        figures.append(f"{name.removesuffix('_ns')} {stats.format_duration(value)}"
+                       if name.endswith("_ns") else f"{name} {kernels.show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {sample['answer']}"
-
-
-def _duration(ns: float) -> str:
-    if ns >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
-    return f"{ns:.0f} ns"
 
 
 # -- experiments and sweeps ------------------------------------------------------------------
@@ -272,20 +256,13 @@ def _open_store(path: str, create: bool = True) -> Store:
         fail(str(error), EXIT_USAGE)
 
 
-def _varying(kernel: str, rows: list[dict]) -> list[str]:
-    """Parameters whose value differs between rows (or is missing from some), in schema order."""
-    spec = kernels.catalogue().get(kernel)
-    names = [p.name for p in spec.params] if spec else sorted({n for row in rows for n in row})
-    return [n for n in names if len({json.dumps(row.get(n)) for row in rows}) > 1]
-
-
 def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
     """One table per kernel: its points, the parameters that vary among them, then `extra`
     columns (one value per point, in `points` order); its fixed parameters underneath."""
     for kernel in dict.fromkeys(kernel for kernel, _ in points):
         indices = [i for i, (k, _) in enumerate(points) if k == kernel]
         rows = [points[i][1] for i in indices]
-        varying = _varying(kernel, rows)
+        varying = kernels.varying(kernel, rows)
         table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
                       title=f"[bold]{escape(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
@@ -295,7 +272,8 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
             table.add_column(name, justify="right")
         for i, params in zip(indices, rows):
             table.add_row(str(i + 1),
-                          *[escape(_show(params[n])) if n in params else "-" for n in varying],
+                          *[escape(kernels.show(params[n])) if n in params else "-"
+                            for n in varying],
                           *[values[i] for values in extra.values()])
         stdout.print(table)
         spec = kernels.catalogue().get(kernel)
@@ -411,7 +389,7 @@ class _SweepProgress:
 
 def _params_text(params: dict) -> str:
     """For rich: markup in a value is escaped."""
-    return " ".join(f"{name}={escape(_show(value))}" for name, value in params.items())
+    return " ".join(f"{name}={escape(kernels.show(value))}" for name, value in params.items())
 
 
 @main.command("sweep")
@@ -571,8 +549,9 @@ def show_command(run: str, db: str) -> None:
         elapsed = stats.summarize([s["elapsed_ns"] for s in by_point[p.id]])
         rate = stats.summarize([stats.throughput(s["messages_processed"], s["elapsed_ns"]) for s in by_point[p.id]])
         columns["n"].append(str(elapsed.count))
-        columns["median"].append(_duration(elapsed.median))
-        columns["95% CI"].append(f"{_duration(elapsed.ci_low)}..{_duration(elapsed.ci_high)}"
+        duration = stats.format_duration
+        columns["median"].append(duration(elapsed.median))
+        columns["95% CI"].append(f"{duration(elapsed.ci_low)}..{duration(elapsed.ci_high)}"
                                  if elapsed.ci_low is not None else "(n<3)")
         columns["cv"].append(f"{elapsed.cv * 100:.1f}%")
         columns["msgs/s"].append(f"{rate.median / 1e6:.2f} M")
