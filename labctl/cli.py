@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import shlex
 import signal
 import sqlite3
@@ -598,3 +599,71 @@ def export_command(run: str, db: str, fmt: str, output: str | None) -> None:
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text)
+
+
+def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A percentage >= 0, refused in one line otherwise."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not number >= 0 or math.isinf(number):
+        fail(f"{ctx.info_name}: {param.opts[0]} takes a percentage >= 0, got '{value}'", EXIT_USAGE)
+    return number
+
+
+@main.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@db_option
+@click.option("--db-b", type=click.Path(dir_okay=False),
+              help="The store of RUN_B, when it is not --db.")
+@click.option("--metric", default="elapsed_ns", show_default=True,
+              help="A sample's elapsed_ns, msgs_per_s or cpu_ns, or a kernel metric "
+                   "(round_trip_p50_ns, ...): *_ns lower is better, others higher.")
+@click.option("--ignore", multiple=True, metavar="PARAM",
+              help="Leave a parameter out of the matching of points, e.g. to compare spin_us=0 "
+                   "with spin_us=20 (repeatable).")
+@click.option("--min-change", default="0", show_default=True, metavar="PCT", callback=_percent,
+              help="A significant change smaller than PCT percent is reported as no change.")
+@click.option("--fail-on-regression", metavar="PCT", callback=_percent,
+              help="Exit 1 if a point of B is significantly slower by more than PCT percent.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Also write the markdown to FILE.")
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON on stdout.")
+@_store_failures
+def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: str,
+                    ignore: tuple[str, ...], min_change: float, fail_on_regression: float | None,
+                    output: str | None, as_json: bool) -> None:
+    """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
+    interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
+    from labctl import compare
+
+    sides = []
+    for name, run, store in (("RUN_A", run_a, db), ("RUN_B", run_b, db_b or db)):
+        _open_store(store, create=False).close()
+        try:
+            sides.append(compare.load(store, run))
+        except StoreError as error:
+            fail(f"compare: {name}: {error}", EXIT_USAGE)
+    try:
+        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change)
+    except compare.CompareError as error:
+        fail(f"compare: {error}", EXIT_USAGE)
+    text = compare.markdown(result)
+    if output is not None:
+        try:
+            Path(output).write_text(text)
+        except OSError as error:
+            fail(f"compare: --output: cannot write {output}: {error.strerror or error}", EXIT_USAGE)
+    click.echo(json.dumps(compare.to_json(result), indent=1) if as_json else text, nl=as_json)
+    if fail_on_regression is not None:
+        regressions = result.regressions(fail_on_regression)
+        for row in regressions:
+            click.echo(f"labctl: regression past {fail_on_regression:g}%: "
+                       f"{compare.label(row.kernel, row.params_b)}: {row.difference.text}, "
+                       f"{row.difference.change:+.1f}% {metric}", err=True)
+        if regressions:
+            sys.exit(EXIT_FAILED)
