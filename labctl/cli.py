@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import shlex
 import signal
 import sqlite3
@@ -118,7 +119,8 @@ def _params_table(kernel: kernels.Kernel) -> Table:
     for column in ("parameter", "default", "allowed", "with"):
         table.add_column(column, style="cyan" if column == "parameter" else None)
     for p in kernel.params:
-        table.add_row(p.name, _show(p.default), p.allowed(), ", ".join(p.applies_to) or "all")
+        table.add_row(p.name, kernels.show(p.default), p.allowed(),
+                      ", ".join(p.applies_to) or "all")
     return table
 
 
@@ -130,16 +132,8 @@ def _print_description(kernel: kernels.Kernel) -> None:
     stdout.print("[bold]Parameters:[/bold]")
     for p in kernel.params:
         scope = f"; with {', '.join(p.applies_to)}" if p.applies_to else ""
-        stdout.print(f"  [cyan]{p.name}[/cyan] = {_show(p.default)}  ({p.allowed()}{scope})")
+        stdout.print(f"  [cyan]{p.name}[/cyan] = {kernels.show(p.default)}  ({p.allowed()}{scope})")
         stdout.print(f"      {p.help}")
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def parse_kernel_args(args: Sequence[str]) -> dict[str, str]:
@@ -202,7 +196,7 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
     )
     if not as_json:
         stdout.print(f"[bold]{spec.name}[/bold]  " + "  ".join(
-            f"{name}={_show(value)}" for name, value in params.items() if value is not None))
+            f"{name}={kernels.show(value)}" for name, value in params.items() if value is not None))
     elapsed: list[float] = []
     try:
         for sample in runner.run_point(point):
@@ -219,19 +213,20 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
         fail("interrupted", 130)
     if not as_json and len(elapsed) > 1:
         s = stats.summarize(elapsed)
-        stdout.print(f"  median {stats.duration(s.median)}  (min {stats.duration(s.minimum)}, "
-                     f"max {stats.duration(s.maximum)}, {s.count} runs)")
+        duration = stats.format_duration
+        stdout.print(f"  median {duration(s.median)}  (min {duration(s.minimum)}, "
+                     f"max {duration(s.maximum)}, {s.count} runs)")
 
 
 def _sample_line(sample: dict, repeat: int) -> str:
     figures = [
         f"run {sample['index'] + 1}/{repeat}",
-        f"{stats.duration(sample['elapsed_ns']):>9}",
+        f"{stats.format_duration(sample['elapsed_ns']):>9}",
         f"{stats.throughput(sample['messages_processed'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
     ]
     for name, value in sample["metrics"].items():
-        figures.append(f"{name.removesuffix('_ns')} {stats.duration(value)}" if name.endswith("_ns")
-                       else f"{name} {_show(round(value, 2))}")
+        figures.append(f"{name.removesuffix('_ns')} {stats.format_duration(value)}"
+                       if name.endswith("_ns") else f"{name} {kernels.show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {sample['answer']}"
 
 
@@ -265,20 +260,13 @@ def _open_store(path: str, create: bool = True) -> Store:
         fail(str(error), EXIT_USAGE)
 
 
-def _varying(kernel: str, rows: list[dict]) -> list[str]:
-    """Parameters whose value differs between rows (or is missing from some), in schema order."""
-    spec = kernels.catalogue().get(kernel)
-    names = [p.name for p in spec.params] if spec else sorted({n for row in rows for n in row})
-    return [n for n in names if len({json.dumps(row.get(n)) for row in rows}) > 1]
-
-
 def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
     """One table per kernel: its points, the parameters that vary among them, then `extra`
     columns (one value per point, in `points` order); its fixed parameters underneath."""
     for kernel in dict.fromkeys(kernel for kernel, _ in points):
         indices = [i for i, (k, _) in enumerate(points) if k == kernel]
         rows = [points[i][1] for i in indices]
-        varying = _varying(kernel, rows)
+        varying = kernels.varying(kernel, rows)
         table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
                       title=f"[bold]{escape(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
@@ -288,7 +276,8 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
             table.add_column(name, justify="right")
         for i, params in zip(indices, rows):
             table.add_row(str(i + 1),
-                          *[escape(_show(params[n])) if n in params else "-" for n in varying],
+                          *[escape(kernels.show(params[n])) if n in params else "-"
+                            for n in varying],
                           *[values[i] for values in extra.values()])
         stdout.print(table)
         spec = kernels.catalogue().get(kernel)
@@ -405,7 +394,7 @@ class _SweepProgress:
 
 def _params_text(params: dict) -> str:
     """For rich: markup in a value is escaped."""
-    return " ".join(f"{name}={escape(_show(value))}" for name, value in params.items())
+    return " ".join(f"{name}={escape(kernels.show(value))}" for name, value in params.items())
 
 
 @main.command("sweep")
@@ -570,8 +559,9 @@ def show_command(run: str, db: str) -> None:
         elapsed = stats.summarize([s["elapsed_ns"] for s in by_point[p.id]])
         rate = stats.summarize([stats.throughput(s["messages_processed"], s["elapsed_ns"]) for s in by_point[p.id]])
         columns["n"].append(str(elapsed.count))
-        columns["median"].append(stats.duration(elapsed.median))
-        columns["95% CI"].append(f"{stats.duration(elapsed.ci_low)}..{stats.duration(elapsed.ci_high)}"
+        duration = stats.format_duration
+        columns["median"].append(duration(elapsed.median))
+        columns["95% CI"].append(f"{duration(elapsed.ci_low)}..{duration(elapsed.ci_high)}"
                                  if elapsed.ci_low is not None else "(n<3)")
         columns["cv"].append(f"{elapsed.cv * 100:.1f}%")
         columns["msgs/s"].append(f"{rate.median / 1e6:.2f} M")
@@ -650,3 +640,71 @@ def export_command(run: str, db: str, fmt: str, output: str | None) -> None:
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text)
+
+
+def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A percentage >= 0, refused in one line otherwise."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not number >= 0 or math.isinf(number):
+        fail(f"{ctx.info_name}: {param.opts[0]} takes a percentage >= 0, got '{value}'", EXIT_USAGE)
+    return number
+
+
+@main.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@db_option
+@click.option("--db-b", type=click.Path(dir_okay=False),
+              help="The store of RUN_B, when it is not --db.")
+@click.option("--metric", default="elapsed_ns", show_default=True,
+              help="A sample's elapsed_ns, msgs_per_s or cpu_ns, or a kernel metric "
+                   "(round_trip_p50_ns, ...): *_ns lower is better, others higher.")
+@click.option("--ignore", multiple=True, metavar="PARAM",
+              help="Leave a parameter out of the matching of points, e.g. to compare spin_us=0 "
+                   "with spin_us=20 (repeatable).")
+@click.option("--min-change", default="0", show_default=True, metavar="PCT", callback=_percent,
+              help="A significant change smaller than PCT percent is reported as no change.")
+@click.option("--fail-on-regression", metavar="PCT", callback=_percent,
+              help="Exit 1 if a point of B is significantly slower by more than PCT percent.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Also write the markdown to FILE.")
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON on stdout.")
+@_store_failures
+def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: str,
+                    ignore: tuple[str, ...], min_change: float, fail_on_regression: float | None,
+                    output: str | None, as_json: bool) -> None:
+    """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
+    interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
+    from labctl import compare
+
+    sides = []
+    for name, run, store in (("RUN_A", run_a, db), ("RUN_B", run_b, db_b or db)):
+        _open_store(store, create=False).close()
+        try:
+            sides.append(compare.load(store, run))
+        except StoreError as error:
+            fail(f"compare: {name}: {error}", EXIT_USAGE)
+    try:
+        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change)
+    except compare.CompareError as error:
+        fail(f"compare: {error}", EXIT_USAGE)
+    text = compare.markdown(result)
+    if output is not None:
+        try:
+            Path(output).write_text(text)
+        except OSError as error:
+            fail(f"compare: --output: cannot write {output}: {error.strerror or error}", EXIT_USAGE)
+    click.echo(json.dumps(compare.to_json(result), indent=1) if as_json else text, nl=as_json)
+    if fail_on_regression is not None:
+        regressions = result.regressions(fail_on_regression)
+        for row in regressions:
+            click.echo(f"labctl: regression past {fail_on_regression:g}%: "
+                       f"{compare.label(row.kernel, row.params_b)}: {row.difference.text}, "
+                       f"{row.difference.change:+.1f}% {metric}", err=True)
+        if regressions:
+            sys.exit(EXIT_FAILED)

@@ -5,7 +5,8 @@ The schema of every parameter is declared once, in C++; this module only reads i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -99,3 +100,19 @@ def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
     """Typed parameters with defaults filled in; those that do not apply to the dispatcher are
     None. Values may be strings (from a command line). Raises ParamError."""
     return _native.validate(name, dict(values))
+
+
+def show(value: object) -> str:
+    """A parameter value as written in files and on the command line: true, 20 (not 20.0)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def varying(kernel: str, rows: Sequence[Mapping[str, object]]) -> list[str]:
+    """Parameters whose value differs between rows (or is missing from some), in schema order."""
+    spec = catalogue().get(kernel)
+    names = [p.name for p in spec.params] if spec else sorted({n for row in rows for n in row})
+    return [n for n in names if len({json.dumps(row.get(n)) for row in rows}) > 1]

@@ -129,12 +129,6 @@ def _numeric(kernel: str, name: str) -> bool:
     return param is not None and param.type in ("integer", "number")
 
 
-def _show(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def label(row, names: list[str]) -> str:
     """A configuration in words: `thread_pool individual mda=4`; parameters that do not apply to
     the point are left out."""
@@ -143,7 +137,7 @@ def label(row, names: list[str]) -> str:
         value = _key(row[name])
         if value is None:
             continue
-        parts.append(_show(value) if name in BY_VALUE else f"{SHORT.get(name, name)}={_show(value)}")
+        parts.append(kernels.show(value) if name in BY_VALUE else f"{SHORT.get(name, name)}={kernels.show(value)}")
     return " ".join(parts) or "(one point)"
 
 
@@ -194,7 +188,7 @@ def _fixed(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
         values = [v for v in table[name] if _key(v) is not None]
         if values:
             where = "" if len(values) == len(table) else " where it applies"
-            parts.append(f"{SHORT.get(name, name)}={_show(values[0])}{where}")
+            parts.append(f"{SHORT.get(name, name)}={kernels.show(values[0])}{where}")
     return ", ".join(parts)
 
 
@@ -234,7 +228,7 @@ def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None
         ax.set_xscale("log", base=2)
     if xs:
         ticks = sorted({float(v) for v in xs})
-        ax.set_xticks(ticks, [_show(t) for t in ticks])
+        ax.set_xticks(ticks, [kernels.show(t) for t in ticks])
     values = table["median"][table["median"] > 0]
     if not values.empty and values.max() / values.min() > LOG_SPAN:
         ax.set_yscale("log")
@@ -279,8 +273,8 @@ def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: st
         for _, row in frame.iterrows():
             cells[ys.index(float(row[y])), xs.index(float(row[x]))] = row["median"] / factor
         image = ax.imshow(cells, origin="lower", aspect="auto", cmap=cmap, norm=norm)
-        ax.set_xticks(range(len(xs)), [_show(v) for v in xs])
-        ax.set_yticks(range(len(ys)), [_show(v) for v in ys])
+        ax.set_xticks(range(len(xs)), [kernels.show(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [kernels.show(v) for v in ys])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         ax.set_title(name, fontsize=9)
@@ -566,7 +560,7 @@ def _table(headers: list[str], rows: list[list[object]], right: set[int] = froze
 
 def _value(value: float, metric: Metric) -> str:
     if metric.is_time:
-        return stats.duration(value)
+        return stats.format_duration(value)
     if metric.column == "msgs_per_s":
         return f"{value / 1e6:.2f} M msgs/s" if value >= 1e5 else f"{value:.0f} msgs/s"
     return f"{value:.4g}"
@@ -662,7 +656,7 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
         flags = []
         if point["noisy"]:
             flags.append(f"noisy (cv > {stats.NOISE_CV:.0%})")
-        rows.append([*(_show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
+        rows.append([*(kernels.show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
                      point["n"], _value(point["median"], metric), interval,
                      f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
                      ", ".join(flags)])
@@ -688,7 +682,7 @@ def _failures(failed: pd.DataFrame) -> list[str]:
         params = {p.name: point[p.name] for p in _schema(point["kernel"])
                   if p.name in point and _key(point[p.name]) is not None}
         reason = str(point["failure"] or "")
-        rows.append([point["kernel"], " ".join(f"{SHORT.get(n, n)}={_show(v)}" for n, v in params.items()),
+        rows.append([point["kernel"], " ".join(f"{SHORT.get(n, n)}={kernels.show(v)}" for n, v in params.items()),
                      point["failure_kind"] or "", reason if len(reason) <= 300 else reason[:297] + "..."])
     return lines + [_table(["kernel", "parameters", "failure", "reason"], rows), ""]
 
@@ -725,7 +719,7 @@ def _reference_section(comparison: Comparison, number: int, folder: Path, figure
     lines = [f"### {ref.title}", "",
              f"Source: {ref.source}. Hardware: {ref.hardware}. Compared: {ref.kernel}'s "
              f"`{ref.metric}`{per}, {'lower' if ref.lower_is_better else 'higher'} is better"
-             + (f"; our points with {', '.join(f'{k}={_show(v)}' for k, v in ref.where.items())}"
+             + (f"; our points with {', '.join(f'{k}={kernels.show(v)}' for k, v in ref.where.items())}"
                 if ref.where else "") + ".", ""]
     if ref.note:
         lines += [f"Note: {ref.note}", ""]

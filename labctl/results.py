@@ -15,6 +15,9 @@ SAMPLE_COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel",
                   "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
                   "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
                   "involuntary_switches", "recorded_at"]
+# The columns of points() besides the parameters.
+POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "repeats", "samples", "status",
+                 "failure_kind", "failure"]
 
 
 def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
@@ -54,14 +57,16 @@ def param_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def points(db: str | Path, run: int | str) -> pd.DataFrame:
-    """The points of a run, failed ones included (status, failure kind and message)."""
+    """The points of a run, failed ones included (status, failure kind and message), with the
+    worker's environment and CPUs (env, cpus): with the kernel and parameters, what makes a
+    point the same point in another run."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         rows = store.points(run_id)
     return pd.DataFrame([{
         "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
-        "repeats": p.repeats, "samples": p.samples_done, "status": p.status,
-        "failure_kind": p.failure_kind, "failure": p.failure,
+        "env": p.env, "cpus": p.cpus, "repeats": p.repeats, "samples": p.samples_done,
+        "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
     } for p in rows])
 
 

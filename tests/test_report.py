@@ -97,7 +97,7 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "Fixed: workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
     failed = text.split("## Failed points")[1].split("\n## ")[0]
-    assert "| skynet | leaves=300 branching=10 deregister=False dispatcher=one_thread" in failed
+    assert "| skynet | leaves=300 branching=10 deregister=false dispatcher=one_thread" in failed
     assert "| verification | skynet: wrong answer: got 'corrupted sum=44850" in failed
     # the machine and how to run it again
     provenance = text.split("## Machine and provenance")[1]

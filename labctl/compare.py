@@ -1,0 +1,458 @@
+"""Two runs compared point by point: is B faster, slower, or is the difference noise?
+
+Points are matched by kernel, parameters, environment and CPUs (what makes a point key), less the
+parameters the caller ignores. For each point measured in both runs: the ratio of medians B/A of
+a metric with its 95% bootstrap interval, the Mann-Whitney U test (two-sided), and a verdict.
+Below 3 samples on a side there is no verdict: two single values are never "significant". Where
+the test cannot reach alpha at the sample sizes (3 against 3: p is never below 0.1) it says so,
+rather than "no difference". Pure functions over the frames of labctl.results, and a markdown
+renderer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from labctl import kernels, results, stats
+from labctl.store import Store
+
+ALPHA = 0.05
+DEFAULT_METRIC = "elapsed_ns"
+# Metrics of every sample; a kernel's own (round_trip_p50_ns, ...) come with its samples.
+SAMPLE_METRICS = ("elapsed_ns", "msgs_per_s", "cpu_ns")
+
+# Verdicts. The last two are no verdict: the samples cannot tell.
+FASTER = "faster"
+SLOWER = "slower"
+NO_DIFFERENCE = "no significant difference"
+NO_CHANGE = "no change"
+TOO_FEW = "too few samples"
+CANNOT_BE_SIGNIFICANT = "cannot be significant"
+WITHOUT_VERDICT = (TOO_FEW, CANNOT_BE_SIGNIFICANT)
+
+
+class CompareError(ValueError):
+    """Bad input (a metric, an ignored parameter, points that fall together): the message names
+    the option."""
+
+
+def lower_is_better(metric: str) -> bool:
+    """Times (*_ns) are better lower; everything else (msgs_per_s, ...) higher."""
+    return metric.endswith("_ns")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Sample B against sample A of one metric: their medians, the ratio and a verdict."""
+
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float  # median B / median A (inf or nan where A's median is 0)
+    ratio_low: float | None  # its 95% bootstrap interval; None below 3 samples a side
+    ratio_high: float | None
+    p_value: float | None  # Mann-Whitney U, two-sided; None below 3 samples a side
+    verdict: str
+    lower_is_better: bool
+    min_change: float  # percent
+
+    @property
+    def change(self) -> float:
+        """The change of the metric, in percent: +131 is B's median 2.31 times A's."""
+        return (self.ratio - 1) * 100
+
+    @property
+    def factor(self) -> float:
+        """How many times faster or slower: 2.31 for a ratio of 2.31 or of 1/2.31."""
+        if self.ratio > 0 and math.isfinite(self.ratio):
+            return max(self.ratio, 1 / self.ratio)
+        return math.inf
+
+    @property
+    def text(self) -> str:
+        """The verdict in words, with what it rests on."""
+        if self.verdict == TOO_FEW:
+            return f"too few samples (n={self.n_a} vs {self.n_b})"
+        if self.verdict == CANNOT_BE_SIGNIFICANT:
+            return f"cannot be significant at n={self.n_a} vs {self.n_b}"
+        if self.verdict == NO_CHANGE:
+            return (f"no change (below {self.min_change:g}%)" if self.min_change
+                    else "no change (equal medians)")
+        if self.verdict in (FASTER, SLOWER):
+            return f"{self.verdict} ({self.factor:.2f}x)"
+        return self.verdict
+
+
+def difference(a: Sequence[float], b: Sequence[float], lower_is_better: bool = True,
+               min_change: float = 0.0, alpha: float = ALPHA) -> Difference:
+    """Compares sample B with sample A (each at least one value). A verdict needs 3 values a
+    side, sizes at which the rank test can reach `alpha`, p below alpha, and a change of the
+    median of at least `min_change` percent either way."""
+    if not a or not b:
+        raise ValueError("each side needs at least one value")
+    median_a, median_b = statistics.median(a), statistics.median(b)
+    if median_a:
+        ratio = median_b / median_a
+    else:
+        ratio = math.inf if median_b else math.nan
+    interval = p_value = None
+    if min(len(a), len(b)) < stats.MIN_SAMPLES_FOR_INTERVAL:
+        verdict = TOO_FEW
+    else:
+        interval = stats.ratio_interval(a, b)
+        p_value = stats.rank_test(a, b)
+        if stats.smallest_p(len(a), len(b)) >= alpha:
+            verdict = CANNOT_BE_SIGNIFICANT
+        elif p_value >= alpha:
+            verdict = NO_DIFFERENCE
+        elif median_a == median_b or abs((ratio - 1) * 100) < min_change:
+            verdict = NO_CHANGE
+        else:
+            verdict = SLOWER if (median_b > median_a) == lower_is_better else FASTER
+    return Difference(len(a), len(b), median_a, median_b, ratio,
+                      interval[0] if interval else None, interval[1] if interval else None,
+                      p_value, verdict, lower_is_better, min_change)
+
+
+def geometric_mean(ratios: Iterable[float]) -> float | None:
+    """The geometric mean of positive, finite ratios (None if there are none): the mean change
+    over points, where 2x slower and 2x faster cancel out."""
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    return math.exp(statistics.fmean(logs)) if logs else None
+
+
+# -- runs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the header says about a run."""
+
+    id: int
+    name: str
+    started_at: str
+    machine: str  # CPU model, CPUs and host name
+    git_describe: str | None
+    db: str
+
+
+@dataclass
+class Side:
+    """One run's samples and points, as labctl.results gives them."""
+
+    run: Run
+    samples: pd.DataFrame  # results.load
+    points: pd.DataFrame  # results.points
+
+
+def load(db: str | Path, run: int | str) -> Side:
+    """A run (an id or 'latest') of a store. Raises StoreError for an unknown run."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run)
+    runs = results.runs(db)
+    row = runs[runs["run"] == run_id].iloc[0]
+    info = Run(int(run_id), row["name"], row["started_at"],
+               f"{row['cpu_model']} x{row['logical_cpus']}, {row['hostname']}",
+               row["git_describe"], str(db))
+    return Side(info, results.load(db, run_id), results.points(db, run_id))
+
+
+# -- comparing two runs ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """A point of both runs: its parameters on each side (they differ in ignored ones only)."""
+
+    kernel: str
+    params_a: dict
+    params_b: dict
+    difference: Difference
+
+
+@dataclass
+class Comparison:
+    a: Run
+    b: Run
+    metric: str
+    ignored: tuple[str, ...]
+    min_change: float
+    alpha: float
+    rows: list[Row]
+    only_a: list[tuple[str, dict]]  # (kernel, params): points of one run alone, not compared
+    only_b: list[tuple[str, dict]]
+    # Points of both runs without samples of the metric on a side ("A", "B" or "A and B"):
+    # failed, or of a kernel without that metric.
+    unmeasured: list[tuple[str, dict, str]]
+    same_machine: bool
+
+    @property
+    def lower_is_better(self) -> bool:
+        return lower_is_better(self.metric)
+
+    @property
+    def geometric_mean(self) -> float | None:
+        return geometric_mean(row.difference.ratio for row in self.rows)
+
+    def regressions(self, percent: float) -> list[Row]:
+        """Points significantly slower in B by more than `percent` (the metric's change)."""
+        return [row for row in self.rows if row.difference.verdict == SLOWER
+                and abs(row.difference.change) > percent]
+
+
+def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str] = (),
+            min_change: float = 0.0, alpha: float = ALPHA) -> Comparison:
+    """Run B against run A, point by point. Raises CompareError for an unknown metric, an
+    ignored name that is no parameter of their kernels, or two points of one run that only
+    differ in ignored parameters."""
+    _check_metric(metric, a, b)
+    _check_ignored(ignore, a, b)
+    points_a, points_b = _points(a, ignore), _points(b, ignore)
+    values_a, values_b = _values(a, metric), _values(b, metric)
+    rows, only_a, unmeasured = [], [], []
+    for key, (point, kernel, params) in points_a.items():
+        if key not in points_b:
+            only_a.append((kernel, params))
+            continue
+        point_b, _, params_b = points_b[key]
+        sample_a, sample_b = values_a.get(point, []), values_b.get(point_b, [])
+        if sample_a and sample_b:
+            rows.append(Row(kernel, params, params_b, difference(
+                sample_a, sample_b, lower_is_better(metric), min_change, alpha)))
+        else:
+            side = " and ".join(name for name, sample in (("A", sample_a), ("B", sample_b))
+                                if not sample)
+            unmeasured.append((kernel, params, side))
+    only_b = [(kernel, params) for key, (_, kernel, params) in points_b.items()
+              if key not in points_a]
+    same_machine = a.run.machine == b.run.machine
+    return Comparison(a.run, b.run, metric, tuple(ignore), min_change, alpha, rows, only_a,
+                      only_b, unmeasured, same_machine)
+
+
+def metrics(side: Side) -> list[str]:
+    """The metrics a run's samples have: those of every sample, then its kernels' own."""
+    params = _param_columns(side.points)
+    own = [c for c in side.samples.columns if c not in results.SAMPLE_COLUMNS and c not in params]
+    return [*SAMPLE_METRICS, *own]
+
+
+def _check_metric(metric: str, a: Side, b: Side) -> None:
+    known = list(dict.fromkeys(metrics(a) + metrics(b)))
+    if metric not in known:
+        raise CompareError(f"--metric: unknown metric '{metric}' (metrics of these runs: "
+                           f"{', '.join(known)})")
+
+
+def _check_ignored(ignore: Sequence[str], a: Side, b: Side) -> None:
+    present = list(dict.fromkeys([*a.points["kernel"], *b.points["kernel"]]))
+    names: list[str] = []
+    for kernel in present:
+        spec = kernels.catalogue().get(kernel)
+        names += [p.name for p in spec.params] if spec else []
+    names = list(dict.fromkeys(names + _param_columns(a.points) + _param_columns(b.points)))
+    for name in ignore:
+        if name not in names:
+            raise CompareError(f"--ignore: '{name}' is not a parameter of {', '.join(present)} "
+                               f"(parameters: {', '.join(names)})")
+
+
+def _param_columns(points: pd.DataFrame) -> list[str]:
+    return [c for c in points.columns if c not in results.POINT_COLUMNS]
+
+
+def _points(side: Side, ignore: Sequence[str]) -> dict[str, tuple[int, str, dict]]:
+    """The points of a run by matching key: (point id, kernel, parameters). Two points on one
+    key (they differ in ignored parameters only) are refused, naming both."""
+    columns = _param_columns(side.points)
+    found: dict[str, tuple[int, str, dict]] = {}
+    for record in side.points.sort_values("position").to_dict("records"):
+        spec = kernels.catalogue().get(record["kernel"])
+        order = [p.name for p in spec.params if p.name in columns] if spec else columns
+        params = {name: _plain(record[name]) for name in order if not _missing(record[name])}
+        matched = {name: value for name, value in params.items() if name not in ignore}
+        key = json.dumps([record["kernel"], matched, record["env"], record["cpus"]],
+                         sort_keys=True)
+        if key in found:
+            _, kernel, other = found[key]
+            raise CompareError(
+                f"--ignore {' '.join(ignore)}: run {side.run.id} has points that differ only in "
+                f"ignored parameters, so they cannot be matched: {label(kernel, other)}; "
+                f"{label(record['kernel'], params)}")
+        found[key] = (int(record["point"]), record["kernel"], params)
+    return found
+
+
+def _values(side: Side, metric: str) -> dict[int, list[float]]:
+    """The metric's values of each point id (none where the kernel lacks it)."""
+    if metric not in side.samples.columns:
+        return {}
+    measured = side.samples.dropna(subset=[metric])
+    return {int(point): [float(v) for v in group[metric]]
+            for point, group in measured.groupby("point")}
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _plain(value: object) -> object:
+    """A parameter value from a frame as JSON has it: a column with gaps holds 2 as 2.0."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def label(kernel: str, params: dict) -> str:
+    """A point in words: its kernel and parameters."""
+    return f"{kernel} {_params_text(params)}".strip()
+
+
+def _params_text(params: dict) -> str:
+    return " ".join(f"{name}={kernels.show(value)}" for name, value in params.items())
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def markdown(c: Comparison) -> str:
+    """The comparison as markdown: the runs, a table per kernel (a row per point, a column per
+    parameter that varies), the geometric mean, and what was not compared."""
+    direction = "lower is better" if c.lower_is_better else "higher is better"
+    out = [f"## Run {c.b.id} (B) against run {c.a.id} (A): {c.metric}, {direction}", "",
+           "| | run | name | started (UTC) | machine | git describe |",
+           "|---|---|---|---|---|---|"]
+    for side, run in (("A", c.a), ("B", c.b)):
+        ident = str(run.id) if c.a.db == c.b.db else f"{run.id} of {run.db}"
+        out.append(_cells([side, ident, run.name, run.started_at[:19].replace("T", " "),
+                           run.machine, run.git_describe or "-"]))
+    out.append("")
+    if not c.same_machine:
+        out += ["**Warning:** the runs come from different machines: a difference may be the "
+                "machine's, not the code's.", ""]
+    for kernel in dict.fromkeys(row.kernel for row in c.rows):
+        out += _kernel_table(c, kernel, [row for row in c.rows if row.kernel == kernel])
+    out += [_summary(c), ""]
+    for title, points in ((f"Only in A (run {c.a.id}), not compared:", c.only_a),
+                          (f"Only in B (run {c.b.id}), not compared:", c.only_b)):
+        if points:
+            out += [title, "", *(f"- {_escape(label(k, p))}" for k, p in points), ""]
+    if c.unmeasured:
+        out += [f"No {c.metric} samples on a side (failed, or not a metric of the kernel):", "",
+                *(f"- {_escape(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
+    notes = (f"B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U "
+             f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}")
+    if c.min_change:
+        notes += f", and a change of {c.min_change:g}% or more (else \"no change\")"
+    if c.ignored:
+        notes += f". Matched ignoring {', '.join(c.ignored)}"
+    out.append(notes + ".")
+    return "\n".join(out) + "\n"
+
+
+def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
+    varying = kernels.varying(kernel, [row.params_a for row in rows] + [row.params_b for row in rows])
+    columns = [*varying, "n A/B", "median A", "median B", "B/A (95% CI)", "change", "p", "verdict"]
+    out = [f"### {kernel}", "", _cells(columns), "|" + "---|" * len(columns)]
+    for row in rows:
+        d = row.difference
+        interval = (f" ({_number(d.ratio_low)}..{_number(d.ratio_high)})"
+                    if d.ratio_low is not None else "")
+        out.append(_cells([*(_param_cell(row, name) for name in varying), f"{d.n_a}/{d.n_b}",
+                           _figure(c.metric, d.median_a), _figure(c.metric, d.median_b),
+                           _number(d.ratio) + interval,
+                           f"{d.change:+.1f}%" if math.isfinite(d.change) else "n/a",
+                           f"{d.p_value:.2g}" if d.p_value is not None else "-", d.text]))
+    fixed = {name: value for name, value in rows[0].params_a.items() if name not in varying}
+    out += ["", f"fixed: {_escape(_params_text(fixed) or '-')}", ""]
+    return out
+
+
+def _param_cell(row: Row, name: str) -> str:
+    a, b = (kernels.show(p[name]) if name in p else "-" for p in (row.params_a, row.params_b))
+    return a if a == b else f"{a} → {b}"
+
+
+def _summary(c: Comparison) -> str:
+    if not c.rows:
+        return "No point has samples in both runs: nothing to compare."
+    mean = c.geometric_mean
+    counts: dict[str, int] = {}
+    for row in c.rows:
+        counts[row.difference.verdict] = counts.get(row.difference.verdict, 0) + 1
+    judged = {v: n for v, n in counts.items() if v not in WITHOUT_VERDICT}
+    unjudged = {v: n for v, n in counts.items() if v in WITHOUT_VERDICT}
+    text = (f"Geometric mean of B/A over {len(c.rows)} point{'s' if len(c.rows) > 1 else ''}: "
+            + (f"{mean:.3f} ({(mean - 1) * 100:+.1f}%)" if mean is not None else "n/a")
+            + f". With a verdict: {sum(judged.values())}")
+    if judged:
+        text += " (" + ", ".join(f"{n} {v}" for v, n in judged.items()) + ")"
+    if unjudged:
+        text += (f"; without: {sum(unjudged.values())} ("
+                 + ", ".join(f"{n} {v}" for v, n in unjudged.items()) + ")")
+    return text + "."
+
+
+def _figure(metric: str, value: float) -> str:
+    if lower_is_better(metric):
+        return stats.format_duration(value)
+    if metric == "msgs_per_s":
+        return f"{value / 1e6:.3g} M/s"
+    return f"{value:.4g}"
+
+
+def _number(value: float) -> str:
+    return f"{value:.3f}" if math.isfinite(value) else "n/a"
+
+
+def _cells(values: Iterable[str]) -> str:
+    return "| " + " | ".join(_escape(v) for v in values) + " |"
+
+
+def _escape(text: str) -> str:
+    """A pipe in a value would end the markdown cell."""
+    return str(text).replace("|", "\\|")
+
+
+def to_json(c: Comparison) -> dict:
+    """The comparison as JSON-ready data: no NaN or infinity (null instead)."""
+    def point(kernel: str, params: dict) -> dict:
+        return {"kernel": kernel, "params": params}
+
+    data = {
+        "a": asdict(c.a), "b": asdict(c.b), "metric": c.metric,
+        "lower_is_better": c.lower_is_better, "ignored": list(c.ignored),
+        "min_change": c.min_change, "alpha": c.alpha, "same_machine": c.same_machine,
+        "geometric_mean": c.geometric_mean,
+        "points": [{
+            "kernel": row.kernel, "params_a": row.params_a, "params_b": row.params_b,
+            **{k: v for k, v in asdict(row.difference).items()
+               if k not in ("lower_is_better", "min_change")},
+            "change": row.difference.change, "verdict_text": row.difference.text,
+        } for row in c.rows],
+        "only_a": [point(k, p) for k, p in c.only_a],
+        "only_b": [point(k, p) for k, p in c.only_b],
+        "unmeasured": [{**point(k, p), "missing_in": side} for k, p, side in c.unmeasured],
+    }
+    return _finite(data)
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
