@@ -44,11 +44,6 @@ class CompareError(ValueError):
     the option."""
 
 
-def lower_is_better(metric: str) -> bool:
-    """Times (*_ns) are better lower; everything else (msgs_per_s, ...) higher."""
-    return metric.endswith("_ns")
-
-
 @dataclass(frozen=True)
 class Difference:
     """Sample B against sample A of one metric: their medians, the ratio and a verdict."""
@@ -197,7 +192,7 @@ class Comparison:
 
     @property
     def lower_is_better(self) -> bool:
-        return lower_is_better(self.metric)
+        return stats.lower_is_better(self.metric)
 
     @property
     def geometric_mean(self) -> float | None:
@@ -227,7 +222,7 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
         sample_a, sample_b = values_a.get(point, []), values_b.get(point_b, [])
         if sample_a and sample_b:
             rows.append(Row(kernel, params, params_b, difference(
-                sample_a, sample_b, lower_is_better(metric), min_change, alpha)))
+                sample_a, sample_b, stats.lower_is_better(metric), min_change, alpha)))
         else:
             side = " and ".join(name for name, sample in (("A", sample_a), ("B", sample_b))
                                 if not sample)
@@ -405,7 +400,7 @@ def _summary(c: Comparison) -> str:
 
 
 def _figure(metric: str, value: float) -> str:
-    if lower_is_better(metric):
+    if stats.lower_is_better(metric):
         return stats.format_duration(value)
     if metric == "msgs_per_s":
         return f"{value / 1e6:.3g} M/s"

@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic import ValidationError
 
-from labctl import _native, kernels
+from labctl import _native, kernels, stats
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 
@@ -269,7 +269,7 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
     if not any(figure.peer is None for figure in figures):
         raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
                               f"(every one is a peer)")
-    lower = ref.better == "lower" if ref.better else ref.metric.endswith("_ns")
+    lower = ref.better == "lower" if ref.better else stats.lower_is_better(ref.metric)
     return Reference(ref.title, ref.source, ref.hardware, kernel.name, ref.metric, ref.per, ref.unit,
                      lower, dict(ref.where), ref.note, figures)
 

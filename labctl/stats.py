@@ -125,6 +125,11 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
+def lower_is_better(metric: str) -> bool:
+    """Times (*_ns) are better lower; everything else (msgs_per_s, ...) higher."""
+    return metric.endswith("_ns")
+
+
 def format_duration(ns: float) -> str:
     """A duration in nanoseconds as people read it: 12.3 ms, 4.5 µs, 1.234 s."""
     if ns >= 1e9:
