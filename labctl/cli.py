@@ -219,30 +219,20 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
         fail("interrupted", 130)
     if not as_json and len(elapsed) > 1:
         s = stats.summarize(elapsed)
-        stdout.print(f"  median {_duration(s.median)}  (min {_duration(s.minimum)}, "
-                     f"max {_duration(s.maximum)}, {s.count} runs)")
+        stdout.print(f"  median {stats.duration(s.median)}  (min {stats.duration(s.minimum)}, "
+                     f"max {stats.duration(s.maximum)}, {s.count} runs)")
 
 
 def _sample_line(sample: dict, repeat: int) -> str:
     figures = [
         f"run {sample['index'] + 1}/{repeat}",
-        f"{_duration(sample['elapsed_ns']):>9}",
+        f"{stats.duration(sample['elapsed_ns']):>9}",
         f"{stats.throughput(sample['messages_processed'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
     ]
     for name, value in sample["metrics"].items():
-        figures.append(f"{name.removesuffix('_ns')} {_duration(value)}" if name.endswith("_ns")
+        figures.append(f"{name.removesuffix('_ns')} {stats.duration(value)}" if name.endswith("_ns")
                        else f"{name} {_show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {sample['answer']}"
-
-
-def _duration(ns: float) -> str:
-    if ns >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
-    return f"{ns:.0f} ns"
 
 
 # -- experiments and sweeps ------------------------------------------------------------------
@@ -580,8 +570,8 @@ def show_command(run: str, db: str) -> None:
         elapsed = stats.summarize([s["elapsed_ns"] for s in by_point[p.id]])
         rate = stats.summarize([stats.throughput(s["messages_processed"], s["elapsed_ns"]) for s in by_point[p.id]])
         columns["n"].append(str(elapsed.count))
-        columns["median"].append(_duration(elapsed.median))
-        columns["95% CI"].append(f"{_duration(elapsed.ci_low)}..{_duration(elapsed.ci_high)}"
+        columns["median"].append(stats.duration(elapsed.median))
+        columns["95% CI"].append(f"{stats.duration(elapsed.ci_low)}..{stats.duration(elapsed.ci_high)}"
                                  if elapsed.ci_low is not None else "(n<3)")
         columns["cv"].append(f"{elapsed.cv * 100:.1f}%")
         columns["msgs/s"].append(f"{rate.median / 1e6:.2f} M")
@@ -595,6 +585,38 @@ def show_command(run: str, db: str) -> None:
     if pending:
         stdout.print(f"{len(pending)} points not run yet: "
                      f"`labctl sweep --resume {run_id} --db {escape(shlex.quote(db))}`")
+
+
+@main.command("report")
+@click.argument("run")
+@db_option
+@click.option("--out", type=click.Path(file_okay=False),
+              help="Folder to write (default: reports/<experiment name>); a previous report there "
+                   "is replaced.")
+@_store_failures
+def report_command(run: str, db: str, out: str | None) -> None:
+    """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
+    the failures, the machine, and the published figures beside ours."""
+    from labctl import report
+
+    store = _open_store(db, create=False)
+    try:
+        run_id = store.resolve_run(run)
+        name = store.run(run_id).name
+    except StoreError as error:
+        fail(str(error), EXIT_USAGE)
+    finally:
+        store.close()
+    out = out or str(Path("reports") / report._slug(name))
+    command = shlex.join(["labctl", "report", str(run_id), "--db", db, "--out", out])
+    try:
+        written = report.write(db, run_id, out, command)
+    except report.ReportError as error:
+        fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        fail(f"--out {out}: cannot write: {error.strerror or error}", EXIT_FAILED)
+    stdout.print(f"run {run_id}: {escape(str(written.folder / 'report.md'))} "
+                 f"with {len(written.figures)} figures")
 
 
 @main.command("export")

@@ -44,6 +44,15 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics)
 
 
+def param_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of `frame` (from load) that are parameters of its kernels, in frame order."""
+    from labctl import kernels
+
+    names = {p.name for kernel in frame["kernel"].unique()
+             for p in getattr(kernels.catalogue().get(kernel), "params", ())}
+    return [column for column in frame.columns if column in names]
+
+
 def points(db: str | Path, run: int | str) -> pd.DataFrame:
     """The points of a run, failed ones included (status, failure kind and message)."""
     with Store(db, create=False) as store:

@@ -74,3 +74,14 @@ def summarize(values: Sequence[float]) -> Summary:
 def throughput(messages: int, elapsed_ns: int) -> float:
     """Messages per second of one sample."""
     return messages * 1e9 / elapsed_ns if elapsed_ns > 0 else 0.0
+
+
+def duration(ns: float) -> str:
+    """A time in nanoseconds, in the unit that suits it: 1.234 s, 56.7 ms, 8.9 µs, 120 ns."""
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.1f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns:.0f} ns"

@@ -158,6 +158,8 @@ class RunRow:
     points_done: int
     points_failed: int
     samples: int
+    description: str = ""
+    experiment: str = ""  # the experiment file's text as it was when the run started
 
 
 @dataclass(frozen=True)
@@ -423,15 +425,17 @@ class Store:
             " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id),"
             " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'done'),"
             " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'failed'),"
-            " (SELECT COUNT(*) FROM samples s JOIN points p ON s.point_id = p.id WHERE p.run_id = r.id)"
+            " (SELECT COUNT(*) FROM samples s JOIN points p ON s.point_id = p.id WHERE p.run_id = r.id),"
+            " r.description, r.experiment"
             " FROM runs r JOIN machines m ON r.machine_id = m.id ORDER BY r.id").fetchall()
         result = []
         for row in rows:
             (id_, name, source, status, started, finished, seed, command, machine, context,
-             warnings, pid, host, points, done, failed, samples) = row
+             warnings, pid, host, points, done, failed, samples, description, experiment) = row
             result.append(RunRow(id_, name, source, _live_status(status, pid, host), started, finished,
                                  seed, command, json.loads(machine), json.loads(context),
-                                 json.loads(warnings), points, done, failed, samples))
+                                 json.loads(warnings), points, done, failed, samples, description,
+                                 experiment))
         return result
 
     def run(self, run_id: int) -> RunRow:

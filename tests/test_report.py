@@ -1,0 +1,245 @@
+"""`labctl report`: the folder it writes (report.md, every figure it names, readable PNGs), the
+medians table, failed points, provenance, the published figures compared by ratios and rankings,
+and a bad --out refused without touching anything."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from labctl import experiment, report
+
+EXPERIMENT = '''
+name = "tiny study"
+description = "a study in small"
+order = "grid"
+repeats = 3
+warmup = 0
+timeout_s = 60
+
+[[grid]]
+kernel = "self_send"
+params = { workers = 4, messages_per_worker = 2000, dispatcher = "thread_pool" }
+axes = { threads = [1, 2], max_demands_at_once = [1, 8] }
+
+[[grid]]
+kernel = "skynet"
+params = { leaves = 1000 }
+axes = { dispatcher = ["one_thread", "work_stealing"], threads = [2] }
+
+[[grid]]
+kernel = "skynet"
+params = { leaves = 300, dispatcher = "one_thread" }
+env = { LABCTL_FAULT = "wrong_answer" }
+
+[[reference]]
+title = "skynet per leaf, two dispatchers"
+source = "a test's own figures"
+hardware = "a machine of the test"
+kernel = "skynet"
+per = "leaves"
+unit = "us"
+note = "made up"
+figures = [ { dispatcher = "one_thread", value = 0.2 }, { dispatcher = "work_stealing", value = 0.3 },
+            { dispatcher = "thread_pool", value = 9.0 }, { peer = "Go 1.8", value = 0.45 } ]
+'''
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from conftest import run_labctl
+
+    folder = tmp_path_factory.mktemp("report")
+    path = folder / "study.toml"
+    path.write_text(EXPERIMENT)
+    db = folder / "r.db"
+    result = run_labctl("sweep", str(path), "--db", str(db))
+    assert result.returncode == 1, result.stderr  # the wrong answer fails its point, the rest runs
+    return db
+
+
+def figures_named(markdown: str) -> list[str]:
+    return re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown)
+
+
+def test_the_report_names_every_figure_it_writes_and_each_is_a_real_image(labctl, store, tmp_path):
+    out = tmp_path / "rep"
+    result = labctl("report", "latest", "--db", str(store), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "report.md with 4 figures" in result.stdout
+    text = (out / "report.md").read_text()
+    named = figures_named(text)
+    assert sorted(named) == sorted(str(p.relative_to(out)) for p in (out / "figures").glob("*.png"))
+    assert {Path(n).name for n in named} == {"self_send-threads.png", "skynet-bars.png",
+                                             "self_send-threads-max_demands_at_once.png",
+                                             "published-1.png"}
+    for name in named:
+        data = (out / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
+    assert (out / "figures" / "self_send-threads.svg").exists()
+    assert not list(tmp_path.glob(".rep*")), "the staging folder is gone"
+
+
+def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl, store, tmp_path):
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    assert text.startswith("# tiny study: run 1\n\na study in small\n")
+    assert "6 of 7 points done, 1 failed, 18 samples, every one verified" in text
+    # one section per kernel, its table with a row per point and the varying parameters
+    self_send = text.split("## self_send")[1].split("\n## ")[0]
+    assert "| threads | mda | n | median time per run | 95% interval | cv | msgs/s |  |" in self_send
+    assert len(re.findall(r"^\| [12] \| (1|8) \| 3 \|", self_send, re.M)) == 4
+    assert "Fixed: workers=4, messages_per_worker=2000" in self_send
+    # the failed point, with why
+    failed = text.split("## Failed points")[1].split("\n## ")[0]
+    assert "| skynet | leaves=300 branching=10 deregister=False dispatcher=one_thread" in failed
+    assert "| verification | skynet: wrong answer: got 'corrupted sum=44850" in failed
+    # the machine and how to run it again
+    provenance = text.split("## Machine and provenance")[1]
+    assert "| CPU |" in provenance and "| labctl |" in provenance
+    assert f"labctl sweep {store.parent / 'study.toml'} --db {store} --seed" not in provenance  # order = grid
+    assert f"labctl sweep {store.parent / 'study.toml'} --db {store}" in provenance
+    assert f"labctl report 1 --db {store} --out {out}" in provenance
+    # every line of a table has the header's number of cells
+    for table in re.findall(r"(?:^\|.*\|\n)+", text, re.M):
+        widths = {len(re.findall(r"(?<!\\)\|", line)) for line in table.splitlines()}
+        assert len(widths) == 1, table
+
+
+def test_published_figures_are_set_beside_ours_by_ratio_and_rank(labctl, store, tmp_path):
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    published = text.split("## Published figures beside ours")[1].split("\n## ")[0]
+    assert "### skynet per leaf, two dispatchers" in published
+    assert "Source: a test's own figures. Hardware: a machine of the test." in published
+    assert "Note: made up" in published
+    assert re.search(r"\*\*(The study's ranking|We cannot tell)", published)
+    assert "| dispatcher=one_thread | 0.2 us | 1.00 |" in published
+    assert "| dispatcher=work_stealing | 0.3 us | 1.50 |" in published
+    assert "| dispatcher=thread_pool | 9 us |  | not in this run |" in published
+    assert "Go 1.8 (study)" in published and "**labctl dispatcher=one_thread (this machine)**" in published
+
+
+def test_an_unknown_run_or_a_folder_that_is_not_a_report_is_refused_untouched(labctl, store, tmp_path):
+    result = labctl("report", "7", "--db", str(store), "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and "no run 7" in result.stderr and not (tmp_path / "x").exists()
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("keep me")
+    result = labctl("report", "1", "--db", str(store), "--out", str(precious))
+    assert result.returncode == 2 and "holds no report.md" in result.stderr
+    assert [p.name for p in precious.iterdir()] == ["thesis.tex"]
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    result = labctl("report", "1", "--db", str(store), "--out", str(afile))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_a_report_replaces_the_previous_one_whole(labctl, store, tmp_path):
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
+    (out / "figures" / "stale.png").write_bytes(b"old")
+    assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
+    assert not (out / "figures" / "stale.png").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_a_run_whose_points_all_failed_still_reports_why(labctl, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "bad"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\n'
+                    'params = { leaves = 100 }\nenv = { LABCTL_FAULT = "crash" }\n')
+    db = tmp_path / "r.db"
+    assert labctl("sweep", str(path), "--db", str(db)).returncode == 1
+    out = tmp_path / "rep"
+    result = labctl("report", "1", "--db", str(db), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    text = (out / "report.md").read_text()
+    assert "0 of 1 points done, 1 failed" in text and "| skynet | leaves=100" in text and "crash" in text
+
+
+# -- the comparison with published figures, on synthetic samples ------------------------------
+
+def reference(figures: str, better: str = "") -> experiment.Reference:
+    text = f'''name = "t"
+[[grid]]
+kernel = "skynet"
+[[reference]]
+title = "t"
+source = "s"
+hardware = "h"
+kernel = "skynet"
+unit = "s"
+{better}
+figures = {figures}
+'''
+    return experiment.parse(text, "t.toml").references[0]
+
+
+def samples(values: dict[str, list[float]]) -> pd.DataFrame:
+    """Samples of skynet points, one per dispatcher, with the given elapsed times."""
+    rows = []
+    for point, (dispatcher, elapsed) in enumerate(values.items(), 1):
+        for repeat, ns in enumerate(elapsed):
+            rows.append({"point": point, "position": point, "kernel": "skynet", "repeat": repeat,
+                         "dispatcher": dispatcher, "leaves": 1000, "elapsed_ns": ns,
+                         "messages_processed": 1111, "msgs_per_s": 1111e9 / ns})
+    return pd.DataFrame(rows)
+
+
+FIGURES = ('[ { dispatcher = "one_thread", value = 1.0 }, { dispatcher = "work_stealing", value = 2.0 },'
+           ' { dispatcher = "thread_pool", value = 4.0 } ]')
+
+
+def test_the_studys_ranking_holds_when_every_ordered_pair_agrees_with_intervals_apart():
+    ours = samples({"one_thread": [10, 11, 12], "work_stealing": [30, 31, 32], "thread_pool": [90, 91, 95]})
+    result = report.compare_reference(reference(FIGURES), ours)
+    assert result.verdict.startswith("**The study's ranking holds here**: all 3 ordered pairs agree")
+    assert [m.median for m in result.matches] == [11, 31, 91]
+    assert result.tau == pytest.approx(1.0) and not result.reversed and not result.unclear
+
+
+def test_a_reversed_pair_is_named_and_the_ranking_does_not_hold():
+    ours = samples({"one_thread": [10, 11, 12], "work_stealing": [90, 91, 95], "thread_pool": [30, 31, 32]})
+    result = report.compare_reference(reference(FIGURES), ours)
+    assert result.verdict.startswith("**The study's ranking does not hold here**: 1 of 3 ordered pairs")
+    assert result.reversed == ["dispatcher=work_stealing vs dispatcher=thread_pool: study 2.00x faster "
+                               "for the first; here the second is 2.94x faster"]
+
+
+def test_overlapping_intervals_are_within_noise_not_agreement_and_ties_are_not_checked():
+    ours = samples({"one_thread": [10, 20, 30], "work_stealing": [12, 22, 32], "thread_pool": [90, 91, 95]})
+    result = report.compare_reference(reference(FIGURES), ours)
+    assert result.unclear == ["dispatcher=one_thread vs dispatcher=work_stealing: study 2.00x faster; "
+                              "here within noise"]
+    assert result.verdict.startswith("**The study's ranking holds where we can tell**: 2 of 3")
+    tied = reference('[ { dispatcher = "one_thread", value = 1.0 }, { dispatcher = "work_stealing", value = 1.05 } ]')
+    assert "all within 1.10x: no order to check" in report.compare_reference(tied, ours).verdict
+
+
+def test_throughput_figures_rank_the_other_way_and_unmatched_figures_say_why():
+    ours = samples({"one_thread": [10, 11, 12], "work_stealing": [30, 31, 32]})
+    figures = '[ { dispatcher = "one_thread", value = 50 }, { dispatcher = "work_stealing", value = 10 }, { dispatcher = "active_obj", value = 1 } ]'
+    ref = reference(figures, 'metric = "msgs_per_s"')
+    assert ref.lower_is_better is False
+    result = report.compare_reference(ref, ours)
+    assert result.verdict.startswith("**The study's ranking holds here**: all 1 ordered pairs agree")
+    assert result.matches[2].problem == "not in this run"
+    two = pd.concat([ours, samples({"one_thread": [5, 5, 5]}).assign(point=9, leaves=2000)])
+    ambiguous = report.compare_reference(ref, two)
+    assert ambiguous.matches[0].problem == "2 points of this run match; the reference must name one"
+    lonely = report.compare_reference(ref, samples({"one_thread": [1, 2, 3]}))
+    assert lonely.verdict.startswith("1 of the study's figures matched a point of this run")
+
+
+def test_a_store_that_is_not_a_labctl_store_is_refused(labctl, tmp_path):
+    db = tmp_path / "other.db"
+    sqlite3.connect(db).execute("CREATE TABLE t (x)").connection.close()
+    result = labctl("report", "1", "--db", str(db), "--out", str(tmp_path / "rep"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert not (tmp_path / "rep").exists()
