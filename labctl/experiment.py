@@ -80,6 +80,7 @@ class FigureSpec(BaseModel):
 
     value: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]
     peer: str | None = None
+    name: str | None = None  # what the study calls the figure of ours, e.g. "Theron 3.03 64-bit"
 
 
 class ReferenceSpec(BaseModel):
@@ -142,10 +143,11 @@ class Figure:
     value: float
     params: dict[str, object]  # our point's parameters; empty for a peer
     peer: str | None = None  # a runtime of the study, not ours
+    name: str | None = None  # what the study calls it
 
     @property
     def label(self) -> str:
-        return self.peer or ", ".join(f"{name}={value}" for name, value in self.params.items())
+        return self.peer or ", ".join(f"{name}={kernels.show(value)}" for name, value in self.params.items())
 
 
 @dataclass(frozen=True)
@@ -265,7 +267,7 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
             raise ExperimentError(f"{where}.figures[{number}]: a peer's figure names no parameters "
                                   f"of ours (got {', '.join(params)})")
         check(params, f"figures[{number}]")
-        figures.append(Figure(figure.value, params, figure.peer))
+        figures.append(Figure(figure.value, params, figure.peer, figure.name))
     if not any(figure.peer is None for figure in figures):
         raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
                               f"(every one is a peer)")

@@ -16,6 +16,7 @@ import itertools
 import math
 import shutil
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,10 @@ from labctl.store import RunRow, Store
 SHORT = {"max_demands_at_once": "mda", "spin_us": "spin", "threads": "threads"}
 # Parameters that name a configuration by their value alone.
 BY_VALUE = ("dispatcher", "fifo")
+# The parameters every kernel takes to choose its threads (native/kernels/dispatcher_params.cpp).
+DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
+# Figures per kernel, one per scenario (size, kind of work); the table lists every point.
+MAX_SCENARIOS = 12
 # Published figures closer than this (ratio) are a tie in the study: no order to check.
 TIE_RATIO = 1.10
 # Values spanning more than this ratio get a log scale.
@@ -138,7 +143,7 @@ def label(row, names: list[str]) -> str:
         if value is None:
             continue
         parts.append(kernels.show(value) if name in BY_VALUE else f"{SHORT.get(name, name)}={kernels.show(value)}")
-    return " ".join(parts) or "(one point)"
+    return " ".join(parts)
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -205,7 +210,7 @@ def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None
     series = {}
     for _, row in table.sort_values(others, key=lambda c: c.map(_sort_key)).iterrows() if others \
             else table.iterrows():
-        series.setdefault(label(row, others), []).append(row)
+        series.setdefault(label(row, others) or "median", []).append(row)
     colors = _colors(len(series))
     xs = [v for v in table[x] if _key(v) is not None]
     for color, (name, rows) in zip(colors, series.items()):
@@ -243,16 +248,38 @@ def plot_lines(table: pd.DataFrame, kernel: str, metric: Metric, x: str, ax=None
 
 
 @_styled
+def scenarios(table: pd.DataFrame, kernel: str) -> list[tuple[str, pd.DataFrame]]:
+    """The points of a kernel split by the kernel's own parameters that vary (its sizes, its kind
+    of work), so that a figure compares dispatcher configurations doing the same work: a list of
+    (scenario in words, its points), at most MAX_SCENARIOS; ("", table) when nothing of the kernel's
+    own varies."""
+    own = [n for n in varying(table, kernel) if n not in DISPATCHER_PARAMS]
+    if not own:
+        return [("", table)]
+    ordered = table.sort_values(own, key=lambda c: c.map(_sort_key))
+    groups: dict[str, list] = {}
+    for _, row in ordered.iterrows():
+        groups.setdefault(label(row, own), []).append(row)
+    return [(name, pd.DataFrame(rows)) for name, rows in itertools.islice(groups.items(), MAX_SCENARIOS)]
+
+
+def heatmap_panels(table: pd.DataFrame, kernel: str, x: str, y: str) -> dict[str, list]:
+    """The points of a heat map over `x` and `y`, a panel per configuration of the other varying
+    parameters that has at least two values on each axis (at most 6 panels); empty when none has."""
+    others = [n for n in varying(table, kernel) if n not in (x, y)]
+    panels: dict[str, list] = {}
+    for _, row in table.dropna(subset=[x, y]).iterrows():
+        panels.setdefault(label(row, others), []).append(row)
+    dense = {name: rows for name, rows in panels.items()
+             if len({row[x] for row in rows}) >= 2 and len({row[y] for row in rows}) >= 2}
+    return dict(itertools.islice(dense.items(), 6))
+
+
 def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: str):
     """`metric` over two numeric parameters, a panel per configuration of the other varying
     parameters (at most 6), each cell annotated with its median."""
-    vary = varying(table, kernel)
-    others = [n for n in vary if n not in (x, y)]
-    grid = table.dropna(subset=[x, y])
-    panels = {}
-    for _, row in grid.iterrows():
-        panels.setdefault(label(row, others), []).append(row)
-    panels = dict(itertools.islice(panels.items(), 6))
+    panels = heatmap_panels(table, kernel, x, y)
+    grid = pd.DataFrame([row for rows in panels.values() for row in rows])
     factor, unit = metric.scale(grid["median"])
     columns = min(len(panels), 3)
     lines = math.ceil(len(panels) / columns)
@@ -277,7 +304,7 @@ def plot_heatmap(table: pd.DataFrame, kernel: str, metric: Metric, x: str, y: st
         ax.set_yticks(range(len(ys)), [kernels.show(v) for v in ys])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
-        ax.set_title(name, fontsize=9)
+        ax.set_title(textwrap.fill(name, 48), fontsize=8)
         ax.grid(False)
         for (i, j), value in np.ndenumerate(cells):
             if value == value:
@@ -438,7 +465,7 @@ def _rank(reference: experiment.Reference, matches: list[Match]) -> Comparison:
                               f"noise on this run; {winner}.")
     elif comparison.unclear:
         comparison.verdict = (f"**The study's ranking holds where we can tell**: {len(comparison.agree)} "
-                              f"of {checked} ordered pairs agree, {len(comparison.unclear)} are within "
+                              f"of {checked} ordered pairs agree, {len(comparison.unclear)} within "
                               f"noise here; {winner}.")
     else:
         comparison.verdict = (f"**The study's ranking holds here**: all {checked} ordered pairs agree; "
@@ -469,7 +496,7 @@ def plot_reference(comparison: Comparison):
     best_here = min(m.median for m in ours) if ref.lower_is_better else max(m.median for m in ours)
     study = [(m.figure.value / best_study if ref.lower_is_better else best_study / m.figure.value) for m in ours]
     here = [m.relative(best_here, ref.lower_is_better) for m in ours]
-    figure = _figure(figsize=(7.5, 1.2 + 0.45 * len(ours)))
+    figure = _figure(figsize=(7.5, 1.5 + 0.45 * len(ours)), layout="constrained")
     ax = figure.subplots()
     positions = np.arange(len(ours))
     colors = _colors(2)
@@ -482,8 +509,7 @@ def plot_reference(comparison: Comparison):
         ax.set_xscale("log")
     ax.set_xlabel("times behind the best of its own set (1 = best; lower is better)")
     ax.set_title(f"{ref.title}\npublished vs ours, each relative to its own best", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    figure.tight_layout()
+    figure.legend(fontsize=7, loc="outside lower center", ncols=2, frameon=False)
     return figure
 
 
@@ -563,6 +589,13 @@ def _value(value: float, metric: Metric) -> str:
         return stats.format_duration(value)
     if metric.column == "msgs_per_s":
         return f"{value / 1e6:.2f} M msgs/s" if value >= 1e5 else f"{value:.0f} msgs/s"
+    return _number(value)
+
+
+def _number(value: float) -> str:
+    """A figure as people write it: 0.45, 12.3, 1,234, 17,354,483."""
+    if abs(value) >= 1e4:
+        return f"{value:,.0f}"
     return f"{value:.4g}"
 
 
@@ -610,8 +643,9 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
             best, worst = ordered.iloc[0], ordered.iloc[-1]
             spread = (worst["median"] / best["median"] if metric.lower_is_better
                       else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
-            summary_rows.append([kernel, len(table), f"{label(best, vary)}: {_value(best['median'], metric)}",
-                                 f"{label(worst, vary)}: {_value(worst['median'], metric)}",
+            summary_rows.append([kernel, len(table),
+                                 f"{label(best, vary) or 'one point'}: {_value(best['median'], metric)}",
+                                 f"{label(worst, vary) or 'one point'}: {_value(worst['median'], metric)}",
                                  f"{spread:.2f}x"])
         lines += [_table(["kernel", "points", "best", "worst", "worst/best"], summary_rows, {1, 4}), ""]
 
@@ -635,16 +669,21 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
     lines = [f"## {kernel}", ""]
     if spec is not None:
         lines += [f"{spec.summary.rstrip('.')}. Reproduces {spec.source}.", ""]
-    x, y = axes_for(table, kernel)
-    if x is not None:
-        path = _save(plot_lines(table, kernel, metric, x), folder, f"{kernel}-{x}", figures, svg=True)
-        lines += [f"![{kernel}: {metric.title} vs {x}]({path})", ""]
-    if y is not None:
-        path = _save(plot_heatmap(table, kernel, metric, x, y), folder, f"{kernel}-{x}-{y}", figures)
-        lines += [f"![{kernel}: {metric.title} over {x} x {y}]({path})", ""]
-    if x is None and len(table) > 1:
-        path = _save(plot_bars(table, kernel, metric), folder, f"{kernel}-bars", figures)
-        lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
+    groups = scenarios(table, kernel)
+    for number, (scenario, part) in enumerate(groups, 1):
+        stem = kernel if len(groups) == 1 else f"{kernel}-{number}"
+        if scenario:
+            lines += [f"**{scenario}**", ""]
+        x, y = axes_for(part, kernel)
+        if x is not None:
+            path = _save(plot_lines(part, kernel, metric, x), folder, f"{stem}-{x}", figures, svg=True)
+            lines += [f"![{kernel}: {metric.title} vs {x}]({path})", ""]
+        if y is not None and heatmap_panels(part, kernel, x, y):
+            path = _save(plot_heatmap(part, kernel, metric, x, y), folder, f"{stem}-{x}-{y}", figures)
+            lines += [f"![{kernel}: {metric.title} over {x} x {y}]({path})", ""]
+        if x is None and len(part) > 1:
+            path = _save(plot_bars(part, kernel, metric), folder, f"{stem}-bars", figures)
+            lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
     fixed = _fixed(table, kernel, vary)
     if fixed:
         lines += [f"Fixed: {fixed}.", ""]
@@ -717,7 +756,8 @@ def _reference_section(comparison: Comparison, number: int, folder: Path, figure
     metric = Metric(ref.metric, ref.lower_is_better)
     per = f" per {_singular(ref.per)}" if ref.per else ""
     lines = [f"### {ref.title}", "",
-             f"Source: {ref.source}. Hardware: {ref.hardware}. Compared: {ref.kernel}'s "
+             f"Source: {ref.source.rstrip('.')}. Hardware: {ref.hardware.rstrip('.')}. "
+             f"Compared: {ref.kernel}'s "
              f"`{ref.metric}`{per}, {'lower' if ref.lower_is_better else 'higher'} is better"
              + (f"; our points with {', '.join(f'{k}={kernels.show(v)}' for k, v in ref.where.items())}"
                 if ref.where else "") + ".", ""]
@@ -736,7 +776,7 @@ def _reference_section(comparison: Comparison, number: int, folder: Path, figure
     for match in comparison.matches:
         if match.figure.peer is not None:
             continue
-        published = f"{match.figure.value:g} {ref.unit}"
+        published = f"{_number(match.figure.value)} {ref.unit}"
         if match.median is None:
             rows.append([match.figure.label, published, "", match.problem or "", "", "", ""])
             continue
@@ -786,16 +826,19 @@ def _peer_ranking(comparison: Comparison, peers: list[Match], metric: Metric) ->
     an indication of the order of magnitude only."""
     ref = comparison.reference
     entries = [(m.figure.value, f"{m.figure.peer} (study)") for m in peers]
-    entries += [(m.figure.value, f"{ref.kernel} {m.figure.label} (study)") for m in comparison.ours]
+    entries += [(m.figure.value, f"{m.figure.name or ref.kernel + ' ' + m.figure.label} (study)")
+                for m in comparison.ours]
     converted = [(_in_unit(m.median, metric, ref.unit), m) for m in comparison.ours]
     if any(value is None for value, _ in converted):
         return [f"The study's other runtimes are given in {ref.unit}, which our `{ref.metric}` does "
                 "not convert to: not ranked.", ""]
     entries += [(value, f"**labctl {m.figure.label} (this machine)**") for value, m in converted]
     entries.sort(key=lambda e: e[0] if ref.lower_is_better else -e[0])
-    rows = [[rank, name, f"{value:.3g} {ref.unit}"] for rank, (value, name) in enumerate(entries, 1)]
+    rows = [[rank, name, f"{_number(value)} {ref.unit}"] for rank, (value, name) in enumerate(entries, 1)]
+    sizes = ("" if ref.per else " Our sizes are this run's, which may be smaller than the study's "
+             "(`--scale full` runs the study's).")
     return ["The study's runtimes with ours, by absolute value (two different machines: an "
-            "indication of the order of magnitude, not a measurement):", "",
+            f"indication of the order of magnitude, not a measurement).{sizes}", "",
             _table(["rank", "runtime", ref.unit], rows, {0, 2}), ""]
 
 
