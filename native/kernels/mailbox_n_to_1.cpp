@@ -2,23 +2,17 @@
 // holds up when every sender pushes onto it at once (the queue is the shared resource).
 #include <algorithm>
 #include <cstdint>
-#include <latch>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dispatcher_params.hpp"
+#include "mailbox_n_to_1.hpp"
 #include "phase.hpp"
 
 namespace labctl::kernels::mailbox_n_to_1 {
 namespace {
-
-// A sender thread, or a sender agent between two Continue messages, sends this many messages
-// at a time.
-constexpr std::uint64_t kBurst = 1000;
 
 struct Msg {
     std::uint32_t sender;
@@ -30,14 +24,6 @@ struct Msg {
 // receiver, or the other senders, get the thread in between); the first one comes from the
 // kernel once the measured phase has begun.
 struct Continue {};
-
-// What the receiver saw when the last expected message arrived, computed there: an extra
-// (duplicated) message arriving later cannot race with the kernel reading it.
-struct Outcome {
-    std::uint64_t received = 0;
-    std::uint64_t out_of_order = 0;
-    std::uint64_t short_senders = 0;
-};
 
 class Receiver final : public rt::Agent {
 public:
@@ -99,62 +85,6 @@ private:
     std::uint64_t continues_ = 0;
 };
 
-// The study's senders: plain threads outside the runtime, started before the measured phase and
-// released together at its start. Always joined, on failure too: the destructor releases the
-// start (a thread never waits forever) and asks them to stop, then the jthreads join.
-class SenderThreads {
-public:
-    SenderThreads(Receiver& receiver, std::uint32_t senders, std::uint64_t messages_per_sender) {
-        threads_.reserve(senders);
-        try {
-            for (std::uint32_t i = 0; i < senders; ++i) {
-                threads_.emplace_back([this, &receiver, i, messages_per_sender](std::stop_token stop) {
-                    start_.wait();
-                    for (std::uint64_t seq = 0; seq < messages_per_sender;) {
-                        // One look at the stop flag per burst (an atomic load inside the
-                        // library), none per message: on failure a thread quits within a burst.
-                        if (stop.stop_requested()) return;
-                        const std::uint64_t end = std::min(messages_per_sender, seq + kBurst);
-                        for (; seq < end; ++seq) rt::send<Msg>(receiver, i, seq);
-                    }
-                });
-            }
-        } catch (...) {
-            // A thread that could not start: the destructor will not run, so the ones that did
-            // are let go here before threads_ joins them.
-            let_go();
-            throw;
-        }
-    }
-
-    SenderThreads(const SenderThreads&) = delete;
-    SenderThreads& operator=(const SenderThreads&) = delete;
-
-    // threads_, declared last, is destroyed first: each jthread joins.
-    ~SenderThreads() { let_go(); }
-
-    void release() noexcept {
-        if (released_) return;
-        released_ = true;
-        start_.count_down();
-    }
-
-    // Waits for every sender to have sent all its messages.
-    void join() {
-        for (std::jthread& thread : threads_) thread.join();
-    }
-
-private:
-    void let_go() noexcept {
-        for (std::jthread& thread : threads_) thread.request_stop();
-        release();
-    }
-
-    std::latch start_{1};
-    bool released_ = false;
-    std::vector<std::jthread> threads_;
-};
-
 Result run(const Params& params) {
     const auto senders = std::uint32_t(params.integer("senders"));
     const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
@@ -173,7 +103,9 @@ Result run(const Params& params) {
     // Senders are made before the phase (agents and threads alike) and wait for their start.
     // An agent each in a coop of its own: with a cooperation FIFO they still run in parallel.
     std::vector<Sender*> agents;
-    std::optional<SenderThreads> threads;  // after the environment: joined before it stops
+    // Each thread sends to the receiver; declared after the environment: joined before it stops.
+    auto send = [receiver](std::uint32_t sender, std::uint64_t seq) { rt::send<Msg>(*receiver, sender, seq); };
+    std::optional<SenderThreads<decltype(send)>> threads;
     if (sender_agents) {
         agents.reserve(senders);
         for (std::uint32_t i = 0; i < senders; ++i) {
@@ -183,7 +115,7 @@ Result run(const Params& params) {
             });
         }
     } else {
-        threads.emplace(*receiver, senders, messages_per_sender);
+        threads.emplace(senders, messages_per_sender, send);
     }
 
     MeasuredPhase phase(env);
@@ -202,13 +134,9 @@ Result run(const Params& params) {
     for (const Sender* sender : agents) continues += sender->continues();
     stop_and_check(env);
 
-    auto describe = [](const Outcome& outcome) {
-        return "received=" + std::to_string(outcome.received) + " out_of_order=" +
-               std::to_string(outcome.out_of_order) + " short_senders=" + std::to_string(outcome.short_senders);
-    };
     result.messages_processed = outcome.received + continues;
     result.answer = describe(outcome);
-    result.expected = describe(Outcome{std::uint64_t{senders} * messages_per_sender, 0, 0});
+    result.expected = expected(senders, messages_per_sender);
     return result;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dispatcher_params.hpp"
+#include "one_to_many.hpp"
 #include "phase.hpp"
 
 namespace labctl::kernels::one_to_many {
@@ -29,23 +30,6 @@ struct WorkerDone {
     std::uint64_t out_of_order;
     double series;
 };
-
-struct Outcome {
-    std::uint64_t received = 0;
-    std::uint64_t out_of_order = 0;
-    std::uint64_t short_workers = 0;  // workers whose count is not messages_per_worker
-    std::uint64_t wrong_series = 0;   // work=cpu: workers whose series differs from the expected
-    std::int64_t send_ns = 0;
-};
-
-// The CPU work of one message, as in the study (std::sph_neumann of the message), with the
-// order kept small so each call costs the same (the study's order grows with the message
-// number, which makes later messages cost more and overflows to -inf).
-double compute(std::uint32_t value, std::int64_t iterations) {
-    double sum = 0;
-    for (std::int64_t i = 0; i < iterations; ++i) sum += std::sph_neumann(value % 16, 1.2345 + double(i));
-    return sum;
-}
 
 struct Setup {
     std::uint32_t workers;
@@ -121,12 +105,6 @@ private:
     double series_ = 0;
 };
 
-std::string describe(const Outcome& o) {
-    return "received=" + std::to_string(o.received) + " out_of_order=" + std::to_string(o.out_of_order) +
-           " short_workers=" + std::to_string(o.short_workers) +
-           " wrong_series=" + std::to_string(o.wrong_series);
-}
-
 Result run(const Params& params) {
     Setup setup{
         .workers = std::uint32_t(params.integer("workers")),
@@ -164,11 +142,9 @@ Result run(const Params& params) {
     phase.finish(result, done.completed_at());
     stop_and_check(env);
 
-    Outcome expected;
-    expected.received = std::uint64_t(setup.workers) * setup.messages_per_worker;
     result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
     result.answer = describe(outcome);
-    result.expected = describe(expected);
+    result.expected = expected(setup.workers, setup.messages_per_worker);
     result.metrics = {{"send_ns", double(outcome.send_ns)},
                       {"deliveries", double(outcome.received)}};
     return result;
@@ -177,19 +153,7 @@ Result run(const Params& params) {
 void check(const Params& params) {
     check_thread_per_agent("one_to_many", params, std::uint64_t(params.integer("workers")),
                            "workers=" + std::to_string(params.integer("workers")));
-    // On a dispatcher that runs the workers on one thread the sleeps add up: refuse a run that
-    // cannot end in reasonable time rather than hang.
-    if (params.text("work") == "sleep") {
-        const double total_ms = double(params.integer("workers")) *
-                                double(params.integer("messages_per_worker")) * params.real("sleep_ms");
-        if (total_ms > 600'000)
-            throw ParamError("one_to_many", "messages_per_worker",
-                             "work=sleep: workers*messages_per_worker*sleep_ms must be at most 600000 "
-                             "(ten minutes of sleep in all, which a one-thread dispatcher serves one "
-                             "after another), got " +
-                                 std::to_string(std::int64_t(total_ms)) +
-                                 "; the study slept 5 ms on 100 messages x 100 workers");
-    }
+    check_sleep("one_to_many", params);
 }
 
 Kernel make_kernel() {

@@ -9,6 +9,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "ping_pong.hpp"
 
 namespace labctl::kernels::ping_pong {
 namespace {
@@ -36,18 +37,6 @@ struct Pong {
     }
     std::uint64_t seq;
     std::array<std::byte, N> payload;
-};
-
-struct Tally {
-    std::uint64_t received = 0;
-    std::uint64_t out_of_order = 0;
-    std::uint64_t corrupt = 0;
-
-    void count(std::uint64_t seq, bool intact) {
-        if (seq != received) ++out_of_order;
-        if (!intact) ++corrupt;
-        ++received;
-    }
 };
 
 struct Outcome {
@@ -82,8 +71,7 @@ class Pinger final : public rt::Agent {
 public:
     Pinger(rt::NamedMbox* listen, std::uint64_t round_trips, rt::Completion<Outcome>& done)
         : round_trips_(round_trips),
-          // At most ~100k samples: a clock read costs about as much as a message on one thread.
-          stride_(std::max<std::uint64_t>(1, round_trips / 100'000)),
+          stride_(sample_stride(round_trips)),
           done_(done) {
         if (listen != nullptr) subscribe<&Pinger::on_pong>(*listen);
         else subscribe<&Pinger::on_pong>();
@@ -131,12 +119,6 @@ private:
     Outcome outcome_;
 };
 
-double percentile(const std::vector<std::int64_t>& sorted, double p) {
-    if (sorted.empty()) return 0;
-    const auto rank = std::size_t(p * double(sorted.size() - 1) + 0.5);
-    return double(sorted[std::min(rank, sorted.size() - 1)]);
-}
-
 template <std::size_t N>
 Result run_with_payload(const Params& params) {
     const auto round_trips = std::uint64_t(params.integer("messages")) / 2;
@@ -168,21 +150,10 @@ Result run_with_payload(const Params& params) {
     const Tally pings = ponger->pings();
     stop_and_check(env);
 
-    auto describe = [](const Tally& pings, const Tally& pongs) {
-        return "pings=" + std::to_string(pings.received) + " pongs=" + std::to_string(pongs.received) +
-               " out_of_order=" + std::to_string(pings.out_of_order + pongs.out_of_order) +
-               " corrupt=" + std::to_string(pings.corrupt + pongs.corrupt);
-    };
     result.messages_processed = pings.received + outcome.pongs.received;
     result.answer = describe(pings, outcome.pongs);
-    result.expected = describe(Tally{round_trips, 0, 0}, Tally{round_trips, 0, 0});
-
-    std::vector<std::int64_t>& samples = outcome.round_trips_ns;
-    std::sort(samples.begin(), samples.end());
-    result.metrics = {{"round_trip_p50_ns", percentile(samples, 0.50)},
-                      {"round_trip_p99_ns", percentile(samples, 0.99)},
-                      {"round_trip_max_ns", samples.empty() ? 0.0 : double(samples.back())},
-                      {"round_trip_samples", double(samples.size())}};
+    result.expected = expected(round_trips);
+    result.metrics = round_trip_metrics(outcome.round_trips_ns);
     return result;
 }
 

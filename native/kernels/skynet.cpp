@@ -3,10 +3,10 @@
 // children. Measures the cost of creating (and deregistering) agents.
 #include <algorithm>
 #include <cstdint>
-#include <map>
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "skynet.hpp"
 
 namespace labctl::kernels::skynet {
 namespace {
@@ -77,24 +77,6 @@ private:
     std::uint32_t waiting_ = 0;
 };
 
-// Agents in a tree over `leaves` leaves, by the same split as Node (memoised: a level has at
-// most two distinct subtree sizes).
-std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching,
-                          std::map<std::uint64_t, std::uint64_t>& memo) {
-    if (leaves == 1) return 1;
-    if (auto found = memo.find(leaves); found != memo.end()) return found->second;
-    const std::uint64_t children = std::min(branching, leaves);
-    std::uint64_t agents = 1;
-    for (std::uint64_t i = 0; i < children; ++i)
-        agents += tree_agents(leaves / children + (i < leaves % children ? 1 : 0), branching, memo);
-    return memo[leaves] = agents;
-}
-
-std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching) {
-    std::map<std::uint64_t, std::uint64_t> memo;
-    return tree_agents(leaves, branching, memo);
-}
-
 Result run(const Params& params) {
     const auto leaves = std::uint64_t(params.integer("leaves"));
     const auto branching = std::uint64_t(params.integer("branching"));
@@ -121,10 +103,9 @@ Result run(const Params& params) {
     }
     stop_and_check(env);  // outside the phase unless deregister: destroys every agent
 
-    const std::uint64_t agents = tree_agents(leaves, branching);
     result.messages_processed = total.agents - 1;  // every agent but the root reports once
-    result.answer = "sum=" + std::to_string(total.sum) + " agents=" + std::to_string(total.agents);
-    result.expected = "sum=" + std::to_string(leaves * (leaves - 1) / 2) + " agents=" + std::to_string(agents);
+    result.answer = describe(total.sum, total.agents);
+    result.expected = expected(leaves, branching);
     result.metrics = {{"agents", double(total.agents)},
                       {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
     return result;

@@ -1,0 +1,100 @@
+// caf_counting_actor: counting_actor on CAF 0.17. One thread floods one actor with numbers,
+// which it counts and sums: the mailbox of a single receiver under a sender that runs ahead.
+#include <cstdint>
+#include <string>
+
+#include "../kernels/counting_actor.hpp"
+#include "caf_run.hpp"
+
+namespace labctl::kernels::caf_counting_actor {
+namespace {
+
+using counting_actor::Count;
+
+struct Add {
+    std::uint64_t value;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Add& x) {
+    return f(caf::meta::type_name("Add"), x.value);
+}
+
+class Counter final : public caf::event_based_actor {
+public:
+    Counter(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t expected,
+            rt::Completion<Count>& done)
+        : caf::event_based_actor(config), expected_(expected), done_(done) {
+        run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        return {[this](const Add& add) { on_add(add); }};
+    }
+
+private:
+    void on_add(const Add& add) {
+        ++count_.received;
+        count_.sum += add.value;
+        if (count_.received == expected_) done_.set(count_);
+    }
+
+    const std::uint64_t expected_;
+    rt::Completion<Count>& done_;
+    Count count_;
+};
+
+Result run(const Params& params) {
+    const auto messages = std::uint64_t(params.integer("messages"));
+
+    rt::Completion<Count> done;
+    caf_support::CafRun caf(params, done);
+    const caf::actor counter = caf.system().spawn<Counter>(std::ref(caf), messages, std::ref(done));
+    caf.keep<Counter>(counter);
+
+    // The sender is the kernel's own thread, outside the actor system, as Theron's main thread is.
+    caf_support::CafPhase phase(caf);
+    for (std::uint64_t n = 1; n <= messages; ++n) caf::anon_send(counter, Add{n});
+    const Count count = caf.await(done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    caf.stop();
+
+    result.messages_processed = count.received;
+    result.answer = counting_actor::describe(count);
+    result.expected = counting_actor::expected(messages);
+    return result;
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "caf_counting_actor",
+        .summary = "counting_actor on CAF 0.17: one thread sends 50M numbers to one counting actor",
+        .description =
+            "As counting_actor, on CAF 0.17: the kernel's own thread (outside the actor system) "
+            "anon_sends 1..messages to a counter actor spawned before the phase, which counts and "
+            "sums them; the phase ends when it has counted the last. The actor system's start "
+            "and shutdown are outside the phase. threads and policy set CAF's scheduler "
+            "(scheduler.max-threads, scheduler.policy) in place of our dispatcher parameters.",
+        .source = "Theron 3.03 CountingActor (seeds/000); labctl's counting_actor, on CAF",
+        .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
+        .params = {},
+        .check = {},
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{50'000'000},
+         .help = "numbers sent to the counter",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+    };
+    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::caf_counting_actor

@@ -1,0 +1,208 @@
+// caf_mailbox_n_to_1: mailbox_n_to_1 on CAF 0.17. Many senders flood one actor's mailbox: how
+// a single mailbox holds up when every sender pushes onto it at once.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../kernels/mailbox_n_to_1.hpp"
+#include "caf_run.hpp"
+
+namespace labctl::kernels::caf_mailbox_n_to_1 {
+namespace {
+
+using mailbox_n_to_1::kBurst;
+using mailbox_n_to_1::Outcome;
+
+struct Msg {
+    std::uint32_t sender;
+    std::uint64_t seq;
+};
+
+// A sender actor's next burst, self-sent after each burst so that a scheduler thread returns to
+// its queue between bursts; the first one comes from the kernel once the phase has begun.
+struct Continue {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Msg& x) {
+    return f(caf::meta::type_name("Msg"), x.sender, x.seq);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Continue&) {
+    return f(caf::meta::type_name("Continue"));
+}
+
+class Receiver final : public caf::event_based_actor {
+public:
+    Receiver(caf::actor_config& config, caf_support::CafRun& run, std::uint32_t senders,
+             std::uint64_t messages_per_sender, rt::Completion<Outcome>& done)
+        : caf::event_based_actor(config), per_sender_(senders), messages_per_sender_(messages_per_sender),
+          total_(std::uint64_t{senders} * messages_per_sender), done_(done) {
+        run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        return {[this](const Msg& msg) { on_msg(msg); }};
+    }
+
+private:
+    struct PerSender {
+        std::uint64_t count = 0;
+        std::uint64_t last_seq = ~std::uint64_t{0};  // so that the first expected seq, 0, is last + 1
+    };
+
+    void on_msg(const Msg& msg) {
+        if (msg.sender >= per_sender_.size()) throw std::out_of_range("caf_mailbox_n_to_1: message from an unknown sender");
+        PerSender& from = per_sender_[msg.sender];
+        // Each sender sends from one thread, and a mailbox keeps each sender's order: anything
+        // but the next seq is a lost, duplicated or reordered message.
+        if (msg.seq != from.last_seq + 1) ++outcome_.out_of_order;
+        from.last_seq = msg.seq;
+        ++from.count;
+        if (++outcome_.received != total_) return;
+        for (const PerSender& sender : per_sender_)
+            if (sender.count != messages_per_sender_) ++outcome_.short_senders;
+        done_.set(outcome_);
+    }
+
+    std::vector<PerSender> per_sender_;
+    const std::uint64_t messages_per_sender_;
+    const std::uint64_t total_;
+    rt::Completion<Outcome>& done_;
+    Outcome outcome_;
+};
+
+class Sender final : public caf::event_based_actor {
+public:
+    Sender(caf::actor_config& config, caf_support::CafRun& run, caf::actor receiver, std::uint32_t index,
+           std::uint64_t messages)
+        : caf::event_based_actor(config), receiver_(std::move(receiver)), index_(index), messages_(messages) {
+        run.watch(*this);
+    }
+    std::uint64_t continues() const noexcept { return continues_; }
+
+    caf::behavior make_behavior() override {
+        return {[this](const Continue&) { on_continue(); }};
+    }
+
+    void on_exit() override { receiver_ = nullptr; }
+
+private:
+    void on_continue() {
+        // Counted before the burst: the kernel reads it after the receiver has had every
+        // message, the last of which this handler sends after this write.
+        ++continues_;
+        const std::uint64_t end = std::min(messages_, next_seq_ + kBurst);
+        for (; next_seq_ < end; ++next_seq_) send(receiver_, Msg{index_, next_seq_});
+        if (next_seq_ < messages_) send(caf::actor(this), Continue{});
+    }
+
+    caf::actor receiver_;
+    const std::uint32_t index_;
+    const std::uint64_t messages_;
+    std::uint64_t next_seq_ = 0;
+    std::uint64_t continues_ = 0;
+};
+
+Result run(const Params& params) {
+    const auto senders = std::uint32_t(params.integer("senders"));
+    const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
+    const bool sender_actors = params.text("sender") == "agent";
+
+    rt::Completion<Outcome> done;
+    caf_support::CafRun caf(params, done);
+    caf.reserve(senders + 1);
+    const caf::actor receiver =
+        caf.system().spawn<Receiver>(std::ref(caf), senders, messages_per_sender, std::ref(done));
+    caf.keep<Receiver>(receiver);
+    // Senders are made before the phase (actors and threads alike) and wait for their start.
+    std::vector<caf::actor> sender_handles;
+    std::vector<Sender*> agents;
+    // Each thread sends to the receiver; declared after the actor system: joined before it stops.
+    auto send = [&receiver](std::uint32_t sender, std::uint64_t seq) { caf::anon_send(receiver, Msg{sender, seq}); };
+    std::optional<mailbox_n_to_1::SenderThreads<decltype(send)>> threads;
+    if (sender_actors) {
+        for (std::uint32_t i = 0; i < senders; ++i) {
+            sender_handles.push_back(caf.system().spawn<Sender>(std::ref(caf), receiver, i, messages_per_sender));
+            agents.push_back(&caf.keep<Sender>(sender_handles.back()));
+        }
+    } else {
+        threads.emplace(senders, messages_per_sender, send);
+    }
+
+    caf_support::CafPhase phase(caf);
+    if (sender_actors) {
+        for (const caf::actor& sender : sender_handles) caf::anon_send(sender, Continue{});
+    } else {
+        threads->release();
+    }
+    const Outcome outcome = caf.await(done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    if (threads) threads->join();
+    // Each sender counted its last Continue before sending its last message, which the receiver
+    // handled before done.set(): reading the counts here is ordered after those writes.
+    std::uint64_t continues = 0;
+    for (const Sender* sender : agents) continues += sender->continues();
+    caf.stop();
+
+    result.messages_processed = outcome.received + continues;
+    result.answer = mailbox_n_to_1::describe(outcome);
+    result.expected = mailbox_n_to_1::expected(senders, messages_per_sender);
+    return result;
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "caf_mailbox_n_to_1",
+        .summary = "mailbox_n_to_1 on CAF 0.17: 20 senders x 1M messages into one actor's mailbox",
+        .description =
+            "As mailbox_n_to_1, on CAF 0.17: `senders` senders each send `messages_per_sender` "
+            "messages {sender, seq} to one receiver actor, which counts them per sender and checks "
+            "each sender's order. sender=thread (the study's setup, which measured libcppa, CAF's "
+            "predecessor): plain threads outside the actor system that anon_send, started before "
+            "the phase and released together at its start (their CPU time is not in "
+            "thread_cpu_ns). sender=agent: sender actors on CAF's scheduler, sending bursts of "
+            "1000 and self-sending a Continue message between bursts; the kernel sends each its "
+            "first Continue when the phase begins. The phase ends when the receiver has every "
+            "message; the actor system's start and shutdown are outside it. messages_processed "
+            "counts the receiver's messages plus, with sender=agent, every Continue.",
+        .source = "libcppa blog 2012, Mailbox Part 2 (seeds/001): 20 threads x 1,000,000 messages; "
+                  "labctl's mailbox_n_to_1, on CAF",
+        .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
+                    "messages_per_sender, every one in its sender's order",
+        .params = {},
+        .check = {},
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "senders",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{20},
+         .help = "sender threads or actors",
+         .minimum = 1,
+         .maximum = 10'000},
+        {.name = "messages_per_sender",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "messages each sender sends",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+        {.name = "sender",
+         .type = ParamType::choice,
+         .default_value = std::string("thread"),
+         .help = "thread: plain threads outside the actor system (the study); agent: actors on "
+                 "CAF's scheduler, in bursts of 1000",
+         .choices = {std::string("thread"), std::string("agent")}},
+    };
+    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::caf_mailbox_n_to_1

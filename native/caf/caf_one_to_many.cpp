@@ -1,0 +1,253 @@
+// caf_one_to_many: one_to_many on CAF 0.17. A producer sends numbers to a CAF local group that
+// `workers` actors have joined, so every number is delivered to every worker (1:N): a multicast
+// send and the delivery to many mailboxes; with work=sleep or cpu, how CAF's scheduler overlaps
+// the workers' handlers.
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "../kernels/one_to_many.hpp"
+#include "caf_run.hpp"
+
+namespace labctl::kernels::caf_one_to_many {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using one_to_many::Outcome;
+
+enum class Work { noop, sleep, cpu };
+
+struct Number {
+    std::uint32_t value;
+};
+
+// What a worker reports once it has its last number.
+struct WorkerDone {
+    std::uint32_t worker;
+    std::uint64_t received;
+    std::uint64_t out_of_order;
+    double series;
+};
+
+// The kernel's signal to the producer, once the workers have joined the group.
+struct Go {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Number& x) {
+    return f(caf::meta::type_name("Number"), x.value);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, WorkerDone& x) {
+    return f(caf::meta::type_name("WorkerDone"), x.worker, x.received, x.out_of_order, x.series);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Go&) {
+    return f(caf::meta::type_name("Go"));
+}
+
+struct Setup {
+    std::uint32_t workers;
+    std::uint32_t messages_per_worker;
+    Work work;
+    std::chrono::nanoseconds sleep;
+    std::int64_t cpu_iters;
+    double expected_series;  // work=cpu
+};
+
+class Producer final : public caf::event_based_actor {
+public:
+    Producer(caf::actor_config& config, caf_support::CafRun& run, const Setup& setup, caf::group input,
+             rt::Completion<Outcome>& done)
+        : caf::event_based_actor(config), setup_(setup), input_(std::move(input)), done_(done) {
+        run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        return {
+            [this](const Go&) { produce(); },
+            [this](const WorkerDone& done) { on_done(done); },
+        };
+    }
+
+private:
+    void produce() {
+        const Clock::time_point start = Clock::now();
+        for (std::uint32_t i = 0; i < setup_.messages_per_worker; ++i) send(input_, Number{i});
+        outcome_.send_ns = (Clock::now() - start).count();
+    }
+
+    void on_done(const WorkerDone& done) {
+        outcome_.received += done.received;
+        outcome_.out_of_order += done.out_of_order;
+        if (done.received != setup_.messages_per_worker) ++outcome_.short_workers;
+        // Bit-exact: the worker summed the same values in the same order.
+        if (setup_.work == Work::cpu && std::bit_cast<std::uint64_t>(done.series) !=
+                                            std::bit_cast<std::uint64_t>(setup_.expected_series))
+            ++outcome_.wrong_series;
+        if (++reported_ == setup_.workers) done_.set(outcome_);
+    }
+
+    const Setup& setup_;
+    const caf::group input_;
+    rt::Completion<Outcome>& done_;
+    std::uint32_t reported_ = 0;
+    Outcome outcome_;
+};
+
+class Worker final : public caf::event_based_actor {
+public:
+    Worker(caf::actor_config& config, caf_support::CafRun& run, const Setup& setup, std::uint32_t id,
+           caf::actor producer)
+        : caf::event_based_actor(config), setup_(setup), id_(id), producer_(std::move(producer)) {
+        run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        return {[this](const Number& number) { on_number(number); }};
+    }
+
+    void on_exit() override { producer_ = nullptr; }
+
+private:
+    void on_number(const Number& number) {
+        if (number.value != next_) ++out_of_order_;
+        next_ = number.value + 1;
+        ++received_;
+        switch (setup_.work) {
+        case Work::noop: break;
+        case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
+        case Work::cpu: series_ += one_to_many::compute(number.value, setup_.cpu_iters); break;
+        }
+        // The last number ends the worker's part: a lost one shows as a short count (or, if it
+        // is the last, as a run that never ends, which the run's timeout reports); a duplicate
+        // as a long count or out of order.
+        if (number.value + 1 == setup_.messages_per_worker)
+            send(producer_, WorkerDone{id_, received_, out_of_order_, series_});
+    }
+
+    const Setup& setup_;
+    const std::uint32_t id_;
+    caf::actor producer_;
+    std::uint32_t next_ = 0;
+    std::uint64_t received_ = 0;
+    std::uint64_t out_of_order_ = 0;
+    double series_ = 0;
+};
+
+Result run(const Params& params) {
+    Setup setup{
+        .workers = std::uint32_t(params.integer("workers")),
+        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
+        .work = params.text("work") == "sleep" ? Work::sleep
+                : params.text("work") == "cpu" ? Work::cpu
+                                                : Work::noop,
+        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
+        .cpu_iters = params.integer("cpu_iters"),
+        .expected_series = 0,
+    };
+    // Computed here, sequentially, before the run: what every worker's series must be.
+    if (setup.work == Work::cpu)
+        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
+            setup.expected_series += one_to_many::compute(i, setup.cpu_iters);
+
+    rt::Completion<Outcome> done;
+    caf_support::CafRun caf(params, done);
+    caf.reserve(setup.workers + 1);
+    // CAF's counterpart of our named mbox: a local group, which every worker joins by name and
+    // the producer sends to; each message is enqueued in every member's mailbox.
+    const caf::group input = caf.system().groups().get_local("one_to_many.input");
+    // The producer has a thread of its own (a detached actor), as in the study, started before
+    // the phase as ours is; the workers are what is measured.
+    const caf::actor producer =
+        caf.system().spawn<Producer, caf::detached>(std::ref(caf), std::cref(setup), input, std::ref(done));
+    caf.keep<Producer>(producer);
+
+    // The whole experiment, as the study times it: spawning the workers (each joins the group
+    // as it is spawned), sending, handling.
+    caf_support::CafPhase phase(caf);
+    for (std::uint32_t i = 0; i < setup.workers; ++i)
+        caf.keep<Worker>(caf.system().spawn_in_group<Worker>(input, std::ref(caf), std::cref(setup), i, producer));
+    caf::anon_send(producer, Go{});
+    const Outcome outcome = caf.await(done);
+    Result result;
+    phase.finish(result, done.completed_at());
+    caf.stop();
+
+    result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
+    result.answer = one_to_many::describe(outcome);
+    result.expected = one_to_many::expected(setup.workers, setup.messages_per_worker);
+    result.metrics = {{"send_ns", double(outcome.send_ns)},
+                      {"deliveries", double(outcome.received)}};
+    return result;
+}
+
+void check(const Params& params) {
+    one_to_many::check_sleep("caf_one_to_many", params);
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "caf_one_to_many",
+        .summary = "one_to_many on CAF 0.17: a producer multicasting to 100 workers through a group",
+        .description =
+            "As one_to_many, on CAF 0.17. The 1:N channel is a CAF local group (CAF's counterpart "
+            "of our named mbox: subscribers join it by name and a send to it is enqueued in every "
+            "member's mailbox), not a loop over worker handles, so that the producer makes one "
+            "send per number as ours does. A producer, a detached actor with a thread of its own "
+            "spawned before the phase, sends 0..messages_per_worker-1 to the group on the kernel's "
+            "Go; `workers` actors, spawned inside the phase with spawn_in_group (joined before "
+            "the first number), receive each number. A worker does nothing (noop), sleeps "
+            "sleep_ms (sleep) or sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters "
+            "(cpu), and after its last number reports to the producer. The phase covers spawning "
+            "the workers, sending and handling; the metric send_ns is the producer's send loop "
+            "alone. The actor system's start and shutdown are outside the phase.",
+        .source = "SObjectizer Tales 22, 1:N messaging (seeds/003); labctl's one_to_many, on CAF",
+        .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
+                    "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+        .params = {},
+        .check = check,
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "workers",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100},
+         .help = "worker actors in the group",
+         .minimum = 1,
+         .maximum = 1'000'000},
+        {.name = "messages_per_worker",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100'000},
+         .help = "numbers the producer sends; each worker receives all of them",
+         .minimum = 1,
+         .maximum = 1'000'000'000},
+        {.name = "work",
+         .type = ParamType::choice,
+         .default_value = std::string("noop"),
+         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
+         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
+        {.name = "sleep_ms",
+         .type = ParamType::real,
+         .default_value = 5.0,
+         .help = "work=sleep: milliseconds a worker sleeps per number",
+         .minimum = 0,
+         .maximum = 10'000},
+        {.name = "cpu_iters",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1},
+         .help = "work=cpu: std::sph_neumann calls per number",
+         .minimum = 1,
+         .maximum = 1'000'000},
+    };
+    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::caf_one_to_many

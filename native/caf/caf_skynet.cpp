@@ -1,0 +1,186 @@
+// caf_skynet: skynet on CAF 0.17. A tree of actors, each node spawning `branching` children
+// down to `leaves` leaves; each leaf sends its ordinal up and each node the sum of its
+// children. Measures the cost of spawning (and, with deregister, terminating) actors.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../kernels/skynet.hpp"
+#include "caf_run.hpp"
+
+namespace labctl::kernels::caf_skynet {
+namespace {
+
+// What a subtree sends to its parent: the sum of its leaves' ordinals and how many actors it
+// had, so the root can verify both without any counter shared between threads.
+struct Subtotal {
+    std::uint64_t sum;
+    std::uint64_t agents;
+};
+
+// After the phase: a node passes it to its children and quits, so that the whole tree ends.
+struct Stop {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Subtotal& x) {
+    return f(caf::meta::type_name("Subtotal"), x.sum, x.agents);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Stop&) {
+    return f(caf::meta::type_name("Stop"));
+}
+
+struct Tree {
+    caf_support::CafRun& run;
+    std::uint64_t branching;
+    bool deregister;
+    rt::Completion<Subtotal>& answer;
+};
+
+// A node covering the leaves [first, first + count).
+class Node final : public caf::event_based_actor {
+public:
+    Node(caf::actor_config& config, const Tree& tree, caf::actor parent, std::uint64_t first, std::uint64_t count)
+        : caf::event_based_actor(config), tree_(tree), parent_(std::move(parent)), first_(first), count_(count) {
+        tree_.run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        if (count_ == 1) {
+            report({first_, 1});
+            // A behavior set after quit() would keep the actor alive: none, if it has quit.
+            if (tree_.deregister) return {};
+            return {[this](const Stop&) { stop(); }};
+        }
+        // Split into min(branching, count) children of near-equal size, as our skynet does.
+        const std::uint64_t children = std::min(tree_.branching, count_);
+        // Without deregister the tree outlives the phase, and a node keeps its children's
+        // handles to stop them after it; with it, each child quits once it has reported.
+        if (!tree_.deregister) children_.reserve(children);
+        std::uint64_t first = first_;
+        for (std::uint64_t i = 0; i < children; ++i) {
+            const std::uint64_t size = count_ / children + (i < count_ % children ? 1 : 0);
+            caf::actor child = spawn<Node>(std::cref(tree_), caf::actor(this), first, size);
+            if (!tree_.deregister) children_.push_back(std::move(child));
+            first += size;
+        }
+        waiting_ = std::uint32_t(children);
+        return {
+            [this](const Subtotal& subtotal) { on_subtotal(subtotal); },
+            [this](const Stop&) { stop(); },
+        };
+    }
+
+    // Parent and children hold handles to each other: let go of them, or none is ever freed.
+    void on_exit() override {
+        parent_ = nullptr;
+        children_.clear();
+    }
+
+private:
+    void on_subtotal(const Subtotal& subtotal) {
+        sum_ += subtotal.sum;
+        agents_ += subtotal.agents;
+        if (--waiting_ != 0) return;
+        report({sum_, agents_ + 1});
+    }
+
+    void report(Subtotal subtotal) {
+        if (parent_ != nullptr) send(parent_, subtotal);
+        else tree_.answer.set(subtotal);
+        if (tree_.deregister) quit();
+    }
+
+    void stop() {
+        for (const caf::actor& child : children_) send(child, Stop{});
+        quit();
+    }
+
+    const Tree& tree_;
+    caf::actor parent_;  // none for the root
+    const std::uint64_t first_;
+    const std::uint64_t count_;
+    std::vector<caf::actor> children_;
+    std::uint64_t sum_ = 0;
+    std::uint64_t agents_ = 0;
+    std::uint32_t waiting_ = 0;
+};
+
+Result run(const Params& params) {
+    const auto leaves = std::uint64_t(params.integer("leaves"));
+    const auto branching = std::uint64_t(params.integer("branching"));
+    const bool deregister = params.boolean("deregister");
+
+    rt::Completion<Subtotal> answer;
+    caf_support::CafRun caf(params, answer);
+    const Tree tree{caf, branching, deregister, answer};
+
+    caf_support::CafPhase phase(caf);
+    const caf::actor root = caf.system().spawn<Node>(std::cref(tree), caf::actor(), std::uint64_t{0}, leaves);
+    const Subtotal total = caf.await(answer);
+    Result result;
+    if (deregister) {
+        // Every actor has quit after reporting: the phase ends when CAF has terminated them all.
+        caf.await_all_actors_done();
+        phase.finish(result);
+    } else {
+        phase.finish(result, answer.completed_at());
+        caf::anon_send(root, Stop{});  // outside the phase: ends the tree
+    }
+    caf.stop();
+
+    result.messages_processed = total.agents - 1;  // every actor but the root reports once
+    result.answer = skynet::describe(total.sum, total.agents);
+    result.expected = skynet::expected(leaves, branching);
+    result.metrics = {{"agents", double(total.agents)},
+                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    return result;
+}
+
+Kernel make_kernel() {
+    Kernel kernel{
+        .name = "caf_skynet",
+        .summary = "skynet on CAF 0.17: a tree of 1M leaf actors summing their ordinals",
+        .description =
+            "As skynet, on CAF 0.17: the root actor spawns `branching` children (CAF's spawn from "
+            "inside the actor), each child does the same, down to `leaves` leaves; each leaf sends "
+            "its ordinal (0..leaves-1) to its parent, each node sends the sum of its children up. "
+            "The phase starts before the root is spawned. With deregister=true each actor quits "
+            "once it has reported (CAF has no coops: an actor ends itself), and the phase ends "
+            "when CAF has terminated every actor; otherwise it ends when the root has the sum, and "
+            "the tree is stopped after it (each node then passes a Stop message to its children). "
+            "The actor system's start and shutdown are outside the phase.",
+        .source = "SObjectizer Tales 22 (seeds/003), Boost.Fiber skynet table (seeds/002); labctl's skynet, on CAF",
+        .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
+                    "number of actors that reported equals the size of the tree (1111111)",
+        .params = {},
+        .check = {},
+        .run = run,
+    };
+    kernel.params = {
+        {.name = "leaves",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "leaf actors (the tree has about leaves*branching/(branching-1) actors)",
+         .minimum = 1,
+         .maximum = 100'000'000},
+        {.name = "branching",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10},
+         .help = "children per node",
+         .minimum = 2,
+         .maximum = 1'000'000},
+        {.name = "deregister",
+         .type = ParamType::boolean,
+         .default_value = false,
+         .help = "each actor quits once it has reported, inside the measured phase"},
+    };
+    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
+    return kernel;
+}
+
+const Registration registration(make_kernel());
+
+}  // namespace
+}  // namespace labctl::kernels::caf_skynet

@@ -1,0 +1,210 @@
+// caf_thread_ring and caf_parallel_thread_ring: thread_ring and parallel_thread_ring on CAF
+// 0.17. Tokens passed around a ring of actors, each hop a send to the next actor: one token
+// measures the raw cost of a hop, many the contention of many busy actors for the scheduler.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../kernels/thread_ring.hpp"
+#include "caf_run.hpp"
+
+namespace labctl::kernels::caf_thread_ring {
+namespace {
+
+using thread_ring::Outcome;
+using thread_ring::Plan;
+
+struct Token {
+    std::uint32_t id;
+    std::uint64_t remaining;  // hops still to make
+    std::uint64_t hops;       // hops made so far, counted independently of `remaining`
+};
+
+// A token's last stop, reported to the collector.
+struct TokenEnd {
+    std::uint32_t id;
+    std::uint32_t agent;
+    std::uint64_t hops;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Token& x) {
+    return f(caf::meta::type_name("Token"), x.id, x.remaining, x.hops);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TokenEnd& x) {
+    return f(caf::meta::type_name("TokenEnd"), x.id, x.agent, x.hops);
+}
+
+class Collector final : public caf::event_based_actor {
+public:
+    Collector(caf::actor_config& config, caf_support::CafRun& run, const Plan& plan, rt::Completion<Outcome>& done)
+        : caf::event_based_actor(config), plan_(plan), seen_(plan.start.size(), false), done_(done) {
+        run.watch(*this);
+    }
+
+    caf::behavior make_behavior() override {
+        return {[this](const TokenEnd& end) { on_end(end); }};
+    }
+
+private:
+    void on_end(const TokenEnd& end) {
+        ++outcome_.ended;
+        if (seen_[end.id]) ++outcome_.repeated;
+        seen_[end.id] = true;
+        if (end.agent != plan_.end(end.id)) ++outcome_.wrong_end;
+        if (end.hops != plan_.hops[end.id]) ++outcome_.wrong_hops;
+        if (outcome_.ended == plan_.start.size()) done_.set(outcome_);
+    }
+
+    const Plan& plan_;
+    std::vector<bool> seen_;
+    rt::Completion<Outcome>& done_;
+    Outcome outcome_;
+};
+
+class Member final : public caf::event_based_actor {
+public:
+    Member(caf::actor_config& config, caf_support::CafRun& run, std::uint32_t index, caf::actor collector)
+        : caf::event_based_actor(config), index_(index), collector_(std::move(collector)) {
+        run.watch(*this);
+    }
+    void link(caf::actor next) { next_ = std::move(next); }
+    // Read after the run: every receipt is followed by a forward or an end report, whose chain
+    // ends in the collector's done.set(), so each write here happened before the kernel reads.
+    std::uint64_t received() const noexcept { return received_; }
+
+    caf::behavior make_behavior() override {
+        return {[this](const Token& token) { on_token(token); }};
+    }
+
+    // The ring's handles form a cycle: let go of them, or no member is ever freed.
+    void on_exit() override {
+        next_ = nullptr;
+        collector_ = nullptr;
+    }
+
+private:
+    void on_token(const Token& token) {
+        ++received_;
+        if (token.remaining == 0) send(collector_, TokenEnd{token.id, index_, token.hops});
+        else send(next_, Token{token.id, token.remaining - 1, token.hops + 1});
+    }
+
+    const std::uint32_t index_;
+    caf::actor collector_;
+    caf::actor next_;
+    std::uint64_t received_ = 0;
+};
+
+Result run_ring(const Params& params, std::uint32_t tokens) {
+    const auto actors = std::uint32_t(params.integer("actors"));
+    const Plan plan(actors, tokens, std::uint64_t(params.integer("hops")));
+
+    rt::Completion<Outcome> done;
+    caf_support::CafRun caf(params, done);
+    caf.reserve(actors + 1);
+    // The collector has a thread of its own (a detached actor): the ring is what is measured.
+    const caf::actor collector = caf.system().spawn<Collector, caf::detached>(std::ref(caf), std::cref(plan), std::ref(done));
+    caf.keep<Collector>(collector);
+    std::vector<caf::actor> handles;
+    std::vector<Member*> ring;
+    for (std::uint32_t i = 0; i < actors; ++i) {
+        handles.push_back(caf.system().spawn<Member>(std::ref(caf), i, collector));
+        ring.push_back(&caf.keep<Member>(handles.back()));
+    }
+    // Written here, read in handlers: the tokens sent below order these writes before them.
+    for (std::uint32_t i = 0; i < actors; ++i) ring[i]->link(handles[(i + 1) % actors]);
+
+    // The phase covers the hops: from the first injection to the last token's end.
+    caf_support::CafPhase phase(caf);
+    for (std::uint32_t j = 0; j < tokens; ++j) caf::anon_send(handles[plan.start[j]], Token{j, plan.hops[j], 0});
+    const Outcome outcome = caf.await(done);
+    Result result;
+    phase.finish(result, done.completed_at());
+
+    std::uint64_t received = 0;
+    std::uint64_t uneven = 0;
+    for (std::uint32_t i = 0; i < actors; ++i) {
+        received += ring[i]->received();
+        if (ring[i]->received() != plan.visits(i)) ++uneven;
+    }
+    caf.stop();
+
+    result.messages_processed = received + outcome.ended;  // receipts and end reports
+    result.answer = thread_ring::describe(outcome, uneven);
+    result.expected = thread_ring::expected(tokens);
+    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) / double(std::max<std::uint64_t>(1, received - tokens))}};
+    return result;
+}
+
+std::vector<ParamSpec> ring_params(std::int64_t default_hops) {
+    std::vector<ParamSpec> params = {
+        {.name = "actors",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{503},
+         .help = "actors in the ring",
+         .minimum = 1,
+         .maximum = 10'000'000},
+        {.name = "hops",
+         .type = ParamType::integer,
+         .default_value = default_hops,
+         .help = "sends from one actor to the next, over all tokens",
+         .minimum = 0,
+         .maximum = 100'000'000'000},
+    };
+    for (ParamSpec& spec : caf_support::scheduler_params()) params.push_back(std::move(spec));
+    return params;
+}
+
+const Registration one_token(Kernel{
+    .name = "caf_thread_ring",
+    .summary = "thread_ring on CAF 0.17: one token passed around a ring of 503 actors, 50M hops",
+    .description =
+        "As thread_ring, on CAF 0.17: `actors` actors form a ring (each holds the next one's "
+        "handle); a token carrying a countdown of `hops` is anon_sent to actor 0 and each actor "
+        "sends it to the next with the countdown decremented, until it reaches 0, when the last "
+        "reports to a collector, a detached actor (a thread of its own). Only one actor is ever "
+        "busy. The phase runs from the injection to the end report; the actors are spawned, and "
+        "the actor system started, before it.",
+    .source = "Theron 3.03 ThreadRing (seeds/000); labctl's thread_ring, on CAF",
+    .verifies = "the token ends at actor hops % actors after exactly `hops` hops, and each actor "
+                "received the number of visits the arithmetic predicts",
+    .params = ring_params(50'000'000),
+    .check = {},
+    .run = [](const Params& params) { return run_ring(params, 1); },
+});
+
+std::vector<ParamSpec> parallel_ring_params() {
+    std::vector<ParamSpec> params = ring_params(50'000'000);
+    params.insert(params.begin() + 1,
+                  {.name = "tokens",
+                   .type = ParamType::integer,
+                   .default_value = std::int64_t{503},
+                   .help = "tokens circulating at once; token j starts at actor j % actors",
+                   .minimum = 1,
+                   .maximum = 10'000'000});
+    return params;
+}
+
+const Registration many_tokens(Kernel{
+    .name = "caf_parallel_thread_ring",
+    .summary = "parallel_thread_ring on CAF 0.17: 503 tokens at once in a ring of 503 actors",
+    .description =
+        "As caf_thread_ring, with `tokens` tokens at once, token j injected at actor j % actors, "
+        "the hops split as Theron splits them (50M over 503: 502 x 99404 and 99192). Every actor "
+        "is busy, so this measures CAF's scheduler under load from many mailboxes at once.",
+    .source = "Theron 3.03 ParallelThreadRing (seeds/000); labctl's parallel_thread_ring, on CAF",
+    .verifies = "every token ends once, at the actor its start and hop count predict, after its "
+                "planned hops; each actor received the visits the arithmetic predicts",
+    .params = parallel_ring_params(),
+    .check = [](const Params& params) {
+        thread_ring::check_split("caf_parallel_thread_ring", std::uint64_t(params.integer("hops")),
+                                 std::uint64_t(params.integer("tokens")));
+    },
+    .run = [](const Params& params) { return run_ring(params, std::uint32_t(params.integer("tokens"))); },
+});
+
+}  // namespace
+}  // namespace labctl::kernels::caf_thread_ring

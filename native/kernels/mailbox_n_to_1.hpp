@@ -1,0 +1,97 @@
+// What every mailbox_n_to_1 kernel (ours, caf_mailbox_n_to_1) shares: the burst size, the
+// study's sender threads, the outcome and the answer's format, so that they send and are
+// verified the same way.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <latch>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace labctl::kernels::mailbox_n_to_1 {
+
+// A sender thread, or a sender agent between two Continue messages, sends this many messages
+// at a time.
+inline constexpr std::uint64_t kBurst = 1000;
+
+// What the receiver saw when the last expected message arrived, computed there: an extra
+// (duplicated) message arriving later cannot race with the kernel reading it.
+struct Outcome {
+    std::uint64_t received = 0;
+    std::uint64_t out_of_order = 0;
+    std::uint64_t short_senders = 0;
+};
+
+inline std::string describe(const Outcome& outcome) {
+    return "received=" + std::to_string(outcome.received) + " out_of_order=" +
+           std::to_string(outcome.out_of_order) + " short_senders=" + std::to_string(outcome.short_senders);
+}
+
+// What the answer must be: every message, from every sender, in order.
+inline std::string expected(std::uint64_t senders, std::uint64_t messages_per_sender) {
+    return describe(Outcome{senders * messages_per_sender, 0, 0});
+}
+
+// The study's senders: plain threads outside the runtime, started before the measured phase and
+// released together at its start; thread i calls send(i, seq) for seq = 0..messages_per_sender-1.
+// Always joined, on failure too: the destructor releases the start (a thread never waits
+// forever) and asks them to stop, then the jthreads join.
+template <class Send>
+class SenderThreads {
+public:
+    SenderThreads(std::uint32_t senders, std::uint64_t messages_per_sender, Send send) : send_(send) {
+        threads_.reserve(senders);
+        try {
+            for (std::uint32_t i = 0; i < senders; ++i) {
+                threads_.emplace_back([this, i, messages_per_sender](std::stop_token stop) {
+                    start_.wait();
+                    for (std::uint64_t seq = 0; seq < messages_per_sender;) {
+                        // One look at the stop flag per burst (an atomic load inside the
+                        // library), none per message: on failure a thread quits within a burst.
+                        if (stop.stop_requested()) return;
+                        const std::uint64_t end = std::min(messages_per_sender, seq + kBurst);
+                        for (; seq < end; ++seq) send_(i, seq);
+                    }
+                });
+            }
+        } catch (...) {
+            // A thread that could not start: the destructor will not run, so the ones that did
+            // are let go here before threads_ joins them.
+            let_go();
+            throw;
+        }
+    }
+
+    SenderThreads(const SenderThreads&) = delete;
+    SenderThreads& operator=(const SenderThreads&) = delete;
+
+    // threads_, declared last, is destroyed first: each jthread joins.
+    ~SenderThreads() { let_go(); }
+
+    void release() noexcept {
+        if (released_) return;
+        released_ = true;
+        start_.count_down();
+    }
+
+    // Waits for every sender to have sent all its messages.
+    void join() {
+        for (std::jthread& thread : threads_) thread.join();
+    }
+
+private:
+    void let_go() noexcept {
+        for (std::jthread& thread : threads_) thread.request_stop();
+        release();
+    }
+
+    const Send send_;  // called from every thread: it must not change state of its own
+    std::latch start_{1};
+    bool released_ = false;
+    std::vector<std::jthread> threads_;
+};
+
+}  // namespace labctl::kernels::mailbox_n_to_1

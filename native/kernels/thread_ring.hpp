@@ -1,0 +1,74 @@
+// What every thread_ring kernel (ours, caf_thread_ring) shares: where each token starts and
+// ends, how often each agent is visited, and the answer's format, so that they are verified
+// the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel.hpp"
+
+namespace labctl::kernels::thread_ring {
+
+// Where token j starts and how many hops it makes: the hops are split as Theron splits them
+// (each of the first tokens-1 makes ceil(hops/tokens), the last the rest: 50M hops over 503
+// tokens are 502 x 99404 and 99192).
+struct Plan {
+    std::uint32_t actors;
+    std::vector<std::uint32_t> start;
+    std::vector<std::uint64_t> hops;
+
+    Plan(std::uint32_t actors_, std::uint32_t tokens, std::uint64_t total_hops) : actors(actors_) {
+        const std::uint64_t each = (total_hops + tokens - 1) / tokens;
+        for (std::uint32_t j = 0; j < tokens; ++j) {
+            start.push_back(j % actors);
+            hops.push_back(j + 1 < tokens ? each : total_hops - each * (tokens - 1));
+        }
+    }
+
+    std::uint32_t end(std::uint32_t j) const { return std::uint32_t((start[j] + hops[j]) % actors); }
+
+    // Tokens agent i receives (the injection included): token j visits start..start+hops.
+    std::uint64_t visits(std::uint32_t i) const {
+        std::uint64_t total = 0;
+        for (std::size_t j = 0; j < start.size(); ++j) {
+            const std::uint64_t stops = hops[j] + 1;
+            const std::uint64_t offset = (i + actors - start[j]) % actors;
+            total += stops / actors + (offset < stops % actors ? 1 : 0);
+        }
+        return total;
+    }
+};
+
+struct Outcome {
+    std::uint64_t ended = 0;       // tokens that reported their end
+    std::uint64_t wrong_end = 0;   // ended at another agent than the arithmetic says
+    std::uint64_t wrong_hops = 0;  // made another number of hops than planned
+    std::uint64_t repeated = 0;    // ended twice
+};
+
+inline std::string describe(const Outcome& o, std::uint64_t uneven_agents) {
+    return "tokens_ended=" + std::to_string(o.ended) + " wrong_end=" + std::to_string(o.wrong_end) +
+           " wrong_hops=" + std::to_string(o.wrong_hops) + " repeated=" + std::to_string(o.repeated) +
+           " uneven_agents=" + std::to_string(uneven_agents);
+}
+
+// What the answer must be: every token ended once, where and when planned, and every agent
+// visited as often as Plan::visits says.
+inline std::string expected(std::uint64_t tokens) {
+    Outcome outcome;
+    outcome.ended = tokens;
+    return describe(outcome, 0);
+}
+
+// Theron's split gives the first tokens-1 ceil(hops/tokens) each; the last must not be short.
+inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint64_t tokens) {
+    if (tokens > 1 && (hops + tokens - 1) / tokens * (tokens - 1) > hops)
+        throw ParamError(kernel, "hops",
+                         "parameter 'hops' (" + std::to_string(hops) + ") is too small to split over " +
+                             std::to_string(tokens) + " tokens (each but the last makes ceil(hops/tokens)); "
+                             "use hops >= " + std::to_string(tokens * (tokens - 1)) + " or fewer tokens");
+}
+
+}  // namespace labctl::kernels::thread_ring

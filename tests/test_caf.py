@@ -1,0 +1,159 @@
+"""The kernels written on CAF 0.17 (native/caf/, caf_ kernels), built into labctl._native when
+CAF is installed: each verifies its answer at small sizes on CAF's scheduler, and each has the
+schema and the answer format of our kernel of the same name, so that a report can put them side
+by side."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from labctl import _native, kernels
+
+CAF_KERNELS = sorted(name for name in kernels.catalogue() if name.startswith("caf_"))
+
+pytestmark = pytest.mark.skipif(
+    not CAF_KERNELS,
+    reason="labctl._native was built without CAF (no caf_ kernels): install CAF 0.17 "
+           "(Debian: libcaf-dev) and rebuild the extension")
+
+# Ours and CAF's at the same small sizes: each run well under 0.2 s.
+SMALL = {
+    "skynet": {"leaves": 1000},
+    "ping_pong": {"messages": 2000},
+    "one_to_many": {"workers": 8, "messages_per_worker": 200},
+    "counting_actor": {"messages": 2000},
+    "thread_ring": {"actors": 8, "hops": 500},
+    "parallel_thread_ring": {"actors": 8, "tokens": 5, "hops": 503},
+    "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
+}
+
+# Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.
+DISPATCHER_PARAMS = {"dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin"}
+LEFT_OUT = {"ping_pong": {"mbox"}}
+
+
+def ours(caf_name: str) -> str:
+    return caf_name.removeprefix("caf_")
+
+
+def test_every_caf_kernel_has_a_small_size_here_and_a_kernel_of_ours():
+    assert {"caf_skynet", "caf_ping_pong", "caf_one_to_many", "caf_counting_actor",
+            "caf_thread_ring", "caf_mailbox_n_to_1"} <= set(CAF_KERNELS)
+    for name in CAF_KERNELS:
+        assert ours(name) in SMALL, name
+        assert ours(name) in kernels.catalogue(), name
+
+
+@pytest.mark.parametrize("name, threads, policy",
+                         list(itertools.product(CAF_KERNELS, [1, 2], ["stealing", "sharing"])))
+def test_caf_kernel_verifies_its_answer(name, threads, policy):
+    result = _native.run(name, {**SMALL[ours(name)], "threads": threads, "policy": policy})
+    assert result["verified"]
+    assert result["answer"] == result["expected"]
+    assert result["elapsed_ns"] > 0
+    assert result["messages_processed"] > 0
+    # CAF's threads, each registered by a thread hook: at least its scheduler's workers.
+    assert len(result["thread_cpu_ns"]) >= threads
+    assert all(ns >= 0 for ns in result["thread_cpu_ns"])
+
+
+@pytest.mark.parametrize("name", CAF_KERNELS)
+def test_caf_kernel_takes_our_kernels_parameters_and_caf_scheduler_ones(name):
+    caf = {p.name: p for p in kernels.get(name).params}
+    our = {p.name: p for p in kernels.get(ours(name)).params
+           if p.name not in DISPATCHER_PARAMS | LEFT_OUT.get(ours(name), set())}
+    assert set(caf) == set(our) | {"threads", "policy"}
+    for param in our.values():
+        mine = caf[param.name]
+        assert (mine.type, mine.default, mine.minimum, mine.maximum, mine.choices) == \
+               (param.type, param.default, param.minimum, param.maximum, param.choices), param.name
+    assert caf["threads"].default == 2 and (caf["threads"].minimum, caf["threads"].maximum) == (1, 1024)
+    assert set(caf["policy"].choices) == {"stealing", "sharing"} and caf["policy"].default == "stealing"
+
+
+@pytest.mark.parametrize("name", CAF_KERNELS)
+def test_caf_kernel_answers_as_ours_does(name):
+    """Same answer format and the same count of messages: a report can set them side by side."""
+    caf = _native.run(name, {**SMALL[ours(name)], "threads": 2})
+    our = _native.run(ours(name), {**SMALL[ours(name)], "dispatcher": "thread_pool", "threads": 2})
+    assert caf["answer"] == our["answer"]
+    assert caf["messages_processed"] == our["messages_processed"]
+    assert set(caf["metrics"]) == set(our["metrics"])
+
+
+@pytest.mark.parametrize("leaves, branching", [(1, 10), (10, 10), (37, 3), (1000, 7)])
+@pytest.mark.parametrize("deregister", [False, True])
+def test_caf_skynet_sums_every_leaf_and_counts_every_actor(leaves, branching, deregister):
+    our = _native.run("skynet", {"leaves": leaves, "branching": branching, "deregister": deregister})
+    caf = _native.run("caf_skynet", {"leaves": leaves, "branching": branching, "deregister": deregister})
+    assert caf["verified"] and caf["answer"] == our["answer"]
+    assert caf["metrics"]["agents"] == our["metrics"]["agents"]
+
+
+@pytest.mark.parametrize("payload_bytes", [0, 16, 4096])
+def test_caf_ping_pong_counts_every_message_with_its_payload(payload_bytes):
+    result = _native.run("caf_ping_pong", {"messages": 3000 * 2, "payload_bytes": payload_bytes})
+    assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
+    assert result["messages_processed"] == 6000
+    metrics = result["metrics"]
+    assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
+    assert metrics["round_trip_samples"] == 3000
+
+
+@pytest.mark.parametrize("work", ["noop", "cpu", "sleep"])
+def test_caf_one_to_many_delivers_every_number_to_every_worker(work):
+    params = {"workers": 6, "messages_per_worker": 40, "work": work, "sleep_ms": 0.1, "cpu_iters": 3}
+    result = _native.run("caf_one_to_many", params)
+    assert result["answer"] == "received=240 out_of_order=0 short_workers=0 wrong_series=0"
+    assert result["messages_processed"] == 240 + 6
+    assert 0 < result["metrics"]["send_ns"] <= result["elapsed_ns"]
+
+
+@pytest.mark.parametrize("sender", ["thread", "agent"])
+def test_caf_mailbox_n_to_1_receives_every_senders_messages_in_order(sender):
+    result = _native.run("caf_mailbox_n_to_1", {"senders": 4, "messages_per_sender": 2500, "sender": sender})
+    assert result["answer"] == "received=10000 out_of_order=0 short_senders=0"
+
+
+@pytest.mark.parametrize("actors, hops", [(1, 10), (7, 0), (503, 5000)])
+def test_caf_thread_ring_ends_where_the_arithmetic_says(actors, hops):
+    result = _native.run("caf_thread_ring", {"actors": actors, "hops": hops})
+    assert result["answer"] == "tokens_ended=1 wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0"
+    assert result["messages_processed"] == hops + 2
+
+
+def test_caf_counting_actor_sums_one_to_n():
+    result = _native.run("caf_counting_actor", {"messages": 12345, "threads": 1})
+    assert result["answer"] == f"received=12345 sum={12345 * 12346 // 2}"
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"threads": 0}, "threads"),
+    ({"threads": 1025}, "threads"),
+    ({"policy": "fifo"}, "policy"),
+    ({"dispatcher": "thread_pool"}, "dispatcher"),  # ours, not CAF's
+])
+def test_caf_kernels_refuse_wrong_parameters(values, param):
+    with pytest.raises(kernels.ParamError) as caught:
+        kernels.resolve("caf_counting_actor", values)
+    assert caught.value.param == param
+
+
+def test_caf_ping_pong_refuses_an_odd_message_count():
+    with pytest.raises(kernels.ParamError, match="'messages' must be even") as caught:
+        _native.run("caf_ping_pong", {"messages": 2001})
+    assert caught.value.param == "messages"
+
+
+@pytest.mark.parametrize("name", CAF_KERNELS)
+def test_a_wrong_answer_from_a_caf_kernel_raises(name):
+    with pytest.raises(_native.VerificationError, match="wrong answer"):
+        _native.run(name, SMALL[ours(name)], "wrong_answer")
+
+
+def test_many_actor_systems_in_a_row_in_one_process():
+    for _ in range(20):
+        assert _native.run("caf_skynet", {"leaves": 100, "threads": 2})["verified"]
+        assert _native.run("caf_ping_pong", {"messages": 200, "threads": 1})["verified"]
