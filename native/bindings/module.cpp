@@ -44,9 +44,11 @@ std::map<std::string, k::Value> given_values(const std::string& kernel, const py
     return given;
 }
 
-k::Params resolve(const k::Kernel& kernel, const py::dict& values) {
-    return k::resolve(kernel, given_values(kernel.name, values));
+k::Params resolve(const k::Kernel& kernel, const py::dict& values, k::Scope scope = k::Scope::dispatcher) {
+    return k::resolve(kernel, given_values(kernel.name, values), scope);
 }
+
+k::Scope parse_scope(bool scoped) { return scoped ? k::Scope::dispatcher : k::Scope::none; }
 
 py::dict params_dict(const k::Kernel& kernel, const k::Params& params) {
     py::dict result;
@@ -81,6 +83,8 @@ py::dict describe(const k::Kernel& kernel) {
     d["source"] = kernel.source;
     d["verifies"] = kernel.verifies;
     d["params"] = params;
+    d["runtime"] = kernel.runtime;
+    d["expects"] = kernel.expect != nullptr;
     return d;
 }
 
@@ -120,12 +124,26 @@ PYBIND11_MODULE(_native, m) {
         return result;
     }, "The kernel catalogue: name, texts and parameter schema of each kernel.");
 
-    m.def("validate", [](const std::string& name, const py::dict& values) {
+    m.def("validate", [](const std::string& name, const py::dict& values, bool scoped) {
         const k::Kernel& kernel = k::find_kernel(name);
-        return params_dict(kernel, resolve(kernel, values));
-    }, py::arg("kernel"), py::arg("params"),
+        return params_dict(kernel, resolve(kernel, values, parse_scope(scoped)));
+    }, py::arg("kernel"), py::arg("params"), py::arg("scoped") = true,
        "Resolves parameters against the kernel's schema: typed, defaults filled in, those that do "
-       "not apply to the dispatcher None. Raises ParamError.");
+       "not apply to the dispatcher None (unless scoped is false). Raises ParamError.");
+
+    m.def("expect", [](const std::string& name, const py::dict& values) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        if (kernel.expect == nullptr)
+            throw std::invalid_argument(kernel.name + " states no expectation: only its own run can verify it");
+        const k::Expectation expectation = kernel.expect(resolve(kernel, values, k::Scope::none));
+        py::dict d;
+        d["answer"] = expectation.answer;
+        d["messages"] = expectation.messages;
+        return d;
+    }, py::arg("kernel"), py::arg("params"),
+       "The answer and message count a correct run must report, from the parameters alone (not "
+       "scoped by dispatcher): what an external program implementing the kernel is held to. "
+       "Raises ParamError.");
 
     m.def("run", [](const std::string& name, const py::dict& values, const std::string& fault) {
         const k::Kernel& kernel = k::find_kernel(name);
@@ -199,6 +217,10 @@ PYBIND11_MODULE(_native, m) {
         d["compiler"] = std::string(LABCTL_COMPILER);
         d["flags"] = std::string(LABCTL_CXX_FLAGS);
         d["build_type"] = std::string(LABCTL_BUILD_TYPE);
+        // Why the kernels on CAF are not built in; empty when they are.
+        d["caf_missing"] = std::string(LABCTL_CAF_MISSING);
+        // The kernels on CAF the sources define, built in or not.
+        d["caf_kernels"] = std::string(LABCTL_CAF_KERNELS);
         return d;
     }, "How this extension was compiled.");
 }

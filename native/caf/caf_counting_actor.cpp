@@ -81,6 +81,7 @@ Kernel make_kernel() {
         .params = {},
         .check = {},
         .run = run,
+        .runtime = "caf",
     };
     kernel.params = {
         {.name = "messages",

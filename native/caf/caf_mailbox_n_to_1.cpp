@@ -177,6 +177,7 @@ Kernel make_kernel() {
         .params = {},
         .check = {},
         .run = run,
+        .runtime = "caf",
     };
     kernel.params = {
         {.name = "senders",

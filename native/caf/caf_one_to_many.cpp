@@ -211,6 +211,7 @@ Kernel make_kernel() {
         .params = {},
         .check = check,
         .run = run,
+        .runtime = "caf",
     };
     kernel.params = {
         {.name = "workers",

@@ -218,6 +218,7 @@ Kernel make_kernel() {
         .params = {},
         .check = check,
         .run = run,
+        .runtime = "caf",
     };
     kernel.params = {
         {.name = "messages",

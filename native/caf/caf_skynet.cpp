@@ -157,6 +157,7 @@ Kernel make_kernel() {
         .params = {},
         .check = {},
         .run = run,
+        .runtime = "caf",
     };
     kernel.params = {
         {.name = "leaves",

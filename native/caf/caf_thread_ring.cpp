@@ -174,6 +174,7 @@ const Registration one_token(Kernel{
     .params = ring_params(50'000'000),
     .check = {},
     .run = [](const Params& params) { return run_ring(params, 1); },
+    .runtime = "caf",
 });
 
 std::vector<ParamSpec> parallel_ring_params() {
@@ -204,6 +205,7 @@ const Registration many_tokens(Kernel{
                                  std::uint64_t(params.integer("tokens")));
     },
     .run = [](const Params& params) { return run_ring(params, std::uint32_t(params.integer("tokens"))); },
+    .runtime = "caf",
 });
 
 }  // namespace

@@ -58,6 +58,11 @@ Result run(const Params& params) {
     return result;
 }
 
+Expectation expect(const Params& params) {
+    const auto messages = std::uint64_t(params.integer("messages"));
+    return {expected(messages), messages};
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "counting_actor",
@@ -71,6 +76,7 @@ Kernel make_kernel() {
         .params = {},
         .check = {},
         .run = run,
+        .expect = expect,
     };
     kernel.params = {
         {.name = "messages",

@@ -177,6 +177,9 @@ const std::string& Params::text(std::string_view name) const { return std::get<s
 bool Params::has(std::string_view name) const { return values_.find(name) != values_.end(); }
 
 Registration::Registration(Kernel kernel) {
+    if (kernel.runtime != "labctl" && !kernel.name.starts_with(kernel.runtime + "_"))
+        throw std::logic_error("kernel " + kernel.name + " of runtime " + kernel.runtime +
+                               " must be named " + kernel.runtime + "_<kernel of ours>");
     auto& kernels = mutable_registry();
     kernels.push_back(std::move(kernel));
     std::sort(kernels.begin(), kernels.end(),
@@ -195,7 +198,7 @@ const Kernel& find_kernel(std::string_view name) {
                      "unknown kernel (kernels: " + join(names) + ")");
 }
 
-Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given) {
+Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, Scope scope) {
     Resolver resolver(kernel);
     std::vector<std::string> names;
     for (const ParamSpec& spec : kernel.params) names.push_back(spec.name);
@@ -217,7 +220,7 @@ Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given) 
 
     Params params;
     for (const ParamSpec& spec : kernel.params) {
-        const bool applies = spec.applies_to.empty() ||
+        const bool applies = scope == Scope::none || spec.applies_to.empty() ||
                              std::find(spec.applies_to.begin(), spec.applies_to.end(), dispatcher) !=
                                  spec.applies_to.end();
         if (applies) {
@@ -246,6 +249,14 @@ Result run(const Kernel& kernel, const Params& params, Fault fault) {
     if (result.answer != result.expected)
         throw VerificationError(kernel.name + ": wrong answer: got '" + result.answer +
                                 "', expected '" + result.expected + "'");
+    if (kernel.expect) {  // what external programs are held to holds for the kernel itself
+        const Expectation expectation = kernel.expect(params);
+        if (expectation.answer != result.expected || expectation.messages != result.messages_processed)
+            throw VerificationError(kernel.name + ": the run (answer '" + result.expected + "', " +
+                                    std::to_string(result.messages_processed) + " messages) disagrees "
+                                    "with the kernel's expectation (answer '" + expectation.answer +
+                                    "', " + std::to_string(expectation.messages) + " messages)");
+    }
     return result;
 }
 

@@ -16,6 +16,9 @@ namespace labctl::kernels {
 
 using Value = std::variant<std::int64_t, double, bool, std::string>;
 
+// Which parameters a resolution keeps: those that apply to the chosen dispatcher, or all.
+enum class Scope { dispatcher, none };
+
 enum class ParamType { integer, real, boolean, choice, text };
 std::string_view type_name(ParamType type) noexcept;
 
@@ -62,7 +65,7 @@ public:
     const std::map<std::string, Value, std::less<>>& values() const noexcept { return values_; }
 
 private:
-    friend Params resolve(const struct Kernel&, const std::map<std::string, Value>&);
+    friend Params resolve(const struct Kernel&, const std::map<std::string, Value>&, Scope);
     const Value& at(std::string_view name) const;
     std::map<std::string, Value, std::less<>> values_;
 };
@@ -81,6 +84,13 @@ struct Result {
     std::vector<std::int64_t> thread_cpu_ns;  // per runtime thread, over the measured phase
 };
 
+// What a correct run must report, known from the parameters alone: how external programs
+// (runtime = a peer such as go) are verified, as our kernels verify themselves.
+struct Expectation {
+    std::string answer;
+    std::uint64_t messages = 0;
+};
+
 // Faults a test can ask a run to commit, to prove the layers above handle them.
 enum class Fault { none, wrong_answer, crash, hang };
 
@@ -94,6 +104,12 @@ struct Kernel {
     // Cross-parameter checks beyond the schema; throws ParamError.
     std::function<void(const Params&)> check;
     Result (*run)(const Params&);
+    // The runtime it is written on: "labctl" (ours), or a peer built in, such as "caf", whose
+    // kernels are named "<runtime>_<kernel>" after the kernel of ours they implement.
+    std::string runtime = "labctl";
+    // The answer and message count of a correct run, where a kernel can state them without
+    // running: external programs implementing it are verified against this.
+    Expectation (*expect)(const Params&) = nullptr;
 };
 
 // Kernels register themselves from their own file with a static Registration. Each file keeps
@@ -110,8 +126,10 @@ const Kernel& find_kernel(std::string_view name);  // throws ParamError naming t
 
 // Validates and types `given` (strings from a command line are parsed) against the kernel's
 // schema, fills in defaults, and drops the parameters that do not apply to the chosen
-// dispatcher. Throws ParamError.
-Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given);
+// dispatcher; with Scope::none every parameter is kept whatever the dispatcher (for a program
+// that has no dispatchers, such as an external peer). Throws ParamError.
+Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given,
+               Scope scope = Scope::dispatcher);
 
 // Runs the kernel and checks its answer: throws VerificationError if it is wrong.
 Result run(const Kernel& kernel, const Params& params, Fault fault = Fault::none);

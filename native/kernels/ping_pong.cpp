@@ -178,6 +178,11 @@ void check(const Params& params) {
                              std::to_string(params.integer("messages")));
 }
 
+Expectation expect(const Params& params) {
+    const auto round_trips = std::uint64_t(params.integer("messages")) / 2;
+    return {expected(round_trips), 2 * round_trips};
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "ping_pong",
@@ -194,6 +199,7 @@ Kernel make_kernel() {
         .params = {},
         .check = check,
         .run = run,
+        .expect = expect,
     };
     std::vector<Value> payloads(kPayloads.begin(), kPayloads.end());
     kernel.params = {

@@ -117,6 +117,12 @@ void check(const Params& params) {
                            "leaves=" + std::to_string(leaves));
 }
 
+Expectation expect(const Params& params) {
+    const auto leaves = std::uint64_t(params.integer("leaves"));
+    const auto branching = std::uint64_t(params.integer("branching"));
+    return {expected(leaves, branching), tree_agents(leaves, branching) - 1};
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "skynet",
@@ -133,6 +139,7 @@ Kernel make_kernel() {
         .params = {},
         .check = check,
         .run = run,
+        .expect = expect,
     };
     kernel.params = {
         {.name = "leaves",
