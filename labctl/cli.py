@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import __version__, experiment, kernels, runner, stats, sysinfo
+from labctl import __version__, experiment, kernels, runner, runtimes, stats, sysinfo
 from labctl.store import Store, StoreError, explain, failure_kind
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
@@ -91,6 +91,24 @@ def kernels_command(describe: str | None, as_json: bool) -> None:
         else:
             stdout.print(f"[bold]{kernel.name}[/bold]  {kernel.summary}")
             stdout.print(_params_table(kernel))
+    _print_runtimes(selected)
+
+
+def _print_runtimes(selected: list[kernels.Kernel]) -> None:
+    """The runtimes and allocators of the kernels listed, and why any cannot run here."""
+    known = runtimes.runtimes()
+    stdout.print("\n[bold]Runtimes[/bold] (`runtime = ...`)")
+    for name in dict.fromkeys(r for k in selected for r in k.runtimes):
+        runtime = known[name]
+        on = [k.name for k in selected if name in k.runtimes]
+        state = f"[red]unavailable[/red]: {escape(runtime.missing)}" if runtime.missing else "[green]available[/green]"
+        stdout.print(f"  [cyan]{name}[/cyan]  {escape(runtime.summary)}; {state}")
+        stdout.print(f"      kernels: {', '.join(on)}" + (f"; peer folder {runtime.folder}" if runtime.folder else ""))
+    stdout.print("[bold]Allocators[/bold] (`allocator = ...`, on runtimes labctl and caf)")
+    for name in runtimes.ALLOCATORS:
+        why = runtimes.allocator_missing(name)
+        state = f"[red]unavailable[/red]: {escape(why)}" if why else "[green]available[/green]"
+        stdout.print(f"  [cyan]{name}[/cyan]  {state}")
 
 
 def _kernel_json(kernel: kernels.Kernel) -> dict:
@@ -107,10 +125,13 @@ def _kernel_json(kernel: kernels.Kernel) -> dict:
                 "default": p.default,
                 "allowed": p.allowed(),
                 "applies_to": list(p.applies_to),
+                "runtimes": list(p.runtimes),
                 "help": p.help,
             }
             for p in kernel.params
         ],
+        "runtimes": [{"name": name, "available": not runtimes.runtimes()[name].missing,
+                      "missing": runtimes.runtimes()[name].missing} for name in kernel.runtimes],
     }
 
 
@@ -119,8 +140,7 @@ def _params_table(kernel: kernels.Kernel) -> Table:
     for column in ("parameter", "default", "allowed", "with"):
         table.add_column(column, style="cyan" if column == "parameter" else None)
     for p in kernel.params:
-        table.add_row(p.name, kernels.show(p.default), p.allowed(),
-                      ", ".join(p.applies_to) or "all")
+        table.add_row(p.name, kernels.show(p.default), p.allowed(), p.scope())
     return table
 
 
@@ -131,7 +151,7 @@ def _print_description(kernel: kernels.Kernel) -> None:
     stdout.print(f"[bold]Verifies:[/bold] {kernel.verifies}\n")
     stdout.print("[bold]Parameters:[/bold]")
     for p in kernel.params:
-        scope = f"; with {', '.join(p.applies_to)}" if p.applies_to else ""
+        scope = f"; with {p.scope()}" if p.scope() != "all" else ""
         stdout.print(f"  [cyan]{p.name}[/cyan] = {kernels.show(p.default)}  ({p.allowed()}{scope})")
         stdout.print(f"      {p.help}")
 
@@ -448,6 +468,9 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
                              + (["--scale", plan.scale] if plan.scale != "default" else []))
         run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
         stdout.print(f"run {run_id}: {escape(plan.name)}, {len(plan.points)} points -> {escape(db)}")
+        for reason in sorted({p.skip for p in plan.points if p.skip}):
+            count = sum(p.skip == reason for p in plan.points)
+            stderr.print(f"[yellow]skipped:[/yellow] {count} points: {escape(reason)}")
     else:
         if row.machine != sysinfo.machine():
             stderr.print(f"[yellow]warning:[/yellow] run {run_id} started on another machine "
@@ -476,7 +499,9 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     row = store.run(run_id)
     store.close()
     stdout.print(f"run {run_id} finished in {_seconds(time.monotonic() - started)}: "
-                 f"{row.points_done} points done, {row.points_failed} failed, {row.samples} samples. "
+                 f"{row.points_done} points done, {row.points_failed} failed, "
+                 + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
+                 + f"{row.samples} samples. "
                  f"See `labctl show {run_id} --db {escape(shlex.quote(db))}`.")
     if result.points_failed:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored",
@@ -572,6 +597,8 @@ def show_command(run: str, db: str) -> None:
     for p in failed:
         stdout.print(f"[red]failed[/red] ({p.failure_kind}) {p.kernel} {_params_text(p.params)}: "
                      f"{escape(p.failure or '')}")
+    for p in (p for p in points if p.status == "skipped"):
+        stdout.print(f"[yellow]skipped[/yellow] {p.kernel} {_params_text(p.params)}: {escape(p.failure or '')}")
     if pending:
         stdout.print(f"{len(pending)} points not run yet: "
                      f"`labctl sweep --resume {run_id} --db {escape(shlex.quote(db))}`")

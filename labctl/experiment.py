@@ -130,6 +130,7 @@ class PlannedPoint:
     env: dict[str, str] = field(default_factory=dict)
     cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
     rlimit_mb: int | None = None  # the worker's address-space limit
+    skip: str = ""  # why it cannot run on this machine (a runtime or allocator missing); stored, not run
 
     @property
     def key(self) -> str:
@@ -328,11 +329,11 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
         if any(_matches(rule, values) for rule in grid.exclude):
             excluded += 1
             continue
+        runtime = values.get(kernels.RUNTIME, kernel.param(kernels.RUNTIME).default)
         dispatcher = values.get("dispatcher", kernel.param("dispatcher").default)
         applicable = {}
         for name, value in values.items():
-            scope = kernel.param(name).applies_to
-            if scope and dispatcher not in scope:
+            if not kernel.param(name).applies(runtime, dispatcher):
                 dropped += 1
                 continue
             applicable[name] = value
@@ -342,29 +343,35 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
         except kernels.ParamError as error:
             section = "axes" if error.param in grid.axes else "params"
             raise ExperimentError(f"{where}.{section}.{error.param}: {error}") from None
+        params = {name: value for name, value in resolved.items() if value is not None}
         produced.append(PlannedPoint(
             kernel=kernel.name,
-            params={name: value for name, value in resolved.items() if value is not None},
+            params=params,
             repeats=grid.repeats or spec.repeats,
             warmup=grid.warmup if grid.warmup is not None else spec.warmup,
             timeout_s=grid.timeout_s or spec.timeout_s,
             env=dict(grid.env),
             cpus=cpus,
             rlimit_mb=grid.rlimit_mb or spec.rlimit_mb,
+            skip=kernels.missing(params),
         ))
     if not produced:
         raise ExperimentError(f"{where}: empty grid: every combination is excluded")
     for section, values in (("params", grid.params), ("axes", grid.axes)):
         for name in values:
             if name not in used:
-                scope = ", ".join(kernel.param(name).applies_to)
                 raise ExperimentError(f"{where}.{section}.{name}: applies to none of the grid's points "
-                                      f"(it applies with dispatcher: {scope})")
+                                      f"(it applies with {kernel.param(name).scope()})")
     if excluded:
         notes.append(f"{where.split(': ')[-1]} ({kernel.name}): {excluded} combinations excluded by rules")
     if dropped:
         notes.append(f"{where.split(': ')[-1]} ({kernel.name}): parameters that do not apply to a "
-                     f"point's dispatcher were left out of it ({dropped} values); equal points merged")
+                     f"point's runtime or dispatcher were left out of it ({dropped} values); equal "
+                     "points merged")
+    skipped = [point for point in produced if point.skip]
+    for reason in sorted({point.skip for point in skipped}):
+        count = sum(point.skip == reason for point in skipped)
+        notes.append(f"{where.split(': ')[-1]} ({kernel.name}): {count} points will be skipped: {reason}")
     return produced
 
 

@@ -1,6 +1,8 @@
 """The kernel catalogue, read from the native registry, and parameter resolution.
 
-The schema of every parameter is declared once, in C++; this module only reads it.
+The schema of every parameter is declared once, in C++; this module only reads it. A kernel of
+ours may also run on other runtimes (labctl.runtimes): its schema then starts with `runtime`, and
+each parameter says which runtimes take it. `allocator` picks the malloc of the worker process.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from labctl import _native
+from labctl import _native, runtimes
 
 ParamError = _native.ParamError
 VerificationError = _native.VerificationError
@@ -25,7 +27,20 @@ class Param:
     minimum: float | None
     maximum: float | None
     choices: tuple[object, ...]
-    applies_to: tuple[str, ...]  # dispatchers it applies to; empty: all
+    applies_to: tuple[str, ...]  # dispatchers it applies to (on our runtime); empty: all
+    runtimes: tuple[str, ...] = ()  # runtimes that take it; empty: all
+
+    def applies(self, runtime: str, dispatcher: object) -> bool:
+        """Whether it applies to a point on `runtime` with `dispatcher` (ours only)."""
+        if self.runtimes and runtime not in self.runtimes:
+            return False
+        return not (self.applies_to and runtime == runtimes.OURS and dispatcher not in self.applies_to)
+
+    def scope(self) -> str:
+        """Where it applies, in words: "runtime: labctl; dispatcher: thread_pool", or "all"."""
+        parts = [f"runtime: {', '.join(self.runtimes)}"] if self.runtimes else []
+        parts += [f"dispatcher on labctl: {', '.join(self.applies_to)}"] if self.applies_to else []
+        return "; ".join(parts) or "all"
 
     def allowed(self) -> str:
         """What values are allowed, in words."""
@@ -50,56 +65,125 @@ class Kernel:
     source: str
     verifies: str
     params: tuple[Param, ...]
+    runtimes: tuple[str, ...] = (runtimes.OURS,)  # the runtimes it runs on, ours first
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+
+RUNTIME = "runtime"
+ALLOCATOR = "allocator"
 
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _param(p: dict, **scope) -> Param:
+    return Param(name=p["name"], type=p["type"], default=p["default"], help=p["help"],
+                 minimum=p["minimum"], maximum=p["maximum"], choices=tuple(p["choices"]),
+                 applies_to=tuple(p["applies_to"]), **scope)
+
+
 @cache
 def catalogue() -> dict[str, Kernel]:
-    """Every kernel of the native registry, by name."""
+    """Every kernel of ours, by name, with the runtimes it runs on and their parameters."""
+    native = {k["name"]: k for k in _native.kernels()}
+    known = runtimes.runtimes()
     kernels = {}
-    for k in _native.kernels():
-        params = tuple(
-            Param(
-                name=p["name"],
-                type=p["type"],
-                default=p["default"],
-                help=p["help"],
-                minimum=p["minimum"],
-                maximum=p["maximum"],
-                choices=tuple(p["choices"]),
-                applies_to=tuple(p["applies_to"]),
-            )
-            for p in k["params"]
-        )
-        kernels[k["name"]] = Kernel(
-            name=k["name"],
-            summary=k["summary"],
-            description=k["description"],
-            source=k["source"],
-            verifies=k["verifies"],
-            params=params,
-        )
+    for k in native.values():
+        if k["runtime"] != runtimes.OURS:
+            continue
+        name = k["name"]
+        on = [r for r in known.values() if name in r.kernels]  # ours first
+        names = [p["name"] for p in k["params"]]
+        taken = {r.name: _takes(r, name, names, native) for r in on}
+        params = [Param(RUNTIME, "choice", runtimes.OURS,
+                        "the runtime it runs on: labctl (ours), caf (built in) or an external "
+                        "program (`labctl kernels` says which are available here)",
+                        None, None, tuple(r.name for r in on), ())]
+        params += [_param(p, runtimes=() if all(p["name"] in t for t in taken.values())
+                          else tuple(r for r, t in taken.items() if p["name"] in t))
+                   for p in k["params"]]
+        for r in on:  # parameters of another runtime's own (CAF's policy)
+            if r.kind == "native" and r.name != runtimes.OURS and r.kernels[name] is not None:
+                params += [_param(p, runtimes=(r.name,)) for p in native[f"{r.name}_{name}"]["params"]
+                           if p["name"] not in names]
+        params.append(Param(ALLOCATOR, "choice", "system",
+                            "the worker's malloc, preloaded (LD_PRELOAD): system, jemalloc or tcmalloc",
+                            None, None, tuple(runtimes.ALLOCATORS), (),
+                            tuple(r.name for r in on if r.kind == "native")))
+        kernels[name] = Kernel(name=name, summary=k["summary"], description=k["description"],
+                               source=k["source"], verifies=k["verifies"], params=tuple(params),
+                               runtimes=tuple(r.name for r in on))
     return kernels
+
+
+def _takes(runtime: runtimes.Runtime, kernel: str, ours: list[str], native: dict) -> set[str]:
+    """The parameters of ours a runtime's implementation of `kernel` takes."""
+    if runtime.name == runtimes.OURS:
+        return set(ours)
+    names = runtime.kernels[kernel]
+    if names is None:  # not built in: its schema is unknown; ours less the dispatcher's, and threads
+        return set(ours[:ours.index("dispatcher")] + ["threads"]) if "dispatcher" in ours else set(ours)
+    return set(names)
 
 
 def get(name: str) -> Kernel:
     """The kernel called `name`; ParamError naming the kernels if there is none."""
     kernel = catalogue().get(name)
     if kernel is None:
-        _native.validate(name, {})  # raises the registry's own "unknown kernel" error
+        raise _error(name, "kernel", f"unknown kernel '{name}' (kernels: {', '.join(sorted(catalogue()))})")
     return kernel
 
 
+def _error(kernel: str, param: str, message: str) -> ParamError:
+    error = ParamError(f"{kernel}: {message}")
+    error.kernel, error.param = kernel, param
+    return error
+
+
 def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
-    """Typed parameters with defaults filled in; those that do not apply to the dispatcher are
-    None. Values may be strings (from a command line). Raises ParamError."""
-    return _native.validate(name, dict(values))
+    """Typed parameters with defaults filled in, in schema order; those that do not apply to the
+    runtime or the dispatcher are None. Values may be strings (from a command line). Raises
+    ParamError."""
+    kernel = get(name)
+    values = dict(values)
+    runtime = values.pop(RUNTIME, runtimes.OURS)
+    allocator = values.pop(ALLOCATOR, None)
+    for param, value in ((kernel.param(RUNTIME), runtime), (kernel.param(ALLOCATOR), allocator)):
+        if value is not None and value not in param.choices:
+            raise _error(name, param.name, f"parameter '{param.name}' must be one of: "
+                                           f"{', '.join(param.choices)}; got {value!r}")
+    for given in values:
+        param = kernel.param(given)
+        if param is not None and param.runtimes and runtime not in param.runtimes:
+            raise _error(name, given, f"parameter '{given}' does not apply to runtime '{runtime}' "
+                                      f"(allowed with runtime: {', '.join(param.runtimes)})")
+    on = runtimes.runtimes()[runtime]
+    if runtime == runtimes.OURS:
+        resolved = _native.validate(name, values)
+    elif on.kind == "native" and on.kernels[name] is not None:
+        resolved = _native.validate(f"{runtime}_{name}", values)
+    else:  # an external program, or a native runtime not built in: our schema types the values
+        typed = _native.validate(name, values, scoped=False)
+        taken = set(on.kernels[name] or values)
+        resolved = {p: v for p, v in typed.items() if p in taken}
+    allocator_param = kernel.param(ALLOCATOR)
+    if allocator_param.applies(runtime, None):
+        resolved[ALLOCATOR] = allocator or allocator_param.default
+    elif allocator is not None:
+        raise _error(name, ALLOCATOR, f"parameter 'allocator' does not apply to runtime '{runtime}' "
+                                      f"(allowed with runtime: {', '.join(allocator_param.runtimes)})")
+    return {p.name: runtime if p.name == RUNTIME else resolved.get(p.name) for p in kernel.params}
+
+
+def missing(params: Mapping[str, object]) -> str:
+    """Why a point with these resolved parameters cannot run on this machine; empty if it can."""
+    runtime = runtimes.runtimes()[params.get(RUNTIME) or runtimes.OURS]
+    if runtime.missing:
+        return f"runtime {runtime.name}: {runtime.missing}"
+    return runtimes.allocator_missing(params[ALLOCATOR]) if params.get(ALLOCATOR) else ""
 
 
 def show(value: object) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from labctl import runtimes
 from labctl.store import Store
 
 
@@ -105,6 +106,9 @@ def run_point(point: Point) -> Iterator[dict]:
     """Runs `point` in a fresh worker process and yields its samples (warmups flagged) as they
     arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout;
     the worker never survives the generator."""
+    env = {**os.environ, **point.env}
+    # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
+    env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
     request = {
         "kernel": point.kernel,
         "params": point.params,
@@ -120,7 +124,7 @@ def run_point(point: Point) -> Iterator[dict]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **point.env},
+        env=env,
         start_new_session=True,  # a Ctrl-C in the terminal reaches the CLI, which ends the worker
     )
     lines: queue.Queue = queue.Queue()

@@ -63,7 +63,7 @@ CREATE TABLE points (
     repeats INTEGER NOT NULL,
     warmup INTEGER NOT NULL,
     timeout_s REAL NOT NULL,
-    status TEXT NOT NULL,                   -- pending, done, failed
+    status TEXT NOT NULL,                   -- pending, done, failed, skipped (cannot run here)
     failure_kind TEXT,
     failure TEXT,
     rlimit_mb INTEGER,                      -- the worker's address-space limit, or NULL (v2)
@@ -160,6 +160,7 @@ class RunRow:
     samples: int
     description: str = ""
     experiment: str = ""  # the experiment file's text as it was when the run started
+    points_skipped: int = 0  # a runtime or allocator this machine lacks: never run
 
 
 @dataclass(frozen=True)
@@ -350,11 +351,12 @@ class Store:
             run_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
-                " warmup, timeout_s, rlimit_mb, status)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " warmup, timeout_s, rlimit_mb, status, failure_kind, failure)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, position, p.key, p.kernel, json.dumps(p.params, sort_keys=True),
                   json.dumps(p.env, sort_keys=True), json.dumps(list(p.cpus)) if p.cpus else None,
-                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb)
+                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb,
+                  "skipped" if p.skip else "pending", "unavailable" if p.skip else None, p.skip or None)
                  for position, p in enumerate(plan.points)])
         return run_id
 
@@ -426,16 +428,17 @@ class Store:
             " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'done'),"
             " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'failed'),"
             " (SELECT COUNT(*) FROM samples s JOIN points p ON s.point_id = p.id WHERE p.run_id = r.id),"
-            " r.description, r.experiment"
+            " r.description, r.experiment,"
+            " (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND p.status = 'skipped')"
             " FROM runs r JOIN machines m ON r.machine_id = m.id ORDER BY r.id").fetchall()
         result = []
         for row in rows:
             (id_, name, source, status, started, finished, seed, command, machine, context,
-             warnings, pid, host, points, done, failed, samples, description, experiment) = row
+             warnings, pid, host, points, done, failed, samples, description, experiment, skipped) = row
             result.append(RunRow(id_, name, source, _live_status(status, pid, host), started, finished,
                                  seed, command, json.loads(machine), json.loads(context),
                                  json.loads(warnings), points, done, failed, samples, description,
-                                 experiment))
+                                 experiment, skipped))
         return result
 
     def run(self, run_id: int) -> RunRow:

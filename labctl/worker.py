@@ -2,8 +2,10 @@
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
 Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
-"rlimit_mb"?, "parent"?}. Reply: one {"sample": {...}} line per run, warmups included and
-flagged; on failure one {"error": {"kind", "message"}} line and a non-zero exit.
+"rlimit_mb"?, "parent"?}. The params name the runtime (ours, CAF built in, or an external program
+run once per sample) and the allocator (preloaded by the caller; checked here). Reply: one
+{"sample": {...}} line per run, warmups included and flagged; on failure one
+{"error": {"kind", "message"}} line and a non-zero exit.
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
 commit that fault; allocate (only under rlimit_mb) allocates until the limit stops it; sigkill
@@ -20,11 +22,15 @@ import signal
 import sys
 import traceback
 
-from labctl import _native
+from labctl import _native, kernels, runtimes
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang")
 EXIT_PARAM = 2
 EXIT_FAILED = 3
+
+
+class Unavailable(Exception):
+    """The point's runtime or allocator cannot run on this machine."""
 
 
 def _reply(obj: dict) -> None:
@@ -63,23 +69,52 @@ def run(request: dict) -> None:
         hog = []
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
+    kernel, params = request["kernel"], request["params"]
+    runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
+    why = kernels.missing(params)
+    if why:
+        raise Unavailable(why)
+    runtimes.check_allocator(params.get(kernels.ALLOCATOR))
+    own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
     warmup = int(request.get("warmup", 0))
     for index in range(warmup + int(request.get("repeat", 1))):
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        result = _native.run(request["kernel"], request["params"],
-                             fault if fault in NATIVE_FAULTS else "none")
-        after = resource.getrusage(resource.RUSAGE_SELF)
-        result.update(
-            index=index - warmup if index >= warmup else index,
-            warmup=index < warmup,
-            pid=os.getpid(),
-            peak_rss_kb=after.ru_maxrss,
-            voluntary_switches=after.ru_nvcsw - before.ru_nvcsw,
-            involuntary_switches=after.ru_nivcsw - before.ru_nivcsw,
-        )
+        if runtime.kind == "external":
+            result = _external_sample(runtime, kernel, own)
+        else:
+            result = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none")
+        result.update(kernel=kernel, params=params, index=index - warmup if index >= warmup else index,
+                      warmup=index < warmup)
         _reply({"sample": result})
         if fault == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> dict:
+    name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    result = _native.run(name, params, fault)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    result.update(pid=os.getpid(), peak_rss_kb=after.ru_maxrss,
+                  voluntary_switches=after.ru_nvcsw - before.ru_nvcsw,
+                  involuntary_switches=after.ru_nivcsw - before.ru_nivcsw)
+    return result
+
+
+def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> dict:
+    """One run of an external program, verified as our kernels verify themselves."""
+    expected = _native.expect(kernel, params)
+    run = runtimes.run_external(runtime, kernel, params)
+    if run.answer != expected["answer"]:
+        raise _native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "
+                                        f"expected '{expected['answer']}'")
+    if run.messages != expected["messages"]:
+        raise _native.VerificationError(f"{runtime.name}: {kernel}: reported {run.messages} messages, "
+                                        f"expected {expected['messages']}")
+    return {"elapsed_ns": run.elapsed_ns, "messages_processed": run.messages, "answer": run.answer,
+            "expected": expected["answer"], "verified": True, "metrics": run.metrics,
+            "thread_cpu_ns": [run.cpu_ns],  # the whole process: its threads are not ours to see
+            "pid": run.pid, "peak_rss_kb": run.peak_rss_kb, "voluntary_switches": run.voluntary_switches,
+            "involuntary_switches": run.involuntary_switches}
 
 
 def main() -> int:
@@ -92,6 +127,15 @@ def main() -> int:
         return EXIT_PARAM
     except _native.VerificationError as error:
         _reply({"error": {"kind": "verification", "message": str(error)}})
+        return EXIT_FAILED
+    except Unavailable as error:
+        _reply({"error": {"kind": "unavailable", "message": str(error)}})
+        return EXIT_FAILED
+    except runtimes.ProtocolError as error:
+        _reply({"error": {"kind": "protocol", "message": str(error)}})
+        return EXIT_FAILED
+    except runtimes.ExternalFailure as error:
+        _reply({"error": {"kind": error.kind, "message": str(error)}})
         return EXIT_FAILED
     except MemoryError:  # Python's, or native code's std::bad_alloc as pybind11 turns it
         limit = request.get("rlimit_mb") if isinstance(request, dict) else None

@@ -1,0 +1,352 @@
+"""The runtimes a kernel runs on, and the allocators a worker runs with.
+
+- `labctl`: ours, the kernels of the native registry.
+- Built in beside ours: `caf`, the same kernels written on CAF 0.17 (native/caf/), compiled in when
+  libcaf-dev was there at build time.
+- External: a folder holding a `peer.toml` (peers/go/, or any folder named in LABCTL_PEERS) that
+  describes a program following labctl's protocol: it reads {"kernel", "params"} as JSON on stdin,
+  runs the kernel once and prints one JSON line {"elapsed_ns", "messages", "answer", "metrics"?}.
+  labctl builds it at first use into its cache, and verifies its answer and message count against
+  what our kernel states they must be (_native.expect).
+
+A runtime that cannot run here (CAF not built in, a tool missing from PATH, a broken peer.toml)
+is still known, with the reason: `labctl kernels` shows it and a sweep skips its points with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fcntl
+import hashlib
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from labctl import _native
+
+OURS = "labctl"
+CAF = "caf"
+PEERS_ENV = "LABCTL_PEERS"  # more peer folders, separated by ':'
+CACHE_ENV = "LABCTL_CACHE"  # where peers are built; default $XDG_CACHE_HOME/labctl or ~/.cache/labctl
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str
+    summary: str
+    kind: str  # native (in the extension) or external (a program)
+    # kernel of ours -> the parameters of ours it takes; None: not known (a native runtime not
+    # built in, whose schema is not compiled)
+    kernels: dict[str, tuple[str, ...] | None]
+    missing: str = ""  # why it cannot run here; empty when it can
+    folder: Path | None = None  # an external runtime's peer folder
+    manifest: PeerManifest | None = None
+
+
+class PeerManifest(BaseModel):
+    """peer.toml: an external runtime."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]  # runtime = "<name>"
+    summary: Annotated[str, Field(min_length=1)]
+    requires: list[str] = []  # programs that must be on PATH to build and run it
+    install: str = ""  # how to get them, shown when one is missing
+    # Run in the peer's folder at first use, to build into {build}; none: nothing to build.
+    # {folder}: the peer's folder, {build}: its build folder, {cache}: labctl's cache.
+    build: list[str] = []
+    build_env: dict[str, str] = {}
+    command: Annotated[list[str], Field(min_length=1)]  # runs one sample
+    kernels: Annotated[dict[str, list[str]], Field(min_length=1)]  # kernel -> parameters of ours
+
+
+def peer_folders() -> list[Path]:
+    """The folders holding peers: the ones shipped with labctl, then those of LABCTL_PEERS."""
+    here = Path(__file__).resolve().parent
+    shipped = [p for p in (here / "peers", here.parent / "peers") if p.is_dir()][:1]
+    extra = [Path(p) for p in os.environ.get(PEERS_ENV, "").split(os.pathsep) if p]
+    return shipped + extra
+
+
+@cache
+def runtimes() -> dict[str, Runtime]:
+    """Every runtime labctl knows on this machine, ours first, by name."""
+    native = _native.kernels()
+    ours = {k["name"]: tuple(p["name"] for p in k["params"]) for k in native if k["runtime"] == OURS}
+    found = {OURS: Runtime(OURS, "labctl's own actor runtime (native/runtime/)", "native", ours)}
+    info = _native.build_info()
+    caf = {k["name"].removeprefix(CAF + "_"): tuple(p["name"] for p in k["params"])
+           for k in native if k["runtime"] == CAF}
+    if not caf:  # not built in: its kernels are known by name, their parameters are not
+        caf = {name.removeprefix(CAF + "_"): None for name in info["caf_kernels"].split()}
+    found[CAF] = Runtime(CAF, "CAF 0.17 (Debian's libcaf-dev), built into the extension", "native",
+                         {k: v for k, v in caf.items() if k in ours},
+                         f"not built in: {info['caf_missing']}" if info["caf_missing"] else "")
+    for folder in peer_folders():
+        for manifest_path in sorted(folder.glob("*/peer.toml")) if folder.is_dir() else []:
+            runtime = _external(manifest_path, ours)
+            if runtime.name not in found:  # the first of a name wins, as on PATH
+                found[runtime.name] = runtime
+    return found
+
+
+def _external(path: Path, ours: dict[str, tuple[str, ...]]) -> Runtime:
+    """The runtime a peer.toml describes; a broken one is a runtime that cannot run, saying why."""
+    folder = path.parent
+    try:
+        manifest = PeerManifest.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as error:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()) \
+            if isinstance(error, ValidationError) else str(error)
+        return Runtime(folder.name, f"peer in {folder}", "external", {},
+                       f"{path} is not a valid peer manifest: {detail}", folder)
+    problems = []
+    for kernel, params in manifest.kernels.items():
+        if kernel not in ours:
+            problems.append(f"kernels.{kernel}: not a kernel of labctl")
+        elif not _native_expects(kernel):
+            problems.append(f"kernels.{kernel}: labctl cannot verify an external {kernel} "
+                            "(the kernel states no expectation)")
+        else:
+            problems += [f"kernels.{kernel}: '{p}' is not a parameter of {kernel}"
+                         for p in params if p not in ours[kernel]]
+    missing = [tool for tool in manifest.requires if shutil.which(tool) is None]
+    why = ""
+    if problems:
+        why = f"{path}: " + "; ".join(problems)
+    elif missing:
+        why = f"{', '.join(missing)} not found on PATH" + (f" ({manifest.install})" if manifest.install else "")
+    kernels = {k: tuple(v) for k, v in manifest.kernels.items() if k in ours}
+    return Runtime(manifest.name, manifest.summary, "external", kernels, why, folder, manifest)
+
+
+def _native_expects(kernel: str) -> bool:
+    return any(k["name"] == kernel and k["expects"] for k in _native.kernels())
+
+
+# --- allocators ---------------------------------------------------------------------------------
+
+# name -> (the library LD_PRELOAD loads, the Debian package that has it); system: none.
+ALLOCATORS = {
+    "system": None,
+    "jemalloc": ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
+    "tcmalloc": ("tcmalloc_minimal", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+}
+
+
+@cache
+def allocator_library(name: str) -> str | None:
+    """The library to preload for an allocator (None for the system's), found by the dynamic
+    linker's own search; raises LookupError saying how to install it."""
+    if ALLOCATORS[name] is None:
+        return None
+    stem, soname, package = ALLOCATORS[name]
+    found = ctypes.util.find_library(stem)
+    if found is None:
+        try:
+            ctypes.CDLL(soname)
+            found = soname
+        except OSError:
+            raise LookupError(f"allocator {name}: {soname} not found (apt-get install {package})") from None
+    return found
+
+
+def allocator_missing(name: str) -> str:
+    """Why the allocator cannot be used here; empty when it can."""
+    try:
+        allocator_library(name)
+    except LookupError as error:
+        return str(error)
+    return ""
+
+
+def allocator_env(name: str | None, preload: str = "") -> dict[str, str]:
+    """The worker's environment for an allocator: LD_PRELOAD of its library before the others
+    (`preload`). Empty for the system's, or one missing here (the worker then says why)."""
+    if not name or allocator_missing(name) or allocator_library(name) is None:
+        return {}
+    return {"LD_PRELOAD": f"{allocator_library(name)} {preload}".strip()}
+
+
+def check_allocator(name: str | None) -> None:
+    """In the worker: the allocator asked for is the one loaded (LD_PRELOAD can fail silently)."""
+    library = allocator_library(name) if name else None
+    if library is None:
+        return
+    stem = ALLOCATORS[name][0]
+    maps = Path("/proc/self/maps").read_text()
+    if f"lib{stem}" not in maps:
+        raise RuntimeError(f"allocator {name}: {library} is not loaded in the worker "
+                           f"(LD_PRELOAD={os.environ.get('LD_PRELOAD', '')!r})")
+
+
+# --- external programs --------------------------------------------------------------------------
+
+
+class ProtocolError(Exception):
+    """An external program broke the protocol: no reply, garbage, or a malformed reply."""
+
+
+class ExternalFailure(Exception):
+    """An external program failed: it exited non-zero (kind failure) or died (kind crash)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def cache_folder() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "labctl"
+
+
+def _fingerprint(folder: Path) -> str:
+    """Of every file of a peer's folder: a change to any rebuilds it."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _expand(words: list[str], **places: Path) -> list[str]:
+    return [word.format(**{k: str(v) for k, v in places.items()}) for word in words]
+
+
+def build(runtime: Runtime) -> Path:
+    """Builds an external runtime into the cache once per version of its folder, and returns the
+    build folder. Concurrent builds are serialised by a lock; a failed build leaves nothing.
+    Raises ExternalFailure with the build's output."""
+    manifest = runtime.manifest
+    cache = cache_folder()
+    target = cache / "peers" / f"{manifest.name}-{_fingerprint(runtime.folder)}"
+    if not manifest.build or target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_dir():  # built while this one waited
+            return target
+        staging = target.with_name(f"{target.name}.building")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        command = _expand(manifest.build, folder=runtime.folder, build=staging, cache=cache)
+        env = {**os.environ, **{k: v.format(folder=runtime.folder, build=staging, cache=cache)
+                                for k, v in manifest.build_env.items()}}
+        try:
+            done = subprocess.run(command, cwd=runtime.folder, env=env, capture_output=True, text=True)
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ExternalFailure("failure", f"{manifest.name}: cannot build ({' '.join(command)}): "
+                                             f"{error}") from None
+        if done.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            output = (done.stderr or done.stdout).strip()[-2000:]
+            raise ExternalFailure("failure", f"{manifest.name}: build failed ({' '.join(command)}, "
+                                             f"exit {done.returncode}): {output}")
+        staging.rename(target)
+    return target
+
+
+def _die_with_parent() -> None:
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class ExternalRun:
+    """One sample of an external program, as it reported it, with its resource use."""
+
+    elapsed_ns: int
+    messages: int
+    answer: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    pid: int = 0
+    peak_rss_kb: int = 0
+    voluntary_switches: int = 0
+    involuntary_switches: int = 0
+    cpu_ns: int = 0  # user + system time of the whole process
+
+
+def run_external(runtime: Runtime, kernel: str, params: dict) -> ExternalRun:
+    """Runs one sample of `kernel` on an external runtime: the request on stdin, one JSON line
+    back. Raises ExternalFailure or ProtocolError. No time limit of its own: the worker runs
+    under the point's, and the program dies with it."""
+    folder = build(runtime)
+    command = _expand(runtime.manifest.command, folder=runtime.folder, build=folder, cache=cache_folder())
+    request = json.dumps({"kernel": kernel, "params": params})
+    name = runtime.name
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        process = subprocess.Popen(command, cwd=runtime.folder, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   preexec_fn=_die_with_parent)
+    except OSError as error:
+        raise ExternalFailure("failure", f"{name}: cannot start {' '.join(command)}: {error}") from None
+    stdout, stderr = process.communicate(request.encode())
+    # Reaped by communicate: its use is the growth of the worker's children's (the peak RSS is
+    # the largest of any child's, each of them this program).
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    if process.returncode < 0:
+        try:
+            cause = signal.Signals(-process.returncode).name
+        except ValueError:
+            cause = f"signal {-process.returncode}"
+        raise ExternalFailure("crash", f"{name}: {kernel} killed by {cause}" + (f" ({tail[0]})" if tail[0] else ""))
+    if process.returncode != 0:
+        raise ExternalFailure("failure", f"{name}: {kernel} exited with status {process.returncode}"
+                                         + (f": {tail[0]}" if tail[0] else ""))
+    reply = _parse_reply(name, stdout)
+    reply.pid = process.pid
+    reply.peak_rss_kb = usage.ru_maxrss
+    reply.voluntary_switches = usage.ru_nvcsw - before.ru_nvcsw
+    reply.involuntary_switches = usage.ru_nivcsw - before.ru_nivcsw
+    reply.cpu_ns = int((usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime) * 1e9)
+    return reply
+
+
+def _parse_reply(name: str, stdout: bytes) -> ExternalRun:
+    shown = stdout[:200].decode(errors="replace")
+    lines = [line for line in stdout.decode(errors="replace").splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise ProtocolError(f"{name}: printed {len(lines)} lines on stdout, not one JSON line "
+                            f"(stdout began {shown!r})")
+    try:
+        reply = json.loads(lines[0])
+    except ValueError:
+        raise ProtocolError(f"{name}: printed a line that is not JSON: {lines[0][:200]!r}") from None
+    if not isinstance(reply, dict):
+        raise ProtocolError(f"{name}: printed {lines[0][:200]!r}, not a JSON object")
+
+    def integer(key: str, low: int) -> int:
+        value = reply.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ProtocolError(f"{name}: '{key}' must be an integer >= {low}, got {value!r}")
+        return value
+
+    elapsed = integer("elapsed_ns", 1)
+    messages = integer("messages", 0)
+    answer = reply.get("answer")
+    if not isinstance(answer, str):
+        raise ProtocolError(f"{name}: 'answer' must be a string, got {answer!r}")
+    metrics = reply.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()):
+        raise ProtocolError(f"{name}: 'metrics' must be an object of numbers, got {metrics!r}")
+    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics"}
+    if unknown:
+        raise ProtocolError(f"{name}: unknown keys in its reply: {', '.join(sorted(unknown))}")
+    return ExternalRun(elapsed, messages, answer, {str(k): float(v) for k, v in metrics.items()})

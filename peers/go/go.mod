@@ -1,0 +1,3 @@
+module labctl/peers/go
+
+go 1.19
