@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl import experiment, kernels, results, stats
+from labctl import experiment, kernels, results, runtimes, stats
 from labctl.store import RunRow, Store
 
 # Short names of parameters in labels and legends.
@@ -253,7 +253,8 @@ def scenarios(table: pd.DataFrame, kernel: str) -> list[tuple[str, pd.DataFrame]
     of work), so that a figure compares dispatcher configurations doing the same work: a list of
     (scenario in words, its points), at most MAX_SCENARIOS; ("", table) when nothing of the kernel's
     own varies."""
-    own = [n for n in varying(table, kernel) if n not in DISPATCHER_PARAMS]
+    how = _configuration(kernel)
+    own = [n for n in varying(table, kernel) if n not in how]
     if not own:
         return [("", table)]
     ordered = table.sort_values(own, key=lambda c: c.map(_sort_key))
@@ -261,6 +262,13 @@ def scenarios(table: pd.DataFrame, kernel: str) -> list[tuple[str, pd.DataFrame]
     for _, row in ordered.iterrows():
         groups.setdefault(label(row, own), []).append(row)
     return [(name, pd.DataFrame(rows)) for name, rows in itertools.islice(groups.items(), MAX_SCENARIOS)]
+
+
+def _configuration(kernel: str) -> set[str]:
+    """The parameters that say how a kernel runs rather than what it does: the dispatcher's, the
+    runtime and the allocator, and another runtime's own (CAF's scheduler policy)."""
+    return {*DISPATCHER_PARAMS, kernels.RUNTIME, kernels.ALLOCATOR} | {
+        p.name for p in _schema(kernel) if p.runtimes and runtimes.OURS not in p.runtimes}
 
 
 def heatmap_panels(table: pd.DataFrame, kernel: str, x: str, y: str) -> dict[str, list]:
@@ -611,6 +619,7 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
         f"Experiment `{row.source}`, run {row.id}, {row.status}, started {_when(row.started_at)}"
         + (f", finished {_when(row.finished_at)}" if row.finished_at else "") + ". "
         f"{row.points_done} of {row.points} points done, {row.points_failed} failed, "
+        + (f"{row.points_skipped} skipped (cannot run here), " if row.points_skipped else "") +
         f"{row.samples} samples, " + (
             "every one verified against the kernel's expected answer." if samples.empty
             or samples["verified"].all() else
@@ -649,10 +658,12 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
                                  f"{spread:.2f}x"])
         lines += [_table(["kernel", "points", "best", "worst", "worst/best"], summary_rows, {1, 4}), ""]
 
+    lines += _runtimes_section(views)
     for kernel, (metric, table) in views.items():
         lines += _kernel_section(kernel, metric, table, folder, figures)
 
     lines += _failures(failed)
+    lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
     lines += _references(row, samples, folder, figures)
     lines += _provenance(row, context, db, command)
     return "\n".join(lines).rstrip() + "\n"
@@ -704,6 +715,68 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
     right = set(range(len(vary), len(vary) + 5))
     lines += [_table(headers, rows, right), ""]
     return lines
+
+
+def runtime_ranking(table: pd.DataFrame, kernel: str, metric: Metric) -> list[tuple[str, pd.DataFrame]]:
+    """Where a kernel ran on several runtimes: for each setting of the parameters every one of
+    them takes (the work, threads), each runtime's best point, fastest first, with `ratio` (to
+    the fastest, >= 1) and `ours` (our median over its, in time: below 1, ours is faster)."""
+    if kernels.RUNTIME not in table or table[kernels.RUNTIME].nunique() < 2:
+        return []
+    present = set(table[kernels.RUNTIME])
+    shared = [p.name for p in _schema(kernel) if p.name != kernels.RUNTIME and p.name in table
+              and (not p.runtimes or present <= set(p.runtimes))]
+    keys = [n for n in shared if len({_key(v) for v in table[n]}) > 1]
+    parts = table.groupby(keys, dropna=False, sort=True) if keys else [((), table)]
+    ranked = []
+    for _, part in parts:
+        if part[kernels.RUNTIME].nunique() < 2:
+            continue
+        best = (part.sort_values("median", ascending=metric.lower_is_better)
+                .groupby(kernels.RUNTIME, sort=False).head(1).copy())
+        top = best["median"].iloc[0]
+        best["ratio"] = best["median"] / top if metric.lower_is_better else top / best["median"]
+        ours = best[best[kernels.RUNTIME] == runtimes.OURS]["median"]
+        if len(ours):
+            mine = ours.iloc[0]
+            best["ours"] = mine / best["median"] if metric.lower_is_better else best["median"] / mine
+        else:
+            best["ours"] = float("nan")
+        ranked.append((label(part.iloc[0], keys), best))
+    return ranked
+
+
+def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]]) -> list[str]:
+    rows = []
+    for kernel, (metric, table) in views.items():
+        vary = varying(table, kernel)
+        for setting, best in runtime_ranking(table, kernel, metric):
+            own = [n for n in vary if n not in setting and n != kernels.RUNTIME]
+            for rank, (_, point) in enumerate(best.iterrows(), 1):
+                ours = "" if math.isnan(point["ours"]) or point[kernels.RUNTIME] == runtimes.OURS \
+                    else f"{point['ours']:.3g}"
+                rows.append([kernel, setting or "-", rank, point[kernels.RUNTIME], label(point, own) or "-",
+                             _value(point["median"], metric), f"{point['ratio']:.2f}x", ours])
+    if not rows:
+        return []
+    return ["## Runtimes side by side", "",
+            "Each runtime's best point for the same work and the same parameters that every runtime "
+            "takes (threads: CAF's scheduler threads, Go's GOMAXPROCS), fastest first. `x fastest`: "
+            "its median over the fastest one's, in time; `labctl / it`: our time over its time "
+            "(below 1, ours is faster).", "",
+            _table(["kernel", "setting", "rank", "runtime", "its best configuration", "median",
+                    "x fastest", "labctl / it"], rows, {2, 5, 6, 7}), ""]
+
+
+def _skipped(skipped: pd.DataFrame) -> list[str]:
+    if skipped.empty:
+        return []
+    lines = ["## Skipped points", "", "Points this machine cannot run (a runtime or an allocator is "
+             "missing): never run, not failed. Install what the reason names and run the experiment "
+             "again.", ""]
+    reasons = skipped.groupby("failure", sort=True)
+    rows = [[reason, len(part), ", ".join(sorted(set(part["kernel"])))] for reason, part in reasons]
+    return lines + [_table(["reason", "points", "kernels"], rows, {1}), ""]
 
 
 def _sort_key(value):

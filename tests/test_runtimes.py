@@ -1,0 +1,324 @@
+"""Runtimes and allocators as axes: external programs held to the protocol (a well-behaved one,
+one that lies about its answer or its message count, one that hangs, one that prints garbage,
+one that fails or dies), peers built at first use, runtimes and allocators missing here skipped
+with the reason, and the Go peers shipped in peers/go."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labctl import cli, experiment, kernels, report, runner, runtimes
+from labctl.store import Store
+
+# One program for every behaviour: counting_actor's answer, honest or not (argv[1] says how).
+PEER = textwrap.dedent('''
+    import json, os, sys, time
+    mode = sys.argv[1]
+    request = json.load(sys.stdin)
+    assert request["kernel"] == "counting_actor", request
+    n = request["params"]["messages"]
+    reply = {"elapsed_ns": 10**9 + n, "messages": n, "answer": f"received={n} sum={n * (n + 1) // 2}",
+             "metrics": {"setup_ns": 12.5}}
+    if mode == "lie":
+        reply["answer"] = f"received={n} sum=42"
+    elif mode == "miscount":
+        reply["messages"] = n - 1
+    elif mode == "hang":
+        open(os.environ["PEER_PIDFILE"], "w").write(str(os.getpid()))
+        time.sleep(3600)
+    elif mode == "garbage":
+        print("all good, trust me")
+        sys.exit(0)
+    elif mode == "two_lines":
+        print(json.dumps(reply))
+    elif mode == "no_answer":
+        del reply["answer"]
+    elif mode == "fail":
+        print("cannot run today", file=sys.stderr)
+        sys.exit(3)
+    elif mode == "crash":
+        os.kill(os.getpid(), 9)
+    print(json.dumps(reply))
+''')
+
+
+def write_peer(root: Path, name: str, mode: str, params: str = '["messages"]', **extra: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "peer.py").write_text(PEER)
+    fields = {"name": json.dumps(name), "summary": json.dumps(f"a test program ({mode})"),
+              "command": json.dumps([sys.executable, "{folder}/peer.py", mode]), **extra}
+    lines = [f"{key} = {value}" for key, value in fields.items()]
+    (folder / "peer.toml").write_text("\n".join(lines) + f"\n[kernels]\ncounting_actor = {params}\n")
+    return folder
+
+
+@pytest.fixture
+def peers(tmp_path, monkeypatch):
+    """A folder of test peers named in LABCTL_PEERS, and a cache of their own; the catalogue
+    is read again with them (and again after the test, without them)."""
+    root = tmp_path / "peers"
+    root.mkdir()
+    monkeypatch.setenv(runtimes.PEERS_ENV, str(root))
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(tmp_path / "cache"))
+
+    def reload():
+        runtimes.runtimes.cache_clear()
+        kernels.catalogue.cache_clear()
+
+    reload()
+    yield root, reload
+    monkeypatch.undo()
+    reload()
+
+
+def point(runtime: str, messages: int = 1000, repeat: int = 2, timeout_s: float = 60) -> runner.Point:
+    params = kernels.resolve("counting_actor", {"runtime": runtime, "messages": messages})
+    return runner.Point("counting_actor", {k: v for k, v in params.items() if v is not None},
+                        repeat=repeat, timeout_s=timeout_s)
+
+
+def test_a_well_behaved_program_is_measured_and_verified(peers):
+    root, reload = peers
+    write_peer(root, "honest", "honest")
+    reload()
+    assert kernels.get("counting_actor").runtimes[:1] == ("labctl",)
+    assert "honest" in kernels.get("counting_actor").runtimes
+    samples = list(runner.run_point(point("honest", 1000)))
+    assert [s["index"] for s in samples] == [0, 1]
+    for sample in samples:
+        assert sample["verified"] and sample["answer"] == sample["expected"] == "received=1000 sum=500500"
+        assert sample["elapsed_ns"] == 10**9 + 1000 and sample["messages_processed"] == 1000
+        assert sample["metrics"] == {"setup_ns": 12.5}
+        assert sample["params"] == {"runtime": "honest", "messages": 1000}
+        assert sample["pid"] > 0 and sample["peak_rss_kb"] > 0
+
+
+@pytest.mark.parametrize("mode, kind, message", [
+    ("lie", "verification", "honest? wrong answer: got 'received=1000 sum=42', expected 'received=1000 sum=500500'"),
+    ("miscount", "verification", "reported 999 messages, expected 1000"),
+    ("garbage", "protocol", "printed a line that is not JSON: 'all good, trust me'"),
+    ("two_lines", "protocol", "printed 2 lines on stdout, not one JSON line"),
+    ("no_answer", "protocol", "'answer' must be a string, got None"),
+    ("fail", "failure", "exited with status 3: cannot run today"),
+    ("crash", "crash", "killed by SIGKILL"),
+])
+def test_a_program_that_breaks_its_word_fails_its_point_saying_how(peers, mode, kind, message):
+    root, reload = peers
+    write_peer(root, mode, mode)
+    reload()
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(point(mode)))
+    assert caught.value.kind == kind
+    assert message.replace("honest? ", f"{mode}: counting_actor: ") in str(caught.value)
+
+
+def test_a_program_that_hangs_is_killed_at_the_points_timeout(peers, tmp_path, monkeypatch):
+    root, reload = peers
+    write_peer(root, "stuck", "hang")
+    reload()
+    pidfile = tmp_path / "pid"
+    monkeypatch.setenv("PEER_PIDFILE", str(pidfile))
+    started = time.monotonic()
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(point("stuck", timeout_s=3)))
+    assert caught.value.kind == "timeout"
+    assert time.monotonic() - started < 30
+    pid = int(pidfile.read_text())
+    for _ in range(100):  # killed with the worker's process group; reaped by init
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the hanging program (pid {pid}) outlived its point")
+
+
+def test_a_peer_is_built_once_at_first_use_into_the_cache(peers, tmp_path):
+    root, reload = peers
+    folder = write_peer(root, "built", "honest", build=json.dumps(
+        ["sh", "-c", "echo built >> {cache}/builds.log && cp peer.py {build}/copy.py"]))
+    toml = (folder / "peer.toml").read_text().replace('"{folder}/peer.py"', '"{build}/copy.py"')
+    (folder / "peer.toml").write_text(toml)
+    reload()
+    for _ in range(2):
+        assert all(s["verified"] for s in runner.run_point(point("built")))
+    assert (tmp_path / "cache" / "builds.log").read_text() == "built\n"
+    (folder / "peer.py").write_text(PEER + "\n# changed\n")  # a change to the folder: built again
+    assert all(s["verified"] for s in runner.run_point(point("built", repeat=1)))
+    assert (tmp_path / "cache" / "builds.log").read_text() == "built\nbuilt\n"
+
+
+def test_a_failed_build_fails_the_point_with_the_build_output_and_leaves_nothing(peers, tmp_path):
+    root, reload = peers
+    write_peer(root, "broken", "honest", build=json.dumps(["sh", "-c", "echo 'syntax error at line 3' >&2; exit 1"]))
+    reload()
+    with pytest.raises(runner.PointFailed, match="build failed .* syntax error at line 3") as caught:
+        list(runner.run_point(point("broken")))
+    assert caught.value.kind == "failure"
+    assert not [p for p in (tmp_path / "cache" / "peers").iterdir() if p.is_dir()]
+
+
+SWEEP = '''
+name = "peers"
+repeats = 2
+warmup = 0
+order = "grid"
+[[grid]]
+kernel = "counting_actor"
+params = { messages = 2000, dispatcher = "thread_pool" }
+axes = { runtime = ["labctl", "honest", "absent"], threads = [1, 2] }
+'''
+
+
+def test_a_sweep_ranks_the_runtimes_and_skips_a_missing_one_with_the_reason(peers, tmp_path):
+    root, reload = peers
+    write_peer(root, "honest", "honest", params='["messages", "threads"]')
+    write_peer(root, "absent", "honest", params='["messages", "threads"]', requires='["labctl-no-such-tool"]',
+               install='"apt-get install nothing"')
+    reload()
+    (tmp_path / "peers.toml").write_text(SWEEP)
+    plan = experiment.load(tmp_path / "peers.toml")
+    by_runtime = {}
+    for p in plan.points:
+        by_runtime.setdefault(p.params["runtime"], []).append(p)
+    assert len(by_runtime["labctl"]) == len(by_runtime["honest"]) == len(by_runtime["absent"]) == 2
+    assert all("dispatcher" not in p.params and "allocator" not in p.params for p in by_runtime["honest"])
+    assert all(p.skip == "runtime absent: labctl-no-such-tool not found on PATH (apt-get install nothing)"
+               for p in by_runtime["absent"])
+    assert not any(p.skip for p in by_runtime["labctl"] + by_runtime["honest"])
+    assert any("2 points will be skipped: runtime absent" in note for note in plan.notes)
+
+    db = tmp_path / "r.db"
+    result = CliRunner().invoke(cli.main, ["sweep", str(tmp_path / "peers.toml"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "2 skipped (unavailable here)" in result.output
+    with Store(db) as store:
+        rows = store.points(1)
+        assert sorted(r.status for r in rows) == ["done"] * 4 + ["skipped"] * 2
+        assert {r.failure_kind for r in rows if r.status == "skipped"} == {"unavailable"}
+        assert store.run(1).points_skipped == 2
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli.main, ["report", "1", "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = (out / "report.md").read_text()
+    assert "## Runtimes side by side" in text
+    assert "| counting_actor | threads=1 | 1 | labctl |" in text  # ours, then the slow honest one
+    assert "| counting_actor | threads=1 | 2 | honest | - |" in text
+    assert "## Skipped points" in text and "labctl-no-such-tool not found on PATH" in text
+
+
+def test_kernels_lists_runtimes_and_allocators_with_why_one_is_missing(peers):
+    root, reload = peers
+    write_peer(root, "absent", "honest", requires='["labctl-no-such-tool"]')
+    (root / "bad").mkdir()
+    (root / "bad" / "peer.toml").write_text('name = "bad"\n')
+    reload()
+    assert "bad" in runtimes.runtimes() and "peer manifest" in runtimes.runtimes()["bad"].missing
+    result = CliRunner().invoke(cli.main, ["kernels", "--describe", "counting_actor"])
+    assert result.exit_code == 0, result.output
+    assert "absent" in result.output and "labctl-no-such-tool not found on PATH" in result.output
+    assert "Allocators" in result.output and "jemalloc" in result.output
+    listing = json.loads(CliRunner().invoke(cli.main, ["kernels", "--json"]).output)
+    counting = next(k for k in listing if k["name"] == "counting_actor")
+    assert {"name": "absent", "available": False,
+            "missing": "labctl-no-such-tool not found on PATH"} in counting["runtimes"]
+
+
+def test_a_manifest_naming_a_kernel_or_parameter_we_lack_is_a_runtime_that_cannot_run(peers):
+    root, reload = peers
+    folder = write_peer(root, "confused", "honest")
+    (folder / "peer.toml").write_text((folder / "peer.toml").read_text()
+                                      .replace('counting_actor = ["messages"]',
+                                               'counting_actor = ["messages", "speed"]\nfan = ["fan_out"]'))
+    reload()
+    why = runtimes.runtimes()["confused"].missing
+    assert "kernels.counting_actor: 'speed' is not a parameter of counting_actor" in why
+    assert "labctl cannot verify an external fan" in why
+
+
+@pytest.mark.parametrize("values, param, message", [
+    ({"runtime": "erlang"}, "runtime", "must be one of: labctl"),
+    ({"runtime": "go", "dispatcher": "thread_pool"}, "dispatcher", "does not apply to runtime 'go'"),
+    ({"runtime": "go", "allocator": "jemalloc"}, "allocator", "does not apply to runtime 'go'"),
+    ({"allocator": "hoard"}, "allocator", "must be one of: system, jemalloc, tcmalloc"),
+])
+def test_a_runtime_or_allocator_that_does_not_fit_is_refused_naming_it(values, param, message):
+    with pytest.raises(kernels.ParamError, match=message) as caught:
+        kernels.resolve("skynet", values)
+    assert caught.value.param == param
+
+
+def test_our_runtime_and_the_system_allocator_are_the_defaults():
+    resolved = kernels.resolve("skynet", {"leaves": 10})
+    assert resolved["runtime"] == "labctl" and resolved["allocator"] == "system"
+    go = kernels.resolve("skynet", {"runtime": "go", "leaves": 10, "threads": 2})
+    assert {k: v for k, v in go.items() if v is not None} == {
+        "runtime": "go", "leaves": 10, "branching": 10, "threads": 2}
+
+
+@pytest.mark.parametrize("allocator", ["jemalloc", "tcmalloc"])
+def test_an_allocator_is_preloaded_into_the_worker(allocator):
+    if runtimes.allocator_missing(allocator):
+        pytest.skip(runtimes.allocator_missing(allocator))
+    params = kernels.resolve("skynet", {"leaves": 100, "allocator": allocator})
+    point = runner.Point("skynet", {k: v for k, v in params.items() if v is not None})
+    # The worker checks its own memory map: the sample exists only if the library is loaded.
+    [sample] = list(runner.run_point(point))
+    assert sample["verified"] and sample["params"]["allocator"] == allocator
+
+
+def test_a_missing_allocator_skips_its_points(monkeypatch, tmp_path):
+    monkeypatch.setitem(runtimes.ALLOCATORS, "jemalloc", ("labctl_no_such_malloc", "libnope.so.9", "libnope9"))
+    runtimes.allocator_library.cache_clear()
+    try:
+        plan = experiment.parse('name = "a"\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 10 }\n'
+                                'axes = { allocator = ["system", "jemalloc"] }\n', "a.toml")
+    finally:
+        runtimes.allocator_library.cache_clear()
+    skips = {p.params["allocator"]: p.skip for p in plan.points}
+    assert skips == {"system": "", "jemalloc": "allocator jemalloc: libnope.so.9 not found (apt-get install libnope9)"}
+
+
+go_missing = runtimes.runtimes()["go"].missing if "go" in runtimes.runtimes() else "no peers/go"
+
+
+@pytest.fixture(scope="module")
+def go_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("go-cache")  # built once for the module's Go tests
+
+
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+@pytest.mark.parametrize("kernel, params", [
+    ("skynet", {"leaves": 1000, "branching": 10}),
+    ("skynet", {"leaves": 37, "branching": 3}),
+    ("ping_pong", {"messages": 2000}),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": threads})
+    [sample] = list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+    ours = list(runner.run_point(runner.Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                                        if v is not None})))[0]
+    assert sample["verified"] and sample["answer"] == ours["answer"]
+    assert sample["messages_processed"] == ours["messages_processed"]
+
+
+def test_the_shipped_peers_are_valid():
+    shipped = runtimes.peer_folders()[0]
+    assert (shipped / "go" / "peer.toml").is_file()
+    go = runtimes.runtimes()["go"]
+    assert set(go.kernels) == {"skynet", "ping_pong"}
+    assert not go.missing or "not found on PATH" in go.missing
+    assert shutil.which("go") is None or not go.missing
