@@ -133,7 +133,7 @@ def get(name: str) -> Kernel:
     """The kernel called `name`; ParamError naming the kernels if there is none."""
     kernel = catalogue().get(name)
     if kernel is None:
-        raise _error(name, "kernel", f"unknown kernel '{name}' (kernels: {', '.join(sorted(catalogue()))})")
+        raise _error(name, "kernel", f"unknown kernel (kernels: {', '.join(sorted(catalogue()))})")
     return kernel
 
 
@@ -180,7 +180,11 @@ def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
 
 def missing(params: Mapping[str, object]) -> str:
     """Why a point with these resolved parameters cannot run on this machine; empty if it can."""
-    runtime = runtimes.runtimes()[params.get(RUNTIME) or runtimes.OURS]
+    name = params.get(RUNTIME) or runtimes.OURS
+    runtime = runtimes.runtimes().get(name)
+    if runtime is None:  # a peer of a stored run that is gone
+        folders = ", ".join(map(str, runtimes.peer_folders()))
+        return f"runtime {name}: unknown here (no peer.toml of that name in {folders})"
     if runtime.missing:
         return f"runtime {runtime.name}: {runtime.missing}"
     return runtimes.allocator_missing(params[ALLOCATOR]) if params.get(ALLOCATOR) else ""

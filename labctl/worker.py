@@ -70,10 +70,10 @@ def run(request: dict) -> None:
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
     kernel, params = request["kernel"], request["params"]
-    runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
     why = kernels.missing(params)
     if why:
         raise Unavailable(why)
+    runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
     runtimes.check_allocator(params.get(kernels.ALLOCATOR))
     own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
     warmup = int(request.get("warmup", 0))

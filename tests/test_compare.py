@@ -181,7 +181,7 @@ def test_a_run_against_itself_differs_nowhere(db):
     assert "### ping_pong" in text and "### skynet" in text
     assert "| dispatcher | n A/B | median A |" in text  # only the parameter that varies
     assert "| one_thread | 5/5 |" in text and "| active_obj | 5/5 |" in text
-    assert "fixed: messages=2000 mbox=direct" in text
+    assert "fixed: runtime=labctl messages=2000 mbox=direct" in text
     assert "Geometric mean of B/A over 3 points: 1.000 (+0.0%). With a verdict: 3 (3 no " \
            "significant difference)." in text
     assert "Warning" not in text
@@ -196,7 +196,7 @@ def test_points_of_one_run_only_are_listed_not_compared(db):
     text = compare.markdown(c)
     assert "No point has samples in both runs" in text
     assert "Only in A (run 1), not compared:" in text
-    assert "- ping_pong messages=50000 mbox=direct" in text
+    assert "- ping_pong runtime=labctl messages=50000 mbox=direct" in text
 
 
 def test_ignore_matches_a_deliberate_slowdown_and_finds_it(db):
@@ -258,7 +258,7 @@ def test_the_cli_fails_on_a_regression_past_the_threshold(labctl, db, tmp_path):
     result = labctl(*args, "--fail-on-regression", "50", "-o", str(output))
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith("labctl: regression past 50%: ping_pong messages=50000")
+    assert line.startswith("labctl: regression past 50%: ping_pong runtime=labctl messages=50000")
     assert "slower (" in line and "elapsed_ns" in line
     assert output.read_text() == result.stdout
     # 25 times the messages is far less than 100,000% slower.

@@ -94,10 +94,10 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     self_send = text.split("## self_send")[1].split("\n## ")[0]
     assert "| threads | mda | n | median time per run | 95% interval | cv | msgs/s |  |" in self_send
     assert len(re.findall(r"^\| [12] \| (1|8) \| 3 \|", self_send, re.M)) == 4
-    assert "Fixed: workers=4, messages_per_worker=2000" in self_send
+    assert "Fixed: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
     failed = text.split("## Failed points")[1].split("\n## ")[0]
-    assert "| skynet | leaves=300 branching=10 deregister=false dispatcher=one_thread" in failed
+    assert "| skynet | runtime=labctl leaves=300 branching=10 deregister=false dispatcher=one_thread" in failed
     assert "| verification | skynet: wrong answer: got 'corrupted sum=44850" in failed
     # the machine and how to run it again
     provenance = text.split("## Machine and provenance")[1]
@@ -160,7 +160,7 @@ def test_a_run_whose_points_all_failed_still_reports_why(labctl, tmp_path):
     result = labctl("report", "1", "--db", str(db), "--out", str(out))
     assert result.returncode == 0, result.stderr
     text = (out / "report.md").read_text()
-    assert "0 of 1 points done, 1 failed" in text and "| skynet | leaves=100" in text and "crash" in text
+    assert "0 of 1 points done, 1 failed" in text and "| skynet | runtime=labctl leaves=100" in text and "crash" in text
 
 
 # -- the comparison with published figures, on synthetic samples ------------------------------

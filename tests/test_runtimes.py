@@ -322,3 +322,12 @@ def test_the_shipped_peers_are_valid():
     assert set(go.kernels) == {"skynet", "ping_pong"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
+
+
+@pytest.mark.skipif(not os.environ.get("LABCTL_EXPECT_RUNTIMES"), reason="LABCTL_EXPECT_RUNTIMES not set")
+def test_every_runtime_and_allocator_expected_here_can_run():
+    """CI installs every peer (.ci/run): there, a runtime that skips is a broken install."""
+    for name in os.environ["LABCTL_EXPECT_RUNTIMES"].split():
+        why = runtimes.allocator_missing(name) if name in runtimes.ALLOCATORS else \
+            runtimes.runtimes()[name].missing if name in runtimes.runtimes() else "unknown"
+        assert not why, f"{name}: {why}"
