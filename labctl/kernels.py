@@ -97,7 +97,7 @@ def catalogue() -> dict[str, Kernel]:
         name = k["name"]
         on = [r for r in known.values() if name in r.kernels]  # ours first
         names = [p["name"] for p in k["params"]]
-        taken = {r.name: _takes(r, name, names, native) for r in on}
+        taken = {r.name: _takes(r, name, names) for r in on}
         params = [Param(RUNTIME, "choice", runtimes.OURS,
                         "the runtime it runs on: labctl (ours), caf (built in) or an external "
                         "program (`labctl kernels` says which are available here)",
@@ -119,7 +119,7 @@ def catalogue() -> dict[str, Kernel]:
     return kernels
 
 
-def _takes(runtime: runtimes.Runtime, kernel: str, ours: list[str], native: dict) -> set[str]:
+def _takes(runtime: runtimes.Runtime, kernel: str, ours: list[str]) -> set[str]:
     """The parameters of ours a runtime's implementation of `kernel` takes."""
     if runtime.name == runtimes.OURS:
         return set(ours)
