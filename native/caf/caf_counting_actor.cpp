@@ -83,14 +83,7 @@ Kernel make_kernel() {
         .run = run,
         .runtime = "caf",
     };
-    kernel.params = {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000'000},
-         .help = "numbers sent to the counter",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-    };
+    kernel.params = counting_actor::own_params();
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

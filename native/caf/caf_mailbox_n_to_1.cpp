@@ -179,26 +179,7 @@ Kernel make_kernel() {
         .run = run,
         .runtime = "caf",
     };
-    kernel.params = {
-        {.name = "senders",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "sender threads or actors",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "messages_per_sender",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "messages each sender sends",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-        {.name = "sender",
-         .type = ParamType::choice,
-         .default_value = std::string("thread"),
-         .help = "thread: plain threads outside the actor system (the study); agent: actors on "
-                 "CAF's scheduler, in bursts of 1000",
-         .choices = {std::string("thread"), std::string("agent")}},
-    };
+    kernel.params = mailbox_n_to_1::own_params();
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -213,37 +213,7 @@ Kernel make_kernel() {
         .run = run,
         .runtime = "caf",
     };
-    kernel.params = {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "worker actors in the group",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "numbers the producer sends; each worker receives all of them",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
-        {.name = "work",
-         .type = ParamType::choice,
-         .default_value = std::string("noop"),
-         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
-         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
-        {.name = "sleep_ms",
-         .type = ParamType::real,
-         .default_value = 5.0,
-         .help = "work=sleep: milliseconds a worker sleeps per number",
-         .minimum = 0,
-         .maximum = 10'000},
-        {.name = "cpu_iters",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "work=cpu: std::sph_neumann calls per number",
-         .minimum = 1,
-         .maximum = 1'000'000},
-    };
+    kernel.params = one_to_many::own_params();
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -220,20 +220,8 @@ Kernel make_kernel() {
         .run = run,
         .runtime = "caf",
     };
-    kernel.params = {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000'000},
-         .help = "messages in total, pings plus pongs (even)",
-         .minimum = 2,
-         .maximum = 10'000'000'000},
-        {.name = "payload_bytes",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "bytes carried by each message besides its sequence number",
-         .choices = {std::int64_t{0}, std::int64_t{16}, std::int64_t{64}, std::int64_t{256},
-                     std::int64_t{1024}, std::int64_t{4096}}},
-    };
+    kernel.params = ping_pong::own_params();
+    std::erase_if(kernel.params, [](const ParamSpec& spec) { return spec.name == "mbox"; });  // no named mboxes
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -159,24 +159,7 @@ Kernel make_kernel() {
         .run = run,
         .runtime = "caf",
     };
-    kernel.params = {
-        {.name = "leaves",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "leaf actors (the tree has about leaves*branching/(branching-1) actors)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "branching",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "children per node",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "deregister",
-         .type = ParamType::boolean,
-         .default_value = false,
-         .help = "each actor quits once it has reported, inside the measured phase"},
-    };
+    kernel.params = skynet::own_params();
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

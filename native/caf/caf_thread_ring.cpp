@@ -139,21 +139,8 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     return result;
 }
 
-std::vector<ParamSpec> ring_params(std::int64_t default_hops) {
-    std::vector<ParamSpec> params = {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{503},
-         .help = "actors in the ring",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "hops",
-         .type = ParamType::integer,
-         .default_value = default_hops,
-         .help = "sends from one actor to the next, over all tokens",
-         .minimum = 0,
-         .maximum = 100'000'000'000},
-    };
+std::vector<ParamSpec> ring_params(bool parallel) {
+    std::vector<ParamSpec> params = thread_ring::own_params(parallel);
     for (ParamSpec& spec : caf_support::scheduler_params()) params.push_back(std::move(spec));
     return params;
 }
@@ -171,23 +158,11 @@ const Registration one_token(Kernel{
     .source = "Theron 3.03 ThreadRing (seeds/000); labctl's thread_ring, on CAF",
     .verifies = "the token ends at actor hops % actors after exactly `hops` hops, and each actor "
                 "received the number of visits the arithmetic predicts",
-    .params = ring_params(50'000'000),
+    .params = ring_params(false),
     .check = {},
     .run = [](const Params& params) { return run_ring(params, 1); },
     .runtime = "caf",
 });
-
-std::vector<ParamSpec> parallel_ring_params() {
-    std::vector<ParamSpec> params = ring_params(50'000'000);
-    params.insert(params.begin() + 1,
-                  {.name = "tokens",
-                   .type = ParamType::integer,
-                   .default_value = std::int64_t{503},
-                   .help = "tokens circulating at once; token j starts at actor j % actors",
-                   .minimum = 1,
-                   .maximum = 10'000'000});
-    return params;
-}
 
 const Registration many_tokens(Kernel{
     .name = "caf_parallel_thread_ring",
@@ -199,7 +174,7 @@ const Registration many_tokens(Kernel{
     .source = "Theron 3.03 ParallelThreadRing (seeds/000); labctl's parallel_thread_ring, on CAF",
     .verifies = "every token ends once, at the actor its start and hop count predict, after its "
                 "planned hops; each actor received the visits the arithmetic predicts",
-    .params = parallel_ring_params(),
+    .params = ring_params(true),
     .check = [](const Params& params) {
         thread_ring::check_split("caf_parallel_thread_ring", std::uint64_t(params.integer("hops")),
                                  std::uint64_t(params.integer("tokens")));

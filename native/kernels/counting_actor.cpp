@@ -78,14 +78,7 @@ Kernel make_kernel() {
         .run = run,
         .expect = expect,
     };
-    kernel.params = {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000'000},
-         .help = "numbers sent to the counter",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-    };
+    kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         kernel.params.push_back(std::move(spec));
     return kernel;

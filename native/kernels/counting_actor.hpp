@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "kernel.hpp"
 
 namespace labctl::kernels::counting_actor {
 
@@ -22,6 +25,19 @@ inline std::string expected(std::uint64_t messages) {
     const std::uint64_t half = messages % 2 == 0 ? messages / 2 : (messages + 1) / 2;
     const std::uint64_t other = messages % 2 == 0 ? messages + 1 : messages;
     return describe({messages, half * other});
+}
+
+// The kernel's own parameters (the work it does), one schema for every runtime that runs it;
+// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params() {
+    return {
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{50'000'000},
+         .help = "numbers sent to the counter",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+    };
 }
 
 }  // namespace labctl::kernels::counting_actor

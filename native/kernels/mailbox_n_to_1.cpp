@@ -170,26 +170,7 @@ Kernel make_kernel() {
         .check = check,
         .run = run,
     };
-    kernel.params = {
-        {.name = "senders",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "sender threads or agents",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "messages_per_sender",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "messages each sender sends",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-        {.name = "sender",
-         .type = ParamType::choice,
-         .default_value = std::string("thread"),
-         .help = "thread: plain threads outside the runtime (the study); agent: agents on the "
-                 "dispatcher, in bursts of 1000",
-         .choices = {std::string("thread"), std::string("agent")}},
-    };
+    kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         kernel.params.push_back(std::move(spec));
     return kernel;

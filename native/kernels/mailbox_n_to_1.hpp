@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "kernel.hpp"
+
 namespace labctl::kernels::mailbox_n_to_1 {
 
 // A sender thread, or a sender agent between two Continue messages, sends this many messages
@@ -93,5 +95,30 @@ private:
     bool released_ = false;
     std::vector<std::jthread> threads_;
 };
+
+// The kernel's own parameters (the work it does), one schema for every runtime that runs it;
+// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params() {
+    return {
+        {.name = "senders",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{20},
+         .help = "sender threads or agents",
+         .minimum = 1,
+         .maximum = 10'000},
+        {.name = "messages_per_sender",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "messages each sender sends",
+         .minimum = 1,
+         .maximum = 10'000'000'000},
+        {.name = "sender",
+         .type = ParamType::choice,
+         .default_value = std::string("thread"),
+         .help = "thread: plain threads outside the runtime (the study); agent: agents on the "
+                 "dispatcher, in bursts of 1000",
+         .choices = {std::string("thread"), std::string("agent")}},
+    };
+}
 
 }  // namespace labctl::kernels::mailbox_n_to_1

@@ -175,37 +175,7 @@ Kernel make_kernel() {
         .check = check,
         .run = run,
     };
-    kernel.params = {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "worker agents subscribed to the named mbox",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "numbers the producer sends; each worker receives all of them",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
-        {.name = "work",
-         .type = ParamType::choice,
-         .default_value = std::string("noop"),
-         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
-         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
-        {.name = "sleep_ms",
-         .type = ParamType::real,
-         .default_value = 5.0,
-         .help = "work=sleep: milliseconds a worker sleeps per number",
-         .minimum = 0,
-         .maximum = 10'000},
-        {.name = "cpu_iters",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "work=cpu: std::sph_neumann calls per number",
-         .minimum = 1,
-         .maximum = 1'000'000},
-    };
+    kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         kernel.params.push_back(std::move(spec));
     return kernel;

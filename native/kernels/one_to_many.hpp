@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernel.hpp"
 
@@ -54,6 +55,42 @@ inline void check_sleep(const std::string& kernel, const Params& params) {
                          "after another), got " +
                              std::to_string(std::int64_t(total_ms)) +
                              "; the study slept 5 ms on 100 messages x 100 workers");
+}
+
+// The kernel's own parameters (the work it does), one schema for every runtime that runs it;
+// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params() {
+    return {
+        {.name = "workers",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100},
+         .help = "worker agents subscribed to the named mbox",
+         .minimum = 1,
+         .maximum = 1'000'000},
+        {.name = "messages_per_worker",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{100'000},
+         .help = "numbers the producer sends; each worker receives all of them",
+         .minimum = 1,
+         .maximum = 1'000'000'000},
+        {.name = "work",
+         .type = ParamType::choice,
+         .default_value = std::string("noop"),
+         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
+         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
+        {.name = "sleep_ms",
+         .type = ParamType::real,
+         .default_value = 5.0,
+         .help = "work=sleep: milliseconds a worker sleeps per number",
+         .minimum = 0,
+         .maximum = 10'000},
+        {.name = "cpu_iters",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1},
+         .help = "work=cpu: std::sph_neumann calls per number",
+         .minimum = 1,
+         .maximum = 1'000'000},
+    };
 }
 
 }  // namespace labctl::kernels::one_to_many

@@ -157,8 +157,6 @@ Result run_with_payload(const Params& params) {
     return result;
 }
 
-constexpr std::array<std::int64_t, 6> kPayloads{0, 16, 64, 256, 1024, 4096};
-
 Result run(const Params& params) {
     switch (params.integer("payload_bytes")) {
     case 0: return run_with_payload<0>(params);
@@ -201,25 +199,7 @@ Kernel make_kernel() {
         .run = run,
         .expect = expect,
     };
-    std::vector<Value> payloads(kPayloads.begin(), kPayloads.end());
-    kernel.params = {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000'000},
-         .help = "messages in total, pings plus pongs (even)",
-         .minimum = 2,
-         .maximum = 10'000'000'000},
-        {.name = "mbox",
-         .type = ParamType::choice,
-         .default_value = std::string("direct"),
-         .help = "direct: each agent's own mbox; named: two named mboxes (multi-consumer)",
-         .choices = {std::string("direct"), std::string("named")}},
-        {.name = "payload_bytes",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "bytes carried by each message besides its sequence number",
-         .choices = payloads},
-    };
+    kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         kernel.params.push_back(std::move(spec));
     return kernel;

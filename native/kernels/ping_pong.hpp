@@ -59,4 +59,28 @@ inline std::vector<Metric> round_trip_metrics(std::vector<std::int64_t>& samples
             {"round_trip_samples", double(samples.size())}};
 }
 
+// The kernel's own parameters (the work it does), one schema for every runtime that runs it;
+// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params() {
+    return {
+        {.name = "messages",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10'000'000},
+         .help = "messages in total, pings plus pongs (even)",
+         .minimum = 2,
+         .maximum = 10'000'000'000},
+        {.name = "mbox",
+         .type = ParamType::choice,
+         .default_value = std::string("direct"),
+         .help = "direct: each agent's own mbox; named: two named mboxes (multi-consumer)",
+         .choices = {std::string("direct"), std::string("named")}},
+        {.name = "payload_bytes",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{0},
+         .help = "bytes carried by each message besides its sequence number",
+         .choices = {std::int64_t{0}, std::int64_t{16}, std::int64_t{64}, std::int64_t{256},
+                     std::int64_t{1024}, std::int64_t{4096}}},
+    };
+}
+
 }  // namespace labctl::kernels::ping_pong

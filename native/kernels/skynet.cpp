@@ -141,24 +141,7 @@ Kernel make_kernel() {
         .run = run,
         .expect = expect,
     };
-    kernel.params = {
-        {.name = "leaves",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "leaf agents (the tree has about leaves*branching/(branching-1) agents)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "branching",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "children per node",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "deregister",
-         .type = ParamType::boolean,
-         .default_value = false,
-         .help = "deregister each coop of children once they reported, inside the measured phase"},
-    };
+    kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_group", "thread_pool", "work_stealing", "active_obj"}))
         kernel.params.push_back(std::move(spec));
     return kernel;

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
+
+#include "kernel.hpp"
 
 namespace labctl::kernels::skynet {
 
@@ -36,6 +39,29 @@ inline std::string describe(std::uint64_t sum, std::uint64_t agents) {
 // What the answer must be: the sum of 0..leaves-1 and every agent of the tree.
 inline std::string expected(std::uint64_t leaves, std::uint64_t branching) {
     return describe(leaves * (leaves - 1) / 2, tree_agents(leaves, branching));
+}
+
+// The kernel's own parameters (the work it does), one schema for every runtime that runs it;
+// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params() {
+    return {
+        {.name = "leaves",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{1'000'000},
+         .help = "leaf agents (the tree has about leaves*branching/(branching-1) agents)",
+         .minimum = 1,
+         .maximum = 100'000'000},
+        {.name = "branching",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10},
+         .help = "children per node",
+         .minimum = 2,
+         .maximum = 1'000'000},
+        {.name = "deregister",
+         .type = ParamType::boolean,
+         .default_value = false,
+         .help = "deregister each coop of children once they reported, inside the measured phase"},
+    };
 }
 
 }  // namespace labctl::kernels::skynet

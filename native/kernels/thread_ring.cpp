@@ -118,21 +118,8 @@ void check_ring(const std::string& kernel, const Params& params, std::uint64_t t
     check_split(kernel, std::uint64_t(params.integer("hops")), tokens);
 }
 
-std::vector<ParamSpec> ring_params(std::int64_t default_hops) {
-    std::vector<ParamSpec> params = {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{503},
-         .help = "agents in the ring",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "hops",
-         .type = ParamType::integer,
-         .default_value = default_hops,
-         .help = "sends from one agent to the next, over all tokens",
-         .minimum = 0,
-         .maximum = 100'000'000'000},
-    };
+std::vector<ParamSpec> ring_params(bool parallel) {
+    std::vector<ParamSpec> params = thread_ring::own_params(parallel);
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
         params.push_back(std::move(spec));
     return params;
@@ -150,22 +137,10 @@ const Registration one_token(Kernel{
     .source = "Theron 3.03 ThreadRing (seeds/000)",
     .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
                 "received the number of visits the arithmetic predicts",
-    .params = ring_params(50'000'000),
+    .params = ring_params(false),
     .check = [](const Params& params) { check_ring("thread_ring", params, 1); },
     .run = [](const Params& params) { return run_ring(params, 1); },
 });
-
-std::vector<ParamSpec> parallel_ring_params() {
-    std::vector<ParamSpec> params = ring_params(50'000'000);
-    params.insert(params.begin() + 1,
-                  {.name = "tokens",
-                   .type = ParamType::integer,
-                   .default_value = std::int64_t{503},
-                   .help = "tokens circulating at once; token j starts at agent j % actors",
-                   .minimum = 1,
-                   .maximum = 10'000'000});
-    return params;
-}
 
 const Registration many_tokens(Kernel{
     .name = "parallel_thread_ring",
@@ -178,7 +153,7 @@ const Registration many_tokens(Kernel{
     .source = "Theron 3.03 ParallelThreadRing (seeds/000)",
     .verifies = "every token ends once, at the agent its start and hop count predict, after its "
                 "planned hops; each agent received the visits the arithmetic predicts",
-    .params = parallel_ring_params(),
+    .params = ring_params(true),
     .check = [](const Params& params) {
         check_ring("parallel_thread_ring", params, std::uint64_t(params.integer("tokens")));
     },

@@ -71,4 +71,33 @@ inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint
                              "use hops >= " + std::to_string(tokens * (tokens - 1)) + " or fewer tokens");
 }
 
+// The rings' own parameters, one schema for every runtime that runs them: actors, tokens
+// (parallel_thread_ring only) and hops; each kernel adds its runtime's (dispatcher_params(),
+// caf_support::scheduler_params()).
+inline std::vector<ParamSpec> own_params(bool parallel) {
+    std::vector<ParamSpec> params = {
+        {.name = "actors",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{503},
+         .help = "agents in the ring",
+         .minimum = 1,
+         .maximum = 10'000'000},
+        {.name = "hops",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{50'000'000},
+         .help = "sends from one agent to the next, over all tokens",
+         .minimum = 0,
+         .maximum = 100'000'000'000},
+    };
+    if (parallel)
+        params.insert(params.begin() + 1,
+                      {.name = "tokens",
+                       .type = ParamType::integer,
+                       .default_value = std::int64_t{503},
+                       .help = "tokens circulating at once; token j starts at agent j % actors",
+                       .minimum = 1,
+                       .maximum = 10'000'000});
+    return params;
+}
+
 }  // namespace labctl::kernels::thread_ring
