@@ -93,16 +93,18 @@ def runtimes() -> dict[str, Runtime]:
     found[CAF] = Runtime(CAF, "CAF 0.17 (Debian's libcaf-dev), built into the extension", "native",
                          {k: v for k, v in caf.items() if k in ours},
                          f"not built in: {info['caf_missing']}" if info["caf_missing"] else "")
+    expects = {k["name"] for k in native if k["runtime"] == OURS and k["expects"]}
     for folder in peer_folders():
         for manifest_path in sorted(folder.glob("*/peer.toml")) if folder.is_dir() else []:
-            runtime = _external(manifest_path, ours)
+            runtime = _external(manifest_path, ours, expects)
             if runtime.name not in found:  # the first of a name wins, as on PATH
                 found[runtime.name] = runtime
     return found
 
 
-def _external(path: Path, ours: dict[str, tuple[str, ...]]) -> Runtime:
-    """The runtime a peer.toml describes; a broken one is a runtime that cannot run, saying why."""
+def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str]) -> Runtime:
+    """The runtime a peer.toml describes; a broken one is a runtime that cannot run, saying why.
+    `expects`: the kernels of ours that state their expectation, the only ones it may implement."""
     folder = path.parent
     try:
         manifest = PeerManifest.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
@@ -115,7 +117,7 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]]) -> Runtime:
     for kernel, params in manifest.kernels.items():
         if kernel not in ours:
             problems.append(f"kernels.{kernel}: not a kernel of labctl")
-        elif not _native_expects(kernel):
+        elif kernel not in expects:
             problems.append(f"kernels.{kernel}: labctl cannot verify an external {kernel} "
                             "(the kernel states no expectation)")
         else:
@@ -129,10 +131,6 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]]) -> Runtime:
         why = f"{', '.join(missing)} not found on PATH" + (f" ({manifest.install})" if manifest.install else "")
     kernels = {k: tuple(v) for k, v in manifest.kernels.items() if k in ours}
     return Runtime(manifest.name, manifest.summary, "external", kernels, why, folder, manifest)
-
-
-def _native_expects(kernel: str) -> bool:
-    return any(k["name"] == kernel and k["expects"] for k in _native.kernels())
 
 
 # --- allocators ---------------------------------------------------------------------------------
