@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import __version__, experiment, kernels, runner, runtimes, stats, sysinfo
+from labctl import __version__, experiment, kernels, runner, runtimes, stats, studies, sysinfo
 from labctl.store import Store, StoreError, explain, failure_kind
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
@@ -117,6 +117,7 @@ def _kernel_json(kernel: kernels.Kernel) -> dict:
         "summary": kernel.summary,
         "description": kernel.description,
         "source": kernel.source,
+        "studies": [{"part": part, **studies.catalogue()[key].to_dict()} for key, part in kernel.sources],
         "verifies": kernel.verifies,
         "params": [
             {
@@ -147,7 +148,9 @@ def _params_table(kernel: kernels.Kernel) -> Table:
 def _print_description(kernel: kernels.Kernel) -> None:
     stdout.print(f"[bold]{kernel.name}[/bold]: {kernel.summary}\n")
     stdout.print(kernel.description + "\n")
-    stdout.print(f"[bold]Study:[/bold] {kernel.source}")
+    stdout.print("[bold]Studies:[/bold]")
+    for key, part in kernel.sources:
+        stdout.print(f"  {escape(part)}, in {escape(studies.catalogue()[key].citation)}")
     stdout.print(f"[bold]Verifies:[/bold] {kernel.verifies}\n")
     stdout.print("[bold]Parameters:[/bold]")
     for p in kernel.params:

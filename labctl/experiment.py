@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic import ValidationError
 
-from labctl import _native, kernels, stats
+from labctl import _native, kernels, shipped, stats, studies
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 
@@ -102,11 +102,28 @@ class ReferenceSpec(BaseModel):
     figures: Annotated[list[FigureSpec], Field(min_length=1)]
 
 
+class StudySpec(BaseModel):
+    """A publication the experiment reproduces that labctl does not know by key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[str, Field(min_length=1)]
+    author: Annotated[str, Field(min_length=1)]  # a person, or the site that published it
+    published: str = ""  # where: a blog, a site, a journal
+    year: StrictInt
+    url: Annotated[str, Field(min_length=1)]
+
+
+StudyRef = Union[StrictStr, StudySpec]  # a key of labctl.studies, or a publication in full
+
+
 class ExperimentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
+    # The publications it reproduces: `study = "theron_303"`, a list of keys, or [[study]] tables.
+    study: Union[StudyRef, list[StudyRef]] = []
     repeats: Repeats = 5
     warmup: Warmup = 1
     timeout_s: TimeoutS = 600.0
@@ -180,16 +197,33 @@ class Plan:
     notes: list[str]  # what expansion dropped or merged, in words
     scale: str = "default"
     references: list[Reference] = field(default_factory=list)
+    studies: list[studies.Study] = field(default_factory=list)  # the publications it reproduces
 
 
-def load(path: str | Path, seed: int | None = None, scale: str = "default") -> Plan:
-    """Reads, validates and expands an experiment file. Raises ExperimentError."""
-    path = Path(path)
+# An experiment file is a few kilobytes of TOML; past this it is refused unread.
+MAX_FILE_BYTES = 1 << 20
+
+
+def load(file_or_name: str | Path, seed: int | None = None, scale: str = "default") -> Plan:
+    """Reads, validates and expands an experiment file, given by path or by the name of a
+    shipped experiment (the plan's source is what was given). Raises ExperimentError."""
+    path = locate(str(file_or_name))
     try:
-        text = path.read_text(encoding="utf-8")
+        if not path.is_file():
+            raise ExperimentError(_printable(f"{path}: not a regular file (an experiment is a TOML file)"))
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ExperimentError(_printable(f"{path}: {path.stat().st_size} bytes; an experiment file is "
+                                             f"at most {MAX_FILE_BYTES} bytes of TOML"))
+        data = path.read_bytes()
     except OSError as error:
         raise ExperimentError(_printable(f"{path}: cannot read: {error.strerror or error}")) from None
-    return parse(text, str(path), seed, scale)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExperimentError(_printable(f"{path}: not UTF-8 text (byte {error.start} is "
+                                         f"{data[error.start]:#04x}); experiment files are TOML, "
+                                         "which is UTF-8")) from None
+    return parse(text, str(file_or_name), seed, scale)
 
 
 def parse(text: str, source: str, seed: int | None = None, scale: str = "default") -> Plan:
@@ -220,6 +254,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
                     points.append(point)
         references = [_reference(spec, ref, f"{source}: reference[{index}]")
                       for index, ref in enumerate(spec.reference)]
+        cited = _studies(spec, f"{source}: study")
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
         raise ExperimentError(_printable(str(error))) from None
     if spec.order == "random":
@@ -230,7 +265,43 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     else:
         seed = None
     return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes,
-                scale, references)
+                scale, references, cited)
+
+
+def _studies(spec: ExperimentSpec, where: str) -> list[studies.Study]:
+    given = spec.study if isinstance(spec.study, list) else [spec.study]
+    known = studies.catalogue()
+    cited = []
+    for number, study in enumerate(given):
+        if isinstance(study, StudySpec):
+            cited.append(studies.Study("", **study.model_dump()))
+        elif study in known:
+            cited.append(known[study])
+        else:
+            place = where if len(given) == 1 and not isinstance(spec.study, list) else f"{where}[{number}]"
+            raise ExperimentError(f"{place}: unknown study '{study}' (studies: {', '.join(known)}; "
+                                  "or give a [[study]] table with title, author, year and url)")
+    return cited
+
+
+def shipped_experiments() -> dict[str, Path]:
+    """The experiment files labctl ships (the studies, quickstart...), by name."""
+    found = shipped.folder("experiments")
+    return {path.stem: path for path in sorted(found.glob("*.toml"))} if found else {}
+
+
+def locate(file_or_name: str) -> Path:
+    """An experiment file from a path or the name of a shipped experiment (a path that exists
+    wins). Raises ExperimentError naming the shipped experiments."""
+    path = Path(file_or_name)
+    if path.exists() or path.is_symlink():
+        return path
+    known = shipped_experiments()
+    if file_or_name in known:
+        return known[file_or_name]
+    names = ", ".join(known) or "none in this install"
+    raise ExperimentError(_printable(f"{file_or_name}: no such file, and no experiment of that name "
+                                     f"(experiments: {names}; `labctl experiments` lists them)"))
 
 
 def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Reference:

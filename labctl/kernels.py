@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from labctl import _native, runtimes
+from labctl import _native, runtimes, studies
 
 ParamError = _native.ParamError
 VerificationError = _native.VerificationError
@@ -62,13 +62,20 @@ class Kernel:
     name: str
     summary: str
     description: str
-    source: str
+    sources: tuple[tuple[str, str], ...]  # (study key, the part of it followed): labctl.studies
     verifies: str
     params: tuple[Param, ...]
     runtimes: tuple[str, ...] = (runtimes.OURS,)  # the runtimes it runs on, ours first
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def source(self) -> str:
+        """The studies it reproduces, in words: "Title (Author, Year), the part it follows"."""
+        known = studies.catalogue()
+        return "; ".join(f"{known[key].title} ({known[key].author}, {known[key].year}), {part}"
+                         for key, part in self.sources)
 
 
 RUNTIME = "runtime"
@@ -114,7 +121,8 @@ def catalogue() -> dict[str, Kernel]:
                             None, None, tuple(runtimes.ALLOCATORS), (),
                             tuple(r.name for r in on if r.kind == "native")))
         kernels[name] = Kernel(name=name, summary=k["summary"], description=k["description"],
-                               source=k["source"], verifies=k["verifies"], params=tuple(params),
+                               sources=tuple((c["study"], c["part"]) for c in k["sources"]),
+                               verifies=k["verifies"], params=tuple(params),
                                runtimes=tuple(r.name for r in on))
     return kernels
 

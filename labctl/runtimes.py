@@ -33,7 +33,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from labctl import _native
+from labctl import _native, shipped
 
 OURS = "labctl"
 CAF = "caf"
@@ -73,10 +73,9 @@ class PeerManifest(BaseModel):
 
 def peer_folders() -> list[Path]:
     """The folders holding peers: the ones shipped with labctl, then those of LABCTL_PEERS."""
-    here = Path(__file__).resolve().parent
-    shipped = [p for p in (here / "peers", here.parent / "peers") if p.is_dir()][:1]
+    ours = shipped.folder("peers")
     extra = [Path(p) for p in os.environ.get(PEERS_ENV, "").split(os.pathsep) if p]
-    return shipped + extra
+    return ([ours] if ours else []) + extra
 
 
 @cache

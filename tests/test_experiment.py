@@ -253,6 +253,20 @@ def test_a_bad_file_is_refused_naming_the_key_and_what_is_allowed(text, words):
         assert word in message
 
 
-def test_an_unreadable_file_is_refused(tmp_path):
-    with pytest.raises(ExperimentError, match="cannot read"):
+def test_a_missing_file_is_refused_naming_the_shipped_experiments(tmp_path):
+    with pytest.raises(ExperimentError, match="no such file.*experiments: .*quickstart"):
         experiment.load(tmp_path / "missing.toml")
+
+
+def test_an_unreadable_file_is_refused(tmp_path):
+    path = tmp_path / "locked.toml"
+    path.write_text('name = "x"\n')
+    path.chmod(0)
+    if os.access(path, os.R_OK):  # root reads anything: a folder is what it cannot read as a file
+        path = tmp_path / "folder.toml"
+        path.mkdir()
+        with pytest.raises(ExperimentError, match="not a regular file"):
+            experiment.load(path)
+        return
+    with pytest.raises(ExperimentError, match="cannot read"):
+        experiment.load(path)

@@ -7,6 +7,7 @@
 
 #include "../kernels/kernel.hpp"
 #include "../kernels/program.hpp"
+#include "../kernels/studies.hpp"
 #include "../runtime/affinity.hpp"
 
 namespace py = pybind11;
@@ -82,7 +83,14 @@ py::dict describe(const k::Kernel& kernel) {
     d["name"] = kernel.name;
     d["summary"] = kernel.summary;
     d["description"] = kernel.description;
-    d["source"] = kernel.source;
+    py::list sources;
+    for (const k::Citation& citation : kernel.sources) {
+        py::dict c;
+        c["study"] = citation.study;
+        c["part"] = citation.part;
+        sources.append(c);
+    }
+    d["sources"] = sources;
     d["verifies"] = kernel.verifies;
     d["params"] = params;
     d["runtime"] = kernel.runtime;
@@ -126,6 +134,21 @@ PYBIND11_MODULE(_native, m) {
         return result;
     }, "The kernel catalogue: name, texts and parameter schema of each kernel.");
 
+    m.def("studies", [] {
+        py::list result;
+        for (const k::Study& study : k::kStudies) {
+            py::dict d;
+            d["key"] = std::string(study.key);
+            d["title"] = std::string(study.title);
+            d["author"] = std::string(study.author);
+            d["published"] = std::string(study.published);
+            d["year"] = study.year;
+            d["url"] = std::string(study.url);
+            result.append(d);
+        }
+        return result;
+    }, "The published studies the kernels reproduce (native/kernels/studies.hpp).");
+
     m.def("validate", [](const std::string& name, const py::dict& values, bool scoped) {
         const k::Kernel& kernel = k::find_kernel(name);
         return params_dict(kernel, resolve(kernel, values, parse_scope(scoped)));
@@ -146,6 +169,13 @@ PYBIND11_MODULE(_native, m) {
        "The answer and message count a correct run must report, from the parameters alone (not "
        "scoped by dispatcher): what an external program implementing the kernel is held to. "
        "Raises ParamError.");
+
+    m.def("work", [](const std::string& name, const py::dict& values) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        return k::work(kernel, resolve(kernel, values));
+    }, py::arg("kernel"), py::arg("params"),
+       "About how many messages a run with these parameters processes (0 if the kernel cannot "
+       "say, or runs for duration_s): for time estimates. Raises ParamError.");
 
     m.def("run", [](const std::string& name, const py::dict& values, const std::string& fault) {
         const k::Kernel& kernel = k::find_kernel(name);

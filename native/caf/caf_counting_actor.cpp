@@ -76,7 +76,7 @@ Kernel make_kernel() {
             "sums them; the phase ends when it has counted the last. The actor system's start "
             "and shutdown are outside the phase. threads and policy set CAF's scheduler "
             "(scheduler.max-threads, scheduler.policy) in place of our dispatcher parameters.",
-        .source = "Theron 3.03 CountingActor (seeds/000); labctl's counting_actor, on CAF",
+        .sources = {{"theron_303", "CountingActor"}},
         .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
         .params = {},
         .check = {},

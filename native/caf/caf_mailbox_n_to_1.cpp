@@ -170,8 +170,7 @@ Kernel make_kernel() {
             "first Continue when the phase begins. The phase ends when the receiver has every "
             "message; the actor system's start and shutdown are outside it. messages_processed "
             "counts the receiver's messages plus, with sender=agent, every Continue.",
-        .source = "libcppa blog 2012, Mailbox Part 2 (seeds/001): 20 threads x 1,000,000 messages; "
-                  "labctl's mailbox_n_to_1, on CAF",
+        .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
         .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
                     "messages_per_sender, every one in its sender's order",
         .params = {},

@@ -205,7 +205,7 @@ Kernel make_kernel() {
             "(cpu), and after its last number reports to the producer. The phase covers spawning "
             "the workers, sending and handling; the metric send_ns is the producer's send loop "
             "alone. The actor system's start and shutdown are outside the phase.",
-        .source = "SObjectizer Tales 22, 1:N messaging (seeds/003); labctl's one_to_many, on CAF",
+        .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
         .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
                     "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
         .params = {},

@@ -212,7 +212,7 @@ Kernel make_kernel() {
             "threads=1 both actors share CAF's one scheduler thread; with more, CAF's scheduler "
             "decides where each runs. Our `mbox` parameter is left out: CAF sends to an actor's "
             "own mailbox (the direct case); a named multi-consumer mbox would be a CAF group.",
-        .source = "SObjectizer Tales 22 (seeds/003); Theron PingPong (seeds/000); labctl's ping_pong, on CAF",
+        .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
         .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
                     "with intact payloads",
         .params = {},

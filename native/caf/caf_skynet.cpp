@@ -151,7 +151,7 @@ Kernel make_kernel() {
             "when CAF has terminated every actor; otherwise it ends when the root has the sum, and "
             "the tree is stopped after it (each node then passes a Stop message to its children). "
             "The actor system's start and shutdown are outside the phase.",
-        .source = "SObjectizer Tales 22 (seeds/003), Boost.Fiber skynet table (seeds/002); labctl's skynet, on CAF",
+        .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
         .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
                     "number of actors that reported equals the size of the tree (1111111)",
         .params = {},

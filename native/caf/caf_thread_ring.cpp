@@ -155,7 +155,7 @@ const Registration one_token(Kernel{
         "reports to a collector, a detached actor (a thread of its own). Only one actor is ever "
         "busy. The phase runs from the injection to the end report; the actors are spawned, and "
         "the actor system started, before it.",
-    .source = "Theron 3.03 ThreadRing (seeds/000); labctl's thread_ring, on CAF",
+    .sources = {{"theron_303", "ThreadRing"}},
     .verifies = "the token ends at actor hops % actors after exactly `hops` hops, and each actor "
                 "received the number of visits the arithmetic predicts",
     .params = ring_params(false),
@@ -171,7 +171,7 @@ const Registration many_tokens(Kernel{
         "As caf_thread_ring, with `tokens` tokens at once, token j injected at actor j % actors, "
         "the hops split as Theron splits them (50M over 503: 502 x 99404 and 99192). Every actor "
         "is busy, so this measures CAF's scheduler under load from many mailboxes at once.",
-    .source = "Theron 3.03 ParallelThreadRing (seeds/000); labctl's parallel_thread_ring, on CAF",
+    .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the actor its start and hop count predict, after its "
                 "planned hops; each actor received the visits the arithmetic predicts",
     .params = ring_params(true),

@@ -116,6 +116,8 @@ void check(const Params& params) {
     check_thread_per_agent("actor_creation", params, tree_agents(depth), "depth=" + std::to_string(depth));
 }
 
+double work(const Params& params) { return double(tree_agents(params.integer("depth")) - 1); }
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "actor_creation",
@@ -128,12 +130,13 @@ Kernel make_kernel() {
             "deregisters a child's coop when that child has reported, and the phase ends when "
             "every coop is destroyed; otherwise it ends when the root has the count (agents are "
             "destroyed after).",
-        .source = "libcppa blog 2012, Actor Creation Overhead (seeds/001)",
+        .sources = {{"libcppa_actor_creation", "the spreading actors, {spread, N}"}},
         .verifies = "the root counts 2^depth leaves and 2^(depth+1)-1 agents (1048576 and 2097151 "
                     "at depth 20)",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "depth",

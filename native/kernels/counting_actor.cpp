@@ -71,7 +71,7 @@ Kernel make_kernel() {
             "The kernel's own thread (outside the runtime) sends 1..messages to a counter agent, "
             "which counts and sums them; the phase ends when it has counted the last. The sender "
             "is usually faster than the receiver, so the queue, and memory, grows during the run.",
-        .source = "Theron 3.03 CountingActor (seeds/000)",
+        .sources = {{"theron_303", "CountingActor"}},
         .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
         .params = {},
         .check = {},

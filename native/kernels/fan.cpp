@@ -178,6 +178,11 @@ void check(const Params& params) {
     check_thread_per_agent("fan", params, fan_out + 1, "fan_out=" + std::to_string(fan_out));
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return params.integer("iterations") > 0 ? 2.0 * double(params.integer("iterations")) * double(params.integer("fan_out")) : 0.0;
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "fan",
@@ -189,7 +194,7 @@ Kernel make_kernel() {
             "until duration_s has elapsed, reading the clock once per iteration; iterations>0 "
             "runs exactly that many and overrides duration_s. The phase runs from the master's "
             "start to its last reply; the figure of merit is iterations (or messages) per second.",
-        .source = "machinate shootout 0001, fan problem (seeds/004)",
+        .sources = {{"machinate_shootout", "the fan problem"}},
         .verifies = "every reply is of the current iteration and every worker saw its Work in "
                     "sequence (stray=0), each iteration's worker ids sum to "
                     "fan_out*(fan_out-1)/2, replies and the workers' own counts both total "
@@ -198,6 +203,7 @@ Kernel make_kernel() {
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "fan_out",

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../runtime/pool.hpp"
+#include "studies.hpp"
 
 
 namespace labctl::kernels {
@@ -180,6 +181,10 @@ Registration::Registration(Kernel kernel) {
     if (kernel.runtime != "labctl" && !kernel.name.starts_with(kernel.runtime + "_"))
         throw std::logic_error("kernel " + kernel.name + " of runtime " + kernel.runtime +
                                " must be named " + kernel.runtime + "_<kernel of ours>");
+    for (const Citation& citation : kernel.sources)
+        if (find_study(citation.study) == nullptr)
+            throw std::logic_error("kernel " + kernel.name + " cites an unknown study '" + citation.study +
+                                   "' (studies.hpp)");
     auto& kernels = mutable_registry();
     kernels.push_back(std::move(kernel));
     std::sort(kernels.begin(), kernels.end(),
@@ -233,6 +238,12 @@ Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, 
     }
     if (kernel.check) kernel.check(params);
     return params;
+}
+
+double work(const Kernel& kernel, const Params& params) {
+    if (kernel.work != nullptr) return kernel.work(params);
+    if (kernel.expect != nullptr) return double(kernel.expect(params).messages);
+    return 0;
 }
 
 Result run(const Kernel& kernel, const Params& params, Fault fault) {

@@ -94,11 +94,18 @@ struct Expectation {
 // Faults a test can ask a run to commit, to prove the layers above handle them.
 enum class Fault { none, wrong_answer, crash, hang };
 
+// Where a kernel comes from: a study of studies.hpp (its key) and the part of it the kernel
+// follows ("ThreadRing", "the skynet table").
+struct Citation {
+    std::string study;
+    std::string part;
+};
+
 struct Kernel {
     std::string name;
     std::string summary;      // one line
     std::string description;  // what it measures and how
-    std::string source;       // the study it reproduces
+    std::vector<Citation> sources;  // the studies it reproduces (studies.hpp), and where in each
     std::string verifies;     // what its answer is checked against
     std::vector<ParamSpec> params;  // its own and the dispatcher parameters it accepts
     // Cross-parameter checks beyond the schema; throws ParamError.
@@ -110,7 +117,14 @@ struct Kernel {
     // The answer and message count of a correct run, where a kernel can state them without
     // running: external programs implementing it are verified against this.
     Expectation (*expect)(const Params&) = nullptr;
+    // About how many messages a run processes, from the parameters alone: what `labctl plan`
+    // estimates a never-run point's time from. Kernels with `expect` need none (its count is
+    // exact); a kernel timed by duration_s reports 0 when that setting governs the run.
+    double (*work)(const Params&) = nullptr;
 };
+
+// The messages a run of `kernel` with `params` processes, about (see Kernel::work); 0 if unknown.
+double work(const Kernel& kernel, const Params& params);
 
 // Kernels register themselves from their own file with a static Registration. Each file keeps
 // its code in `namespace labctl::kernels::<file> { namespace { ... } }`: an anonymous namespace

@@ -148,6 +148,11 @@ void check(const Params& params) {
     }
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("senders")) * double(params.integer("messages_per_sender"));
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "mailbox_n_to_1",
@@ -163,12 +168,13 @@ Kernel make_kernel() {
             "Continue when the phase begins. The phase ends when the receiver has every message. "
             "messages_processed counts the receiver's messages plus, with sender=agent, every "
             "Continue the senders handled.",
-        .source = "libcppa blog 2012, Mailbox Part 2 (seeds/001): 20 threads x 1,000,000 messages",
+        .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
         .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
                     "messages_per_sender, every one in its sender's order",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))

@@ -334,6 +334,11 @@ void check(const Params& params) {
                                " repetitions=" + std::to_string(repetitions));
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("rings")) * double(params.integer("repetitions")) * double(params.integer("ring_size")) * double(params.integer("initial_token") + 1);
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "mixed",
@@ -348,13 +353,14 @@ Kernel make_kernel() {
             "the collector, which checks them. The phase runs from spawning the first agent to "
             "the collector's last message. messages_processed counts token hops, Calc messages "
             "and the collector's messages.",
-        .source = "libcppa blog 2012, Mixed Scenario (seeds/001)",
+        .sources = {{"libcppa_mixed", "the mixed scenario"}},
         .verifies = "rings*repetitions factorizations, each a list of primes (Miller-Rabin) whose "
                     "product is `number`; rings*repetitions ring rounds; "
                     "rings*repetitions*ring_size*(initial_token+1) token hops; every master done",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "rings",

@@ -156,6 +156,11 @@ void check(const Params& params) {
     check_sleep("one_to_many", params);
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("workers")) * double(params.integer("messages_per_worker"));
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "one_to_many",
@@ -168,12 +173,13 @@ Kernel make_kernel() {
             "its last number reports to the producer. The phase covers registration, sending "
             "and handling, as the study times it; the metric send_ns is the producer's send "
             "loop alone.",
-        .source = "SObjectizer Tales 22, 1:N messaging (seeds/003)",
+        .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
         .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
                     "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = own_params();
     for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))

@@ -191,7 +191,7 @@ Kernel make_kernel() {
             "cooperation-FIFO pool) both agents share a thread; on active_obj, two groups or an "
             "individual-FIFO pool they run on two. Reports messages per second over the exchange "
             "and round-trip latency percentiles from sampled timestamps.",
-        .source = "SObjectizer Tales 22 (seeds/003); Theron PingPong (seeds/000)",
+        .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
         .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
                     "with intact payloads",
         .params = {},

@@ -139,6 +139,11 @@ void check(const Params& params) {
                              "): every producer sends at least one item");
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("messages"));
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "producer_consumer",
@@ -149,12 +154,13 @@ Kernel make_kernel() {
             "with a message to itself for the next, so a producer sharing a thread with the "
             "consumer lets it run. The consumer checks each producer's order; the phase runs "
             "from registration to the last item.",
-        .source = "Theron 3.03 ProducerConsumer (seeds/000)",
+        .sources = {{"theron_303", "ProducerConsumer"}},
         .verifies = "the consumer received every item once, in order per producer, and their "
                     "sequence numbers sum to what the split predicts",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "producers",

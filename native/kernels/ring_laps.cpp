@@ -131,6 +131,11 @@ void check(const Params& params) {
     check_thread_per_agent("ring_laps", params, actors, "actors=" + std::to_string(actors));
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("laps")) * double(params.integer("actors"));
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "ring_laps",
@@ -141,13 +146,14 @@ Kernel make_kernel() {
             "back. With laps=0 agent 0 runs whole laps until duration_s has elapsed, reading the "
             "clock once per lap; laps>0 runs exactly that many and overrides duration_s. The "
             "phase runs from agent 0's first send to its last lap; every hop is one message.",
-        .source = "machinate shootout 0001, ring problem (seeds/004)",
+        .sources = {{"machinate_shootout", "the ring problem"}},
         .verifies = "the token's final hop count is laps*actors, the agents' own counts total "
                     "the same and every agent received exactly `laps` tokens; with laps>0 the "
                     "run did exactly that many",
         .params = {},
         .check = check,
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "actors",

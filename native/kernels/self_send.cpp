@@ -120,6 +120,11 @@ Result run(const Params& params) {
     return result;
 }
 
+// For time estimates (Kernel::work).
+double work(const Params& params) {
+    return double(params.integer("workers")) * double(params.integer("messages_per_worker"));
+}
+
 Kernel make_kernel() {
     Kernel kernel{
         .name = "self_send",
@@ -131,7 +136,7 @@ Kernel make_kernel() {
             "messages and the reports, as the study times it. On a pool with individual FIFO "
             "(the study's setting and the default) every worker has its own queue, and "
             "max_demands_at_once decides how long a thread stays on one before it moves on.",
-        .source = "SObjectizer Tales 22, self-send and the bulk effect (seeds/003)",
+        .sources = {{"sobjectizer_tales22", "Observing the bulk effect"}},
         .verifies = "every worker reported once, having handled exactly messages_per_worker messages",
         .params = {},
         .check =
@@ -141,6 +146,7 @@ Kernel make_kernel() {
                                        "workers=" + std::to_string(workers));
             },
         .run = run,
+        .work = work,
     };
     kernel.params = {
         {.name = "workers",

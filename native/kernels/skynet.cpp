@@ -133,7 +133,7 @@ Kernel make_kernel() {
             "node sends the sum of its children up. With deregister=true each node deregisters its "
             "children's coop once they have reported, and the phase ends when every coop is "
             "destroyed; otherwise it ends when the root has the sum (agents are destroyed after).",
-        .source = "SObjectizer Tales 22 (seeds/003), Boost.Fiber skynet table (seeds/002)",
+        .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
         .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
                     "number of agents that reported equals the size of the tree (1111111)",
         .params = {},

@@ -134,12 +134,13 @@ const Registration one_token(Kernel{
         "0. Only one agent is ever busy, so this measures a send and a dispatch with a cold "
         "receiver; on a dispatcher with a thread per agent or group, every hop crosses threads. "
         "The phase runs from the injection to the end report (agents are created before it).",
-    .source = "Theron 3.03 ThreadRing (seeds/000)",
+    .sources = {{"theron_303", "ThreadRing"}},
     .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
                 "received the number of visits the arithmetic predicts",
     .params = ring_params(false),
     .check = [](const Params& params) { check_ring("thread_ring", params, 1); },
     .run = [](const Params& params) { return run_ring(params, 1); },
+    .work = [](const Params& params) { return double(params.integer("hops")); },
 });
 
 const Registration many_tokens(Kernel{
@@ -150,7 +151,7 @@ const Registration many_tokens(Kernel{
         "hops are split as Theron splits them: each of the first tokens-1 tokens makes "
         "ceil(hops/tokens) hops and the last the rest (50M over 503: 502 x 99404 and 99192). Every "
         "agent is busy, so this measures the dispatcher under load from many queues at once.",
-    .source = "Theron 3.03 ParallelThreadRing (seeds/000)",
+    .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the agent its start and hop count predict, after its "
                 "planned hops; each agent received the visits the arithmetic predicts",
     .params = ring_params(true),
@@ -158,6 +159,7 @@ const Registration many_tokens(Kernel{
         check_ring("parallel_thread_ring", params, std::uint64_t(params.integer("tokens")));
     },
     .run = [](const Params& params) { return run_ring(params, std::uint32_t(params.integer("tokens"))); },
+    .work = [](const Params& params) { return double(params.integer("hops")); },
 });
 
 }  // namespace
