@@ -309,14 +309,44 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
         stdout.print("  fixed: " + _params_text(fixed) + "\n")
 
 
+@main.command("experiments")
+@db_option
+@_store_failures
+def experiments_command(db: str) -> None:
+    """List the experiments labctl ships: each study it reproduces, and more. `labctl plan NAME`
+    shows one; `labctl sweep NAME` runs it."""
+    table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
+    for column in ("name", "study", "points", "estimate"):
+        table.add_column(column, justify="right" if column in ("points", "estimate") else "left")
+    store = _store_if_any(db)
+    try:
+        for name, path in experiment.shipped_experiments().items():
+            try:
+                plan = experiment.load(path, seed=0)
+            except experiment.ExperimentError as error:
+                table.add_row(escape(name), f"[red]cannot be read:[/red] {escape(str(error))}", "", "")
+                continue
+            cited = "; ".join(f"{s.title} ({s.author}, {s.year})" for s in plan.studies) or "-"
+            guess = runner.estimate(plan.points, store)
+            table.add_row(escape(name), escape(cited), str(len(plan.points)),
+                          ("~" if guess.is_guess else "") + runner.format_seconds(guess.seconds))
+    finally:
+        if store:
+            store.close()
+    stdout.print(table)
+    stdout.print("estimate: from the runs in the store where it has them; ~ marks a guess from "
+                 "the kernels' sizes")
+
+
 @main.command("plan")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @db_option
 @seed_option
 @scale_option
 @_store_failures
 def plan_command(file: str, db: str, seed: int | None, scale: str) -> None:
-    """Print the points an experiment FILE expands to, and an estimate of the time; run nothing."""
+    """Print the points an experiment FILE (or NAME) expands to, and an estimate of the time; run
+    nothing."""
     plan = _load_plan(file, seed, scale)
     _print_plan(plan, db)
 
@@ -331,47 +361,29 @@ def _print_plan(plan: experiment.Plan, db: str) -> None:
                   {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
     for note in plan.notes:
         stdout.print(f"note: {escape(note)}")
-    stdout.print(escape(_estimate(plan, db)))
+    stdout.print(escape(_estimate(plan, db).text(db)))
 
 
-# Starting a worker process and importing labctl in it.
-WORKER_START_S = 0.3
+def _estimate(plan: experiment.Plan, db: str) -> runner.Estimate:
+    """The plan's time from the store's past runs, if `db` is a store."""
+    store = _store_if_any(db)
+    try:
+        return runner.estimate(plan.points, store)
+    finally:
+        if store:
+            store.close()
 
 
-def _estimate(plan: experiment.Plan, db: str) -> str:
-    known_s = 0.0
-    known = unknown = 0
-    unknown_timeout_s = 0.0
-    store = None
-    if Path(db).exists():
-        try:
-            store = Store(db, create=False)
-        except StoreError as error:
-            stderr.print(f"[yellow]warning:[/yellow] {escape(str(error))}; the estimate leaves it out")
-            store = None
-    for point in plan.points:
-        previous = store.previous_elapsed(point.key) if store else []
-        if previous:
-            known += 1
-            known_s += WORKER_START_S + stats.summarize(previous).median * (point.warmup + point.repeats) / 1e9
-        else:
-            unknown += 1
-            unknown_timeout_s += point.timeout_s
-    if store:
-        store.close()
-    if not unknown:
-        return f"estimate: {_seconds(known_s)} (every point was timed before in {db})"
-    known_text = f"{_seconds(known_s)} for {known} points timed before in {db}; " if known else ""
-    return (f"estimate: {known_text}{unknown} points never run here, each at most its timeout "
-            f"({_seconds(unknown_timeout_s)} in all)")
-
-
-def _seconds(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+def _store_if_any(db: str) -> Store | None:
+    """The store at `db` for reading past runs, or None if there is none (a warning if the file
+    is not one)."""
+    if not Path(db).exists():
+        return None
+    try:
+        return Store(db, create=False)
+    except StoreError as error:
+        stderr.print(f"[yellow]warning:[/yellow] {escape(str(error))}; the estimate leaves it out")
+        return None
 
 
 class _SweepProgress:
@@ -421,7 +433,7 @@ def _params_text(params: dict) -> str:
 
 
 @main.command("sweep")
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False)
 @db_option
 @click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run (id or 'latest').")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
@@ -431,16 +443,21 @@ def _params_text(params: dict) -> str:
 @_store_failures
 def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
                   seed: int | None, scale: str) -> None:
-    """Run an experiment FILE: every point in its own worker process, every sample stored the
-    moment it exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
-    if (file is None) == (resume is None):
-        fail("sweep: give an experiment FILE, or --resume RUN", EXIT_USAGE)
+    """Run an experiment FILE (a path, or the name of an experiment labctl ships: see `labctl
+    experiments`): every point in its own worker process, every sample stored the moment it
+    exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
+    if file is None and resume is None:
+        fail("sweep: give an experiment FILE, or --resume RUN (FILE may be the name of an "
+             "experiment labctl ships: `labctl experiments`)", EXIT_USAGE)
     if retry_failed and resume is None:
         fail("sweep: --retry-failed goes with --resume RUN", EXIT_USAGE)
     if scale != "default" and resume is not None:
         fail("sweep: --scale goes with an experiment FILE; a resumed run keeps its own points",
              EXIT_USAGE)
-    plan = _load_plan(file, seed, scale) if file else None
+    if resume is not None and (dry_run or seed is not None):
+        fail(f"sweep: {'--dry-run' if dry_run else '--seed'} goes with an experiment FILE; a "
+             "resumed run keeps its own points and order", EXIT_USAGE)
+    plan = _load_plan(file, seed, scale) if file and resume is None else None
     if dry_run:
         if plan is None:
             fail("sweep: --dry-run needs an experiment FILE", EXIT_USAGE)
@@ -448,20 +465,31 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         stdout.print("dry run: nothing was run")
         return
 
-    store = _open_store(db)
+    # A resumed run is in a store that exists: resuming never creates one.
+    store = _open_store(db, create=plan is not None)
     if plan is None:  # every check before anything is printed or written
         try:
             run_id = store.resolve_run(resume)
         except StoreError as error:
             fail(str(error), EXIT_USAGE)
         row = store.run(run_id)
+        if file is not None and not _same_experiment(file, row):
+            fail(f"sweep: run {run_id} ran {row.source}, not {file}; give only --resume {run_id} "
+                 "(it keeps its own experiment), or the run's own file", EXIT_USAGE)
         if row.status == "running":
             fail(f"run {run_id} is still running ({row.command}); wait for it or stop it", EXIT_USAGE)
+        left = [p for p in store.points(run_id) if p.status == "pending"
+                or (retry_failed and p.status == "failed")]
+        if not left:  # a finished run keeps its record as it is
+            stdout.print(f"run {run_id} ({escape(row.name)}) has no point left to run"
+                         + ("" if retry_failed or not row.points_failed else
+                            f"; {row.points_failed} failed: --retry-failed runs them again"))
+            return
         try:
             store.claim_run(run_id)  # refused if another process resumed it meanwhile
         except StoreError as error:
             fail(str(error), EXIT_USAGE)
-    context = sysinfo.run_context(plan.source if plan else row.source)
+    context = sysinfo.run_context(_experiment_path(plan.source if plan else row.source))
     warnings = sysinfo.warnings(context)
     for warning in warnings:
         stderr.print(f"[yellow]warning:[/yellow] {escape(warning)}")
@@ -501,7 +529,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     progress.stop()
     row = store.run(run_id)
     store.close()
-    stdout.print(f"run {run_id} finished in {_seconds(time.monotonic() - started)}: "
+    stdout.print(f"run {run_id} finished in {runner.format_seconds(time.monotonic() - started)}: "
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. "
@@ -509,6 +537,25 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     if result.points_failed:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored",
              EXIT_FAILED)
+
+
+def _experiment_path(source: str) -> str | None:
+    """The file a run's experiment came from (a path, or a shipped experiment's name)."""
+    try:
+        return str(experiment.locate(source))
+    except experiment.ExperimentError:
+        return None
+
+
+def _same_experiment(file: str, row) -> bool:
+    """Whether FILE is the run's own experiment: the same file, or a file with its text."""
+    try:
+        path = experiment.locate(file)
+        if path.resolve() == Path(_experiment_path(row.source) or row.source).resolve():
+            return True
+        return path.read_text(encoding="utf-8") == row.experiment
+    except (experiment.ExperimentError, OSError, UnicodeDecodeError):
+        return False
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -198,6 +198,30 @@ def missing(params: Mapping[str, object]) -> str:
     return runtimes.allocator_missing(params[ALLOCATOR]) if params.get(ALLOCATOR) else ""
 
 
+# The parameters every kernel of ours takes to choose its threads (native/kernels/dispatcher_params.cpp).
+DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
+
+
+def configuration(name: str) -> set[str]:
+    """The parameters that say how a kernel runs rather than what it does: the dispatcher's, the
+    runtime and the allocator, and another runtime's own (CAF's scheduler policy)."""
+    spec = catalogue().get(name)
+    return {*DISPATCHER_PARAMS, RUNTIME, ALLOCATOR} | {
+        p.name for p in (spec.params if spec else ()) if p.runtimes and runtimes.OURS not in p.runtimes}
+
+
+def work(name: str, params: Mapping[str, object]) -> float:
+    """About how many messages a run of the kernel with these resolved parameters processes (its
+    size, from the parameters alone); 0 when it cannot say or runs for a fixed time."""
+    ours = {p["name"] for p in _schema(name)}
+    return _native.work(name, {k: v for k, v in params.items() if k in ours})
+
+
+@cache
+def _schema(name: str) -> list[dict]:
+    return next(k["params"] for k in _native.kernels() if k["name"] == name)
+
+
 def show(value: object) -> str:
     """A parameter value as written in files and on the command line: true, 20 (not 20.0)."""
     if isinstance(value, bool):

@@ -30,8 +30,6 @@ from labctl.store import RunRow, Store
 SHORT = {"max_demands_at_once": "mda", "spin_us": "spin", "threads": "threads"}
 # Parameters that name a configuration by their value alone.
 BY_VALUE = ("dispatcher", "fifo")
-# The parameters every kernel takes to choose its threads (native/kernels/dispatcher_params.cpp).
-DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
 # Figures per kernel, one per scenario (size, kind of work); the table lists every point.
 MAX_SCENARIOS = 12
 # Published figures closer than this (ratio) are a tie in the study: no order to check.
@@ -253,7 +251,7 @@ def scenarios(table: pd.DataFrame, kernel: str) -> list[tuple[str, pd.DataFrame]
     of work), so that a figure compares dispatcher configurations doing the same work: a list of
     (scenario in words, its points), at most MAX_SCENARIOS; ("", table) when nothing of the kernel's
     own varies."""
-    how = _configuration(kernel)
+    how = kernels.configuration(kernel)
     own = [n for n in varying(table, kernel) if n not in how]
     if not own:
         return [("", table)]
@@ -262,13 +260,6 @@ def scenarios(table: pd.DataFrame, kernel: str) -> list[tuple[str, pd.DataFrame]
     for _, row in ordered.iterrows():
         groups.setdefault(label(row, own), []).append(row)
     return [(name, pd.DataFrame(rows)) for name, rows in itertools.islice(groups.items(), MAX_SCENARIOS)]
-
-
-def _configuration(kernel: str) -> set[str]:
-    """The parameters that say how a kernel runs rather than what it does: the dispatcher's, the
-    runtime and the allocator, and another runtime's own (CAF's scheduler policy)."""
-    return {*DISPATCHER_PARAMS, kernels.RUNTIME, kernels.ALLOCATOR} | {
-        p.name for p in _schema(kernel) if p.runtimes and runtimes.OURS not in p.runtimes}
 
 
 def heatmap_panels(table: pd.DataFrame, kernel: str, x: str, y: str) -> dict[str, list]:

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from labctl import runtimes
+from labctl import kernels, runtimes, stats
+from labctl.experiment import PlannedPoint
 from labctl.store import Store
 
 
@@ -257,3 +258,92 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
             events.close()
     store.end_run(run_id, "finished")
     return result
+
+
+# -- how long a plan will take ----------------------------------------------------------------
+
+# Starting a worker process and importing labctl in it.
+WORKER_START_S = 0.3
+# What a message costs where nothing like the point was ever measured: a guess. One thread of
+# this runtime handles tens of millions of messages a second; a thread per agent, far fewer.
+GUESS_NS_PER_MESSAGE = 50.0
+GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT = 5000.0
+
+
+@dataclass
+class Estimate:
+    """How long a plan's points take, and what the figure rests on."""
+
+    seconds: float = 0.0
+    known: int = 0  # timed before in the store (same point), or running for a fixed duration_s
+    scaled: int = 0  # the same kernel and configuration timed before at another size
+    guessed: int = 0  # nothing like it timed before: its size times a nominal cost per message
+
+    @property
+    def is_guess(self) -> bool:
+        return self.guessed > 0
+
+    def text(self, db: str | None = None) -> str:
+        where = f" in {db}" if db else ""
+        parts = []
+        if self.known:
+            parts.append(f"{self.known} points timed before{where} or running for a fixed time")
+        if self.scaled:
+            parts.append(f"{self.scaled} scaled from the kernel's runs at other sizes")
+        if self.guessed:
+            parts.append(f"{self.guessed} a guess from the kernel's size (never run{where})")
+        rests = f" ({'; '.join(parts)})" if parts else ""
+        return f"estimate: {'about ' if self.is_guess else ''}{format_seconds(self.seconds)}{rests}"
+
+
+def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Estimate:
+    """The time `points` take to run: from their own past samples in `store` where it has them,
+    else from the kernel's size (kernels.work) times its cost per message in the store's runs of
+    the same configuration, else times a nominal cost (a guess, and said to be one)."""
+    result = Estimate()
+    rates: dict[str, list[tuple[dict, float]]] = {}
+    for point in points:
+        if point.skip:
+            continue
+        runs = point.warmup + point.repeats
+        previous = store.previous_elapsed(point.key) if store else []
+        if previous:
+            result.known += 1
+            result.seconds += WORKER_START_S + runs * stats.summarize(previous).median / 1e9
+            continue
+        size = kernels.work(point.kernel, point.params) if point.kernel in kernels.catalogue() else 0.0
+        if not size and point.params.get("duration_s"):
+            result.known += 1
+            result.seconds += WORKER_START_S + runs * float(point.params["duration_s"])
+            continue
+        if store and point.kernel not in rates:
+            rates[point.kernel] = [(params, elapsed / messages) for params, elapsed, messages
+                                   in store.previous_samples(point.kernel) if messages]
+        shape = _configuration(point.kernel, point.params)
+        alike = [ns for params, ns in rates.get(point.kernel, ())
+                 if _configuration(point.kernel, params) == shape]
+        if alike and size:
+            result.scaled += 1
+            ns_per_message = stats.summarize(alike).median
+        else:
+            result.guessed += 1
+            ns_per_message = (GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
+                              if point.params.get("dispatcher") == "active_obj" else GUESS_NS_PER_MESSAGE)
+        result.seconds += WORKER_START_S + runs * max(size, 1.0) * ns_per_message / 1e9
+    return result
+
+
+def _configuration(kernel: str, params: dict) -> dict:
+    """What says how a point runs, rather than how much it does."""
+    how = kernels.configuration(kernel)
+    return {name: value for name, value in params.items()
+            if name in how or not isinstance(value, (int, float)) or isinstance(value, bool)}
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration people plan by: 45 s, 12 min, 2.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -16,7 +16,6 @@ is still known, with the reason: `labctl kernels` shows it and a sweep skips its
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import fcntl
 import hashlib
 import json
@@ -25,6 +24,8 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
+import sysconfig
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -144,19 +145,46 @@ ALLOCATORS = {
 
 @cache
 def allocator_library(name: str) -> str | None:
-    """The library to preload for an allocator (None for the system's), found by the dynamic
-    linker's own search; raises LookupError saying how to install it."""
+    """The library to preload for an allocator (None for the system's), where the dynamic
+    linker's own search finds it; raises LookupError saying how to install it."""
     if ALLOCATORS[name] is None:
         return None
-    stem, soname, package = ALLOCATORS[name]
-    found = ctypes.util.find_library(stem)
+    _, soname, package = ALLOCATORS[name]
+    found = find_shared_library(soname)
     if found is None:
-        try:
-            ctypes.CDLL(soname)
-            found = soname
-        except OSError:
-            raise LookupError(f"allocator {name}: {soname} not found (apt-get install {package})") from None
+        raise LookupError(f"allocator {name}: {soname} not found (apt-get install {package})")
     return found
+
+
+def find_shared_library(soname: str) -> str | None:
+    """The file the dynamic linker loads for `soname`, searched as it searches: LD_LIBRARY_PATH,
+    its cache (`ldconfig -p`), then the default folders. Only a file that is there, of this
+    process's word size, counts: a cache can still name a library that is gone."""
+    folders = [folder for folder in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if folder]
+    candidates = [os.path.join(folder, soname) for folder in folders]
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig:
+        try:
+            listing = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            listing = ""
+        for line in listing.splitlines():
+            entry, _, path = line.strip().partition(" => ")
+            if entry.split(" ", 1)[0] == soname:
+                candidates.append(path.strip())
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    candidates += [os.path.join(folder, soname) for folder in
+                   (f"/lib/{multiarch}", f"/usr/lib/{multiarch}", "/lib64", "/usr/lib64", "/lib", "/usr/lib")]
+    word = 2 if sys.maxsize > 2**32 else 1  # ELF class: 2 for 64-bit
+    for candidate in candidates:
+        try:
+            with open(candidate, "rb") as library:
+                header = library.read(5)
+        except OSError:
+            continue
+        if header[:4] == b"\x7fELF" and header[4] == word:
+            return os.path.realpath(candidate)
+    return None
 
 
 def allocator_missing(name: str) -> str:

@@ -485,6 +485,13 @@ class Store:
             "SELECT s.elapsed_ns FROM samples s JOIN points p ON s.point_id = p.id WHERE p.key = ?",
             (key,))]
 
+    def previous_samples(self, kernel: str) -> list[tuple[dict, int, int]]:
+        """(parameters, elapsed ns, messages) of every sample of `kernel` in any run: what a time
+        estimate scales to another size."""
+        return [(json.loads(params), elapsed, messages) for params, elapsed, messages in self.db.execute(
+            "SELECT p.params, s.elapsed_ns, s.messages_processed FROM samples s"
+            " JOIN points p ON s.point_id = p.id WHERE p.kernel = ?", (kernel,))]
+
 
 def _layout(db: sqlite3.Connection) -> dict[str, list[str]]:
     tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]

@@ -224,8 +224,9 @@ def read_only(path: Path):
 
 def test_a_read_only_store_is_read_but_never_written(labctl, tmp_path):
     db = tmp_path / "r.db"
-    experiment = write(tmp_path, MANY_SAMPLES.replace("repeats = 5", "repeats = 1"))
-    assert labctl("sweep", experiment, "--db", str(db)).returncode == 0
+    experiment = write(tmp_path, MANY_SAMPLES.replace("repeats = 5", "repeats = 2"))
+    # Every worker dies after its first sample: the run has failed points for --retry-failed.
+    assert labctl("sweep", experiment, "--db", str(db), env={"LABCTL_FAULT": "sigkill"}).returncode == 1
     before = sha256(db)
     with read_only(db):
         swept = labctl("sweep", experiment, "--db", str(db))
