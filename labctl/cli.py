@@ -11,6 +11,7 @@ import shlex
 import signal
 import sqlite3
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import __version__, experiment, kernels, runner, runtimes, stats, studies, sysinfo
+from labctl import __version__, experiment, files, kernels, runner, runtimes, stats, studies, sysinfo
+from labctl.text import printable
 from labctl.store import Store, StoreError, explain, failure_kind
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
@@ -31,8 +33,9 @@ EXIT_INTERRUPTED = 130
 
 DEFAULT_DB = "results.db"
 
-# Piped output gets room for wide tables instead of rich's 80 columns.
-stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+# Piped output is 100 columns wide (rich would take 80): tables fit it, and free text that can
+# be long is wrapped to it (_wrapped); a line of a log (a path, a message) is never broken.
+stdout = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 100)
 stderr = Console(highlight=False, soft_wrap=True, stderr=True)
 
 
@@ -41,7 +44,8 @@ class UsageError(Exception):
 
 
 def fail(message: str, code: int) -> None:
-    click.echo(f"labctl: {message}", err=True)
+    """One line on stderr, escaped (labctl.text.printable), and the exit code."""
+    click.echo(f"labctl: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -62,7 +66,18 @@ def _store_failures(command):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Labctl(click.Group):
+    """The command group: Ctrl-C (or SIGTERM where a command maps it) anywhere a command does
+    not handle it itself ends labctl with 130 and one line, as the README promises."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):
+            fail("interrupted", EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Labctl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="labctl")
 def main() -> None:
     """A performance lab for actor runtimes: verified benchmark kernels on a fast C++ actor
@@ -89,26 +104,44 @@ def kernels_command(describe: str | None, as_json: bool) -> None:
         if describe is not None:
             _print_description(kernel)
         else:
-            stdout.print(f"[bold]{kernel.name}[/bold]  {kernel.summary}")
+            _wrapped(f"{kernel.name}  {kernel.summary}", "", style="bold")
             stdout.print(_params_table(kernel))
     _print_runtimes(selected)
 
 
 def _print_runtimes(selected: list[kernels.Kernel]) -> None:
-    """The runtimes and allocators of the kernels listed, and why any cannot run here."""
+    """The runtimes and allocators of the kernels listed, and why any cannot run here; every
+    runtime labctl knows when every kernel is listed (a broken peer too, saying why)."""
     known = runtimes.runtimes()
     stdout.print("\n[bold]Runtimes[/bold] (`runtime = ...`)")
-    for name in dict.fromkeys(r for k in selected for r in k.runtimes):
+    names = dict.fromkeys(r for k in selected for r in k.runtimes)
+    if len(selected) > 1:
+        names.update(dict.fromkeys(known))
+    for name in names:
         runtime = known[name]
         on = [k.name for k in selected if name in k.runtimes]
-        state = f"[red]unavailable[/red]: {escape(runtime.missing)}" if runtime.missing else "[green]available[/green]"
-        stdout.print(f"  [cyan]{name}[/cyan]  {escape(runtime.summary)}; {state}")
-        stdout.print(f"      kernels: {', '.join(on)}" + (f"; peer folder {runtime.folder}" if runtime.folder else ""))
+        state = "unavailable: " + runtime.missing if runtime.missing else "available"
+        _wrapped(f"{name}  {runtime.summary}; {state}", "  ", style="red" if runtime.missing else None)
+        _wrapped(f"kernels: {', '.join(on) or 'none'}"
+                 + (f"; peer folder {runtime.folder}" if runtime.folder else ""), "      ")
     stdout.print("[bold]Allocators[/bold] (`allocator = ...`, on runtimes labctl and caf)")
     for name in runtimes.ALLOCATORS:
         why = runtimes.allocator_missing(name)
-        state = f"[red]unavailable[/red]: {escape(why)}" if why else "[green]available[/green]"
-        stdout.print(f"  [cyan]{name}[/cyan]  {state}")
+        _wrapped(f"{name}  " + (f"unavailable: {why}" if why else "available"), "  ",
+                 style="red" if why else None)
+
+
+def _safe(text: object) -> str:
+    """Text from outside (a file, a store, a peer) for rich: no control character, no markup."""
+    return escape(printable(text))
+
+
+def _wrapped(line: str, indent: str, style: str | None = None) -> None:
+    """A line of free text, escaped (labctl.text.printable, no markup), wrapped to the output's
+    width under `indent`."""
+    text = textwrap.fill(printable(line), width=max(stdout.width, 40), initial_indent=indent,
+                         subsequent_indent=indent + "    ", break_on_hyphens=False, break_long_words=False)
+    stdout.print(escape(text), style=style)
 
 
 def _kernel_json(kernel: kernels.Kernel) -> dict:
@@ -146,17 +179,18 @@ def _params_table(kernel: kernels.Kernel) -> Table:
 
 
 def _print_description(kernel: kernels.Kernel) -> None:
-    stdout.print(f"[bold]{kernel.name}[/bold]: {kernel.summary}\n")
-    stdout.print(kernel.description + "\n")
-    stdout.print("[bold]Studies:[/bold]")
+    _wrapped(f"{kernel.name}: {kernel.summary}", "", style="bold")
+    stdout.print()
+    _wrapped(kernel.description, "")
+    stdout.print("\n[bold]Studies:[/bold]")
     for key, part in kernel.sources:
-        stdout.print(f"  {escape(part)}, in {escape(studies.catalogue()[key].citation)}")
-    stdout.print(f"[bold]Verifies:[/bold] {kernel.verifies}\n")
-    stdout.print("[bold]Parameters:[/bold]")
+        _wrapped(f"{part}, in {studies.catalogue()[key].citation}", "  ")
+    _wrapped(f"Verifies: {kernel.verifies}", "")
+    stdout.print("\n[bold]Parameters:[/bold]")
     for p in kernel.params:
         scope = f"; with {p.scope()}" if p.scope() != "all" else ""
-        stdout.print(f"  [cyan]{p.name}[/cyan] = {kernels.show(p.default)}  ({p.allowed()}{scope})")
-        stdout.print(f"      {p.help}")
+        _wrapped(f"{p.name} = {kernels.show(p.default)}  ({p.allowed()}{scope})", "  ", style="cyan")
+        _wrapped(p.help, "      ")
 
 
 def parse_kernel_args(args: Sequence[str]) -> dict[str, str]:
@@ -233,7 +267,7 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
     except runner.PointFailed as error:
         fail(f"{spec.name} failed: {error}", EXIT_USAGE if error.kind == "param" else EXIT_FAILED)
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted", EXIT_INTERRUPTED)
     if not as_json and len(elapsed) > 1:
         s = stats.summarize(elapsed)
         duration = stats.format_duration
@@ -261,7 +295,7 @@ db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=cli
 
 # The seed is stored, as one of SQLite's 64-bit integers.
 seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),
-                           help="Seed of the random order (default: the file's, or drawn).")
+                           help="Seed of the random order (default: the file's, or one derived from its text).")
 scale_option = click.option("--scale", type=click.Choice(experiment.SCALES), default="default",
                             show_default=True,
                             help="full: the study's sizes (each grid's `full` table); long.")
@@ -280,7 +314,7 @@ def _open_store(path: str, create: bool = True) -> Store:
     try:
         return Store(path, create=create)
     except StoreError as error:
-        fail(str(error), EXIT_USAGE)
+        fail(str(error), error.code)
 
 
 def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
@@ -291,7 +325,7 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
         rows = [points[i][1] for i in indices]
         varying = kernels.varying(kernel, rows)
         table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
-                      title=f"[bold]{escape(kernel)}[/bold]", title_justify="left")
+                      title=f"[bold]{_safe(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
         for name in varying:
             table.add_column(name)
@@ -299,7 +333,7 @@ def _print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -
             table.add_column(name, justify="right")
         for i, params in zip(indices, rows):
             table.add_row(str(i + 1),
-                          *[escape(kernels.show(params[n])) if n in params else "-"
+                          *[_safe(kernels.show(params[n])) if n in params else "-"
                             for n in varying],
                           *[values[i] for values in extra.values()])
         stdout.print(table)
@@ -324,11 +358,11 @@ def experiments_command(db: str) -> None:
             try:
                 plan = experiment.load(path, seed=0)
             except experiment.ExperimentError as error:
-                table.add_row(escape(name), f"[red]cannot be read:[/red] {escape(str(error))}", "", "")
+                table.add_row(_safe(name), f"[red]cannot be read:[/red] {_safe(str(error))}", "", "")
                 continue
             cited = "; ".join(f"{s.title} ({s.author}, {s.year})" for s in plan.studies) or "-"
             guess = runner.estimate(plan.points, store)
-            table.add_row(escape(name), escape(cited), str(len(plan.points)),
+            table.add_row(_safe(name), _safe(cited), str(len(plan.points)),
                           ("~" if guess.is_guess else "") + runner.format_seconds(guess.seconds))
     finally:
         if store:
@@ -354,14 +388,14 @@ def plan_command(file: str, db: str, seed: int | None, scale: str) -> None:
 def _print_plan(plan: experiment.Plan, db: str) -> None:
     samples = sum(p.repeats for p in plan.points)
     order = f"random (seed {plan.seed})" if plan.order == "random" else "as written"
-    stdout.print(f"[bold]{escape(plan.name)}[/bold]: {escape(plan.description)}  "
-                 f"({escape(plan.source)}{', scale full' if plan.scale == 'full' else ''})")
+    stdout.print(f"[bold]{_safe(plan.name)}[/bold]: {_safe(plan.description)}  "
+                 f"({_safe(plan.source)}{', scale full' if plan.scale == 'full' else ''})")
     stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
     _print_points([(p.kernel, p.params) for p in plan.points],
                   {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
     for note in plan.notes:
-        stdout.print(f"note: {escape(note)}")
-    stdout.print(escape(_estimate(plan, db).text(db)))
+        stdout.print(f"note: {_safe(note)}")
+    stdout.print(_safe(_estimate(plan, db).text(db)))
 
 
 def _estimate(plan: experiment.Plan, db: str) -> runner.Estimate:
@@ -382,7 +416,7 @@ def _store_if_any(db: str) -> Store | None:
     try:
         return Store(db, create=False)
     except StoreError as error:
-        stderr.print(f"[yellow]warning:[/yellow] {escape(str(error))}; the estimate leaves it out")
+        stderr.print(f"[yellow]warning:[/yellow] {_safe(str(error))}; the estimate leaves it out")
         return None
 
 
@@ -420,8 +454,8 @@ class _SweepProgress:
         # The samples a failed point will never produce leave the total, so the bar can finish.
         missing = point.repeat - self.produced.get(point.tag, 0)
         self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
-        self.bar.console.print(f"[red]failed[/red] {point.kernel} {_params_text(point.params)}: "
-                               f"{escape(message)}")
+        self.bar.console.print(f"[red]failed[/red] {_safe(point.kernel)} {_params_text(point.params)}: "
+                               f"{_safe(message)}")
 
     def stop(self) -> None:
         self.bar.stop()
@@ -429,7 +463,7 @@ class _SweepProgress:
 
 def _params_text(params: dict) -> str:
     """For rich: markup in a value is escaped."""
-    return " ".join(f"{name}={escape(kernels.show(value))}" for name, value in params.items())
+    return " ".join(f"{name}={_safe(kernels.show(value))}" for name, value in params.items())
 
 
 @main.command("sweep")
@@ -471,7 +505,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         try:
             run_id = store.resolve_run(resume)
         except StoreError as error:
-            fail(str(error), EXIT_USAGE)
+            fail(str(error), error.code)
         row = store.run(run_id)
         if file is not None and not _same_experiment(file, row):
             fail(f"sweep: run {run_id} ran {row.source}, not {file}; give only --resume {run_id} "
@@ -481,33 +515,33 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         left = [p for p in store.points(run_id) if p.status == "pending"
                 or (retry_failed and p.status == "failed")]
         if not left:  # a finished run keeps its record as it is
-            stdout.print(f"run {run_id} ({escape(row.name)}) has no point left to run"
+            stdout.print(f"run {run_id} ({_safe(row.name)}) has no point left to run"
                          + ("" if retry_failed or not row.points_failed else
                             f"; {row.points_failed} failed: --retry-failed runs them again"))
             return
         try:
             store.claim_run(run_id)  # refused if another process resumed it meanwhile
         except StoreError as error:
-            fail(str(error), EXIT_USAGE)
+            fail(str(error), error.code)
     context = sysinfo.run_context(_experiment_path(plan.source if plan else row.source))
     warnings = sysinfo.warnings(context)
     for warning in warnings:
-        stderr.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+        stderr.print(f"[yellow]warning:[/yellow] {_safe(warning)}")
     if plan is not None:
         command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
                              + (["--seed", str(plan.seed)] if plan.seed is not None else [])
                              + (["--scale", plan.scale] if plan.scale != "default" else []))
         run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
-        stdout.print(f"run {run_id}: {escape(plan.name)}, {len(plan.points)} points -> {escape(db)}")
+        stdout.print(f"run {run_id}: {_safe(plan.name)}, {len(plan.points)} points -> {_safe(db)}")
         for reason in sorted({p.skip for p in plan.points if p.skip}):
             count = sum(p.skip == reason for p in plan.points)
-            stderr.print(f"[yellow]skipped:[/yellow] {count} points: {escape(reason)}")
+            stderr.print(f"[yellow]skipped:[/yellow] {count} points: {_safe(reason)}")
     else:
         if row.machine != sysinfo.machine():
             stderr.print(f"[yellow]warning:[/yellow] run {run_id} started on another machine "
-                         f"({escape(str(row.machine.get('hostname')))}, "
-                         f"{escape(str(row.machine.get('cpu_model')))})")
-        stdout.print(f"run {run_id}: resuming {escape(row.name)} "
+                         f"({_safe(str(row.machine.get('hostname')))}, "
+                         f"{_safe(str(row.machine.get('cpu_model')))})")
+        stdout.print(f"run {run_id}: resuming {_safe(row.name)} "
                      f"({row.samples} samples already stored)")
 
     progress = _SweepProgress()
@@ -533,7 +567,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. "
-                 f"See `labctl show {run_id} --db {escape(shlex.quote(db))}`.")
+                 f"See `labctl show {run_id} --db {_safe(shlex.quote(db))}`.")
     if result.points_failed:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored",
              EXIT_FAILED)
@@ -588,14 +622,15 @@ def _store_failed_mid_sweep(store: Store, run_id: int, db: str,
 def runs_command(db: str) -> None:
     """List the runs in a store."""
     store = _open_store(db, create=False)
-    table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
+    table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     for column in ("run", "name", "status", "started", "points", "failed", "samples", "machine", "file"):
-        table.add_column(column)
+        # Nothing is cut: the file (a path of any length) folds onto more lines where it must.
+        table.add_column(column, no_wrap=column != "file", overflow="fold")
     for r in store.runs():
-        table.add_row(str(r.id), escape(r.name), r.status, r.started_at[:19].replace("T", " "),
+        table.add_row(str(r.id), _safe(r.name), r.status, r.started_at[:16].replace("T", " "),
                       f"{r.points_done}/{r.points}", str(r.points_failed), str(r.samples),
-                      escape(f"{r.machine.get('cpu_model')} x{r.machine.get('logical_cpus')}"),
-                      escape(r.source))
+                      _safe(f"{r.machine.get('cpu_model')} x{r.machine.get('logical_cpus')}"),
+                      _safe(r.source))
     stdout.print(table)
 
 
@@ -609,22 +644,22 @@ def show_command(run: str, db: str) -> None:
     try:
         run_id = store.resolve_run(run)
     except StoreError as error:
-        fail(str(error), EXIT_USAGE)
+        fail(str(error), error.code)
     row = store.run(run_id)
     points = store.points(run_id)
     samples = store.samples(run_id)
     store.close()
     machine = row.machine
-    stdout.print(f"[bold]run {row.id}[/bold]: {escape(row.name)} ({escape(row.source)}), "
+    stdout.print(f"[bold]run {row.id}[/bold]: {_safe(row.name)} ({_safe(row.source)}), "
                  f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
-    stdout.print(escape(
+    stdout.print(_safe(
         f"machine: {machine.get('cpu_model')}, {machine.get('logical_cpus')} CPUs "
         f"({machine.get('physical_cores')} cores), {machine.get('kernel')}; "
         f"load {row.context.get('load_average')}; labctl {row.context.get('labctl')} "
         f"{row.context.get('git_describe') or ''}; experiment "
         f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
     for warning in row.warnings:
-        stdout.print(f"[yellow]warning at start:[/yellow] {escape(warning)}")
+        stdout.print(f"[yellow]warning at start:[/yellow] {_safe(warning)}")
     by_point: dict[int, list[dict]] = {}
     for sample in samples:
         by_point.setdefault(sample["point"], []).append(sample)
@@ -645,21 +680,21 @@ def show_command(run: str, db: str) -> None:
     failed = [p for p in points if p.status == "failed"]
     pending = [p for p in points if p.status == "pending"]
     for p in failed:
-        stdout.print(f"[red]failed[/red] ({p.failure_kind}) {p.kernel} {_params_text(p.params)}: "
-                     f"{escape(p.failure or '')}")
+        stdout.print(f"[red]failed[/red] ({_safe(p.failure_kind)}) {_safe(p.kernel)} {_params_text(p.params)}: "
+                     f"{_safe(p.failure or '')}")
     for p in (p for p in points if p.status == "skipped"):
-        stdout.print(f"[yellow]skipped[/yellow] {p.kernel} {_params_text(p.params)}: {escape(p.failure or '')}")
+        stdout.print(f"[yellow]skipped[/yellow] {_safe(p.kernel)} {_params_text(p.params)}: {_safe(p.failure or '')}")
     if pending:
         stdout.print(f"{len(pending)} points not run yet: "
-                     f"`labctl sweep --resume {run_id} --db {escape(shlex.quote(db))}`")
+                     f"`labctl sweep --resume {run_id} --db {_safe(shlex.quote(db))}`")
 
 
 @main.command("report")
 @click.argument("run")
 @db_option
 @click.option("--out", type=click.Path(file_okay=False),
-              help="Folder to write (default: reports/<experiment name>); a previous report there "
-                   "is replaced.")
+              help="Folder to write (default: reports/<experiment name>); a previous report of the "
+                   "same experiment there is replaced, anything else refused.")
 @_store_failures
 def report_command(run: str, db: str, out: str | None) -> None:
     """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
@@ -671,18 +706,16 @@ def report_command(run: str, db: str, out: str | None) -> None:
         run_id = store.resolve_run(run)
         name = store.run(run_id).name
     except StoreError as error:
-        fail(str(error), EXIT_USAGE)
+        fail(str(error), error.code)
     finally:
         store.close()
-    out = out or str(Path("reports") / report._slug(name))
+    out = out or str(Path("reports") / report.slug(name))
     command = shlex.join(["labctl", "report", str(run_id), "--db", db, "--out", out])
     try:
         written = report.write(db, run_id, out, command)
-    except report.ReportError as error:
-        fail(str(error), EXIT_USAGE)
-    except OSError as error:
-        fail(f"--out {out}: cannot write: {error.strerror or error}", EXIT_FAILED)
-    stdout.print(f"run {run_id}: {escape(str(written.folder / 'report.md'))} "
+    except files.OutputError as error:
+        fail(str(error), error.code)
+    stdout.print(f"run {run_id}: {_safe(written.folder / 'report.md')} "
                  f"with {len(written.figures)} figures")
 
 
@@ -693,30 +726,50 @@ def report_command(run: str, db: str, out: str | None) -> None:
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="File to write (default: stdout; required for parquet).")
+@click.option("--force", is_flag=True, help="Replace --output if it exists.")
 @_store_failures
-def export_command(run: str, db: str, fmt: str, output: str | None) -> None:
+def export_command(run: str, db: str, fmt: str, output: str | None, force: bool) -> None:
     """Every sample of a RUN as CSV, Parquet or JSON: one row per sample."""
     from labctl import results
 
     _open_store(db, create=False).close()
+    if output is None and fmt == "parquet":
+        fail("export: parquet is binary: give --output FILE", EXIT_USAGE)
+    if output is not None:  # before the work: a refused target costs nothing
+        _check_output("--output", output, db, force=force)
     try:
         frame = results.load(db, run)
     except StoreError as error:
-        fail(str(error), EXIT_USAGE)
-    frame["thread_cpu_ns"] = frame["thread_cpu_ns"].map(json.dumps)
+        fail(str(error), error.code)
+    if fmt == "csv":  # a list in a CSV cell: as JSON
+        frame["thread_cpu_ns"] = frame["thread_cpu_ns"].map(json.dumps)
     if fmt == "parquet":
-        if output is None:
-            fail("export: parquet is binary: give --output FILE", EXIT_USAGE)
         try:
-            frame.to_parquet(output, index=False)
+            import pyarrow  # noqa: F401
         except ImportError:
             fail("export: parquet needs pyarrow: pip install 'labctl[parquet]'", EXIT_USAGE)
+        _write_output("--output", output, lambda path: frame.to_parquet(path, index=False), db, force=force)
         return
     text = frame.to_csv(index=False) if fmt == "csv" else frame.to_json(orient="records", indent=1)
     if output is None:
         click.echo(text, nl=False)
     else:
-        Path(output).write_text(text)
+        _write_output("--output", output, lambda path: path.write_text(text, encoding="utf-8"),
+                      db, force=force)
+
+
+def _check_output(option: str, output: str, *stores: str, force: bool = False) -> None:
+    try:
+        files.check_target(option, Path(output), [Path(s) for s in stores], force)
+    except files.OutputError as error:
+        fail(str(error), error.code)
+
+
+def _write_output(option: str, output: str, write, *stores: str, force: bool = False) -> None:
+    try:
+        files.write_file(option, output, write, [Path(s) for s in stores], force)
+    except files.OutputError as error:
+        fail(str(error), error.code)
 
 
 def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
@@ -750,32 +803,33 @@ def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> f
               help="Exit 1 if a point of B is significantly slower by more than PCT percent.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Also write the markdown to FILE.")
+@click.option("--force", is_flag=True, help="Replace --output if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON on stdout.")
 @_store_failures
 def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: str,
                     ignore: tuple[str, ...], min_change: float, fail_on_regression: float | None,
-                    output: str | None, as_json: bool) -> None:
+                    output: str | None, force: bool, as_json: bool) -> None:
     """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
     interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
     from labctl import compare
 
+    if output is not None:
+        _check_output("--output", output, db, db_b or db, force=force)
     sides = []
     for name, run, store in (("RUN_A", run_a, db), ("RUN_B", run_b, db_b or db)):
         _open_store(store, create=False).close()
         try:
             sides.append(compare.load(store, run))
         except StoreError as error:
-            fail(f"compare: {name}: {error}", EXIT_USAGE)
+            fail(f"compare: {name}: {error}", error.code)
     try:
         result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change)
     except compare.CompareError as error:
         fail(f"compare: {error}", EXIT_USAGE)
     text = compare.markdown(result)
     if output is not None:
-        try:
-            Path(output).write_text(text)
-        except OSError as error:
-            fail(f"compare: --output: cannot write {output}: {error.strerror or error}", EXIT_USAGE)
+        _write_output("--output", output, lambda path: path.write_text(text, encoding="utf-8"),
+                      db, db_b or db, force=force)
     click.echo(json.dumps(compare.to_json(result), indent=1) if as_json else text, nl=as_json)
     if fail_on_regression is not None:
         regressions = result.regressions(fail_on_regression)

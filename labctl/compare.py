@@ -297,7 +297,7 @@ def _values(side: Side, metric: str) -> dict[int, list[float]]:
 
 
 def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _plain(value: object) -> object:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import json
 import random
-import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from pydantic import ValidationError
 
 from labctl import _native, kernels, shipped, stats, studies
+from labctl.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 
@@ -130,7 +131,7 @@ class ExperimentSpec(BaseModel):
     # The worker's address-space limit (RLIMIT_AS) in MiB; thread stacks count (8 MiB each).
     rlimit_mb: RlimitMb | None = None
     order: Literal["random", "grid"] = "random"
-    seed: Seed | None = None  # of the random order; drawn and recorded when absent
+    seed: Seed | None = None  # of the random order; derived from the text when absent, recorded
     grid: Annotated[list[GridSpec], Field(min_length=1)]
     reference: list[ReferenceSpec] = []
 
@@ -210,17 +211,17 @@ def load(file_or_name: str | Path, seed: int | None = None, scale: str = "defaul
     path = locate(str(file_or_name))
     try:
         if not path.is_file():
-            raise ExperimentError(_printable(f"{path}: not a regular file (an experiment is a TOML file)"))
+            raise ExperimentError(printable(f"{path}: not a regular file (an experiment is a TOML file)"))
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise ExperimentError(_printable(f"{path}: {path.stat().st_size} bytes; an experiment file is "
+            raise ExperimentError(printable(f"{path}: {path.stat().st_size} bytes; an experiment file is "
                                              f"at most {MAX_FILE_BYTES} bytes of TOML"))
         data = path.read_bytes()
     except OSError as error:
-        raise ExperimentError(_printable(f"{path}: cannot read: {error.strerror or error}")) from None
+        raise ExperimentError(printable(f"{path}: cannot read: {error.strerror or error}")) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ExperimentError(_printable(f"{path}: not UTF-8 text (byte {error.start} is "
+        raise ExperimentError(printable(f"{path}: not UTF-8 text (byte {error.start} is "
                                          f"{data[error.start]:#04x}); experiment files are TOML, "
                                          "which is UTF-8")) from None
     return parse(text, str(file_or_name), seed, scale)
@@ -234,7 +235,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ExperimentError(_printable(f"{source}: not valid TOML: {error}")) from None
+        raise ExperimentError(printable(f"{source}: not valid TOML: {error}")) from None
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as error:
@@ -243,11 +244,15 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     points: list[PlannedPoint] = []
     notes: list[str] = []
     seen: set[str] = set()
+    grids = [grid.model_copy(update={"params": {**grid.params, **grid.full.params},
+                                     "axes": {**grid.axes, **grid.full.axes}})
+             if scale == "full" and grid.full is not None else grid for grid in spec.grid]
+    combinations = sum(math.prod(len(values) for values in grid.axes.values()) for grid in grids)
+    if combinations > MAX_POINTS:
+        raise ExperimentError(printable(f"{source}: its grids have {combinations} combinations; a file "
+                                        f"expands to at most {MAX_POINTS} points (split it, or fix an axis)"))
     try:
-        for index, grid in enumerate(spec.grid):
-            if scale == "full" and grid.full is not None:
-                grid = grid.model_copy(update={"params": {**grid.params, **grid.full.params},
-                                               "axes": {**grid.axes, **grid.full.axes}})
+        for index, grid in enumerate(grids):
             for point in _expand(spec, grid, f"{source}: grid[{index}]", notes):
                 if point.key not in seen:
                     seen.add(point.key)
@@ -256,11 +261,11 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
                       for index, ref in enumerate(spec.reference)]
         cited = _studies(spec, f"{source}: study")
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
-        raise ExperimentError(_printable(str(error))) from None
+        raise ExperimentError(printable(str(error))) from None
     if spec.order == "random":
         seed = seed if seed is not None else spec.seed
-        if seed is None:
-            seed = secrets.randbelow(2**31)
+        if seed is None:  # from the text: `plan` and the `sweep` after it run the same order
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") >> 1
         random.Random(seed).shuffle(points)
     else:
         seed = None
@@ -300,7 +305,7 @@ def locate(file_or_name: str) -> Path:
     if file_or_name in known:
         return known[file_or_name]
     names = ", ".join(known) or "none in this install"
-    raise ExperimentError(_printable(f"{file_or_name}: no such file, and no experiment of that name "
+    raise ExperimentError(printable(f"{file_or_name}: no such file, and no experiment of that name "
                                      f"(experiments: {names}; `labctl experiments` lists them)"))
 
 
@@ -321,10 +326,8 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
             if param is None:
                 raise ExperimentError(f"{where}.{section}.{name}: unknown parameter of {kernel.name} "
                                       f"(parameters: {', '.join(names)})")
-            fits = {"integer": isinstance(value, int) and not isinstance(value, bool),
-                    "number": isinstance(value, (int, float)) and not isinstance(value, bool),
-                    "boolean": isinstance(value, bool)}.get(param.type, isinstance(value, str))
-            if not fits or (param.choices and value not in param.choices):
+            _check_type(param, value, f"{where}.{section}.{name}")
+            if param.choices and value not in param.choices:
                 raise ExperimentError(f"{where}.{section}.{name}: {value!r} is not "
                                       f"{param.allowed()}")
 
@@ -361,14 +364,26 @@ def _describe_validation(source: str, error: ValidationError) -> str:
             message = problem["msg"]
             if "input" in problem and problem["type"] not in ("too_short",):
                 message += f", got {problem['input']!r}"
-        lines.append(_printable(f"{source}: {location}: {message}"))
+        lines.append(printable(f"{source}: {location}: {message}"))
     return "\n".join(lines)
 
 
-def _printable(line: str) -> str:
-    """A message line with the control characters it quotes from the file escaped: a newline or
-    a carriage return in a key or a value would break the one line into several."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+def _check_type(param: kernels.Param, value: object, where: str) -> None:
+    """A value of a file is of its parameter's type: TOML says what a value is, so "1e2" is a
+    string and `yes` no boolean (the command line's strings are parsed; a file's are not)."""
+    fits = {"integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "boolean": isinstance(value, bool)}.get(param.type, isinstance(value, str))
+    if not fits:
+        kind = {"integer": "an integer", "number": "a number", "boolean": "true or false"}.get(
+            param.type, "a string")
+        quoted = " (a string: write it without quotes)" if isinstance(value, str) else ""
+        raise ExperimentError(f"{where}: must be {kind} ({param.allowed()}), got {value!r}{quoted}")
+
+
+# A file expands to at most this many points: past it, a grid is surely a mistake (an axis of a
+# million values, ten axes of ten), refused before any of it is built.
+MAX_POINTS = 10_000
 
 
 def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
@@ -390,6 +405,15 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             if name not in names:
                 raise ExperimentError(f"{where}.exclude[{number}].{name}: unknown parameter of "
                                       f"{kernel.name} (parameters: {', '.join(names)})")
+    for section, values in (("params", grid.params), ("axes", grid.axes)):
+        for name, value in values.items():
+            for number, item in enumerate(value if section == "axes" else [value]):
+                _check_type(kernel.param(name), item,
+                            f"{where}.{section}.{name}" + (f"[{number}]" if section == "axes" else ""))
+    for name, value in grid.env.items():
+        if not name or "=" in name or "\0" in name or "\0" in value:
+            raise ExperimentError(f"{where}.env: {name!r} = {value!r} is not an environment entry "
+                                  "(a name without '=' or NUL, a value without NUL)")
     cpus = _worker_cpus(grid.cpus, f"{where}.cpus")
 
     excluded = dropped = 0

@@ -12,10 +12,10 @@ Everything is read through labctl.results; the statistics are labctl.stats'.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
+import json
 import math
-import shutil
-import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl import experiment, kernels, results, runtimes, stats
-from labctl.store import RunRow, Store
+from labctl import __version__, experiment, files, kernels, results, runtimes, stats
+from labctl.store import RunRow, Store, now
+from labctl.text import printable
 
 # Short names of parameters in labels and legends.
 SHORT = {"max_demands_at_once": "mda", "spin_us": "spin", "threads": "threads"}
@@ -39,10 +40,6 @@ LOG_SPAN = 30.0
 # Units a published figure may be given in, in our units (ns; messages per second).
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 RATE_UNITS = {"msgs/s": 1.0, "K msgs/s": 1e3, "M msgs/s": 1e6}
-
-
-class ReportError(ValueError):
-    """The report cannot be written (a bad --out, say): one line naming what and why."""
 
 
 # -- statistics of a run: one row per point ----------------------------------------------------
@@ -124,7 +121,7 @@ def varying(table: pd.DataFrame, kernel: str) -> list[str]:
 
 def _key(value) -> object:
     """A parameter's value, None where it does not apply (NaN in a frame)."""
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else value
 
 
 def _numeric(kernel: str, name: str) -> bool:
@@ -179,9 +176,8 @@ def _colors(count: int):
 
 
 def _subtitle(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
-    """The fixed parameters, cut to fit under a figure's title."""
-    text = _fixed(table, kernel, vary)
-    return text if len(text) <= 110 else text[:107] + "..."
+    """The fixed parameters, wrapped to lines that fit under a figure's title."""
+    return textwrap.fill(_fixed(table, kernel, vary), 110)
 
 
 def _fixed(table: pd.DataFrame, kernel: str, vary: list[str]) -> str:
@@ -523,46 +519,48 @@ class Written:
 def write(db: str | Path, run: int | str, out: str | Path | None = None,
           command: str | None = None) -> Written:
     """Writes the report of `run` into the folder `out` (default reports/<experiment name>) and
-    returns what it wrote. The folder is built beside its destination and renamed into place, so an
-    interrupted report leaves the previous one whole. Raises ReportError or StoreError."""
+    returns what it wrote. The folder is built beside its destination and renamed into place, so
+    an interrupted report leaves the previous one whole; a folder that is not a report labctl
+    wrote of this experiment (files.check_report_folder) is refused untouched. Raises
+    files.OutputError or StoreError."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         row = store.run(run_id)
+    out = Path(out) if out is not None else Path("reports") / slug(row.name)
+    files.check_report_folder("--out", out, row.name, stores=[Path(db)])
     samples = results.load(db, run_id)
     points = results.points(db, run_id)
-    out = Path(out) if out is not None else Path("reports") / _slug(row.name)
-    if out.exists() and not out.is_dir():
-        raise ReportError(f"--out {out}: a file, not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "report.md").exists():
-        raise ReportError(f"--out {out}: a folder that holds no report.md; give an empty or new folder, "
-                          "or a previous report's")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    figures: list[str] = []
+
+    def fill(staging: Path) -> None:
         (staging / "figures").mkdir()
-        figures: list[str] = []
         text = _markdown(row, samples, points, staging, figures, db, command)
         (staging / "report.md").write_text(text, encoding="utf-8")
-        if out.exists():
-            previous = out.with_name(f".{out.name}.old")
-            shutil.rmtree(previous, ignore_errors=True)
-            out.rename(previous)
-            staging.rename(out)
-            shutil.rmtree(previous, ignore_errors=True)
-        else:
-            staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        marker = {"experiment": row.name, "run": row.id, "store": str(db), "written": now(),
+                  "labctl": __version__}
+        (staging / files.REPORT_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+
+    try:
+        files.replace_folder(out, fill)
+    except OSError as error:
+        raise files.OutputError(f"--out {out}: cannot write: {error.strerror or error}", code=1) from None
     return Written(out, figures)
 
 
-def _slug(name: str) -> str:
-    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("._")
-    return slug or "report"
+def slug(name: str) -> str:
+    """A folder name for an experiment name: its letters, digits and -_. as they are; a name that
+    needs others replaced gets a short hash of itself, so two names never share a folder."""
+    kept = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name).strip("._")
+    if kept == name and kept:
+        return kept
+    return f"{kept or 'report'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def _save(figure, folder: Path, name: str, figures: list[str], svg: bool = False) -> str:
+    """Saves a figure as figures/NAME.png (and .svg); a name already taken gets a number."""
+    taken = f"figures/{name}.png" in figures
+    name = next(f"{name}-{n}" for n in range(2, len(figures) + 3) if f"figures/{name}-{n}.png" not in figures) \
+        if taken else name
     path = f"figures/{name}.png"
     figure.savefig(folder / path, bbox_inches="tight", dpi=DPI)
     if svg:
@@ -571,9 +569,15 @@ def _save(figure, folder: Path, name: str, figures: list[str], svg: bool = False
     return path
 
 
+def _file_name(text: str) -> str:
+    """A scenario as part of a file name: leaves=1000 mbox=direct -> leaves-1000_mbox-direct."""
+    name = text.replace("=", "-").replace(" ", "_")
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name)[:80]
+
+
 def _md(value: object) -> str:
-    """A table cell: pipes escaped, one line."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A table cell: one line, no control character (labctl.text.printable), pipes escaped."""
+    return printable(value).replace("|", "\\|")
 
 
 def _table(headers: list[str], rows: list[list[object]], right: set[int] = frozenset()) -> str:
@@ -603,11 +607,11 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
     machine, context = row.machine, row.context
     failed = points[points["status"] == "failed"] if not points.empty else points
     pending = points[points["status"] == "pending"] if not points.empty else points
-    lines = [f"# {row.name}: run {row.id}", ""]
+    lines = [f"# {printable(row.name)}: run {row.id}", ""]
     if row.description:
-        lines += [row.description, ""]
+        lines += [printable(row.description), ""]
     lines += [
-        f"Experiment `{row.source}`, run {row.id}, {row.status}, started {_when(row.started_at)}"
+        f"Experiment `{printable(row.source)}`, run {row.id}, {row.status}, started {_when(row.started_at)}"
         + (f", finished {_when(row.finished_at)}" if row.finished_at else "") + ". "
         f"{row.points_done} of {row.points} points done, {row.points_failed} failed, "
         + (f"{row.points_skipped} skipped (cannot run here), " if row.points_skipped else "") +
@@ -622,7 +626,7 @@ def _markdown(row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: 
         "",
     ]
     for warning in row.warnings:
-        lines += [f"> warning at the start of the run: {warning}", ""]
+        lines += [f"> warning at the start of the run: {printable(warning)}", ""]
     if len(pending):
         lines += [f"> {len(pending)} points were not run: finish them with "
                   f"`labctl sweep --resume {row.id} --db {db}`.", ""]
@@ -673,9 +677,9 @@ def _kernel_section(kernel: str, metric: Metric, table: pd.DataFrame, folder: Pa
         lines += [f"{spec.summary.rstrip('.')}. Reproduces {spec.source}.", ""]
     groups = scenarios(table, kernel)
     for number, (scenario, part) in enumerate(groups, 1):
-        stem = kernel if len(groups) == 1 else f"{kernel}-{number}"
+        stem = kernel if len(groups) == 1 or not scenario else f"{kernel}-{_file_name(scenario)}"
         if scenario:
-            lines += [f"**{scenario}**", ""]
+            lines += [f"**{printable(scenario)}**", ""]
         x, y = axes_for(part, kernel)
         if x is not None:
             path = _save(plot_lines(part, kernel, metric, x), folder, f"{stem}-{x}", figures, svg=True)
@@ -819,14 +823,14 @@ def _reference_section(comparison: Comparison, number: int, folder: Path, figure
     ref = comparison.reference
     metric = Metric(ref.metric, ref.lower_is_better)
     per = f" per {_singular(ref.per)}" if ref.per else ""
-    lines = [f"### {ref.title}", "",
-             f"Source: {ref.source.rstrip('.')}. Hardware: {ref.hardware.rstrip('.')}. "
+    lines = [f"### {printable(ref.title)}", "",
+             f"Source: {printable(ref.source.rstrip('.'))}. Hardware: {printable(ref.hardware.rstrip('.'))}. "
              f"Compared: {ref.kernel}'s "
              f"`{ref.metric}`{per}, {'lower' if ref.lower_is_better else 'higher'} is better"
              + (f"; our points with {', '.join(f'{k}={kernels.show(v)}' for k, v in ref.where.items())}"
                 if ref.where else "") + ".", ""]
     if ref.note:
-        lines += [f"Note: {ref.note}", ""]
+        lines += [f"Note: {printable(ref.note)}", ""]
     lines += [comparison.verdict, ""]
     ours = comparison.ours
     best_study = best_here = None
@@ -862,7 +866,7 @@ def _reference_section(comparison: Comparison, number: int, folder: Path, figure
             lines += [f"{title}:", ""] + [f"- {item}" for item in items] + [""]
     if len(ours) >= 2:
         path = _save(plot_reference(comparison), folder, f"published-{number + 1}", figures)
-        lines += [f"![{ref.title}: published vs ours]({path})", ""]
+        lines += [f"![{printable(ref.title)}: published vs ours]({path})", ""]
     peers = [m for m in comparison.matches if m.figure.peer is not None]
     if peers and ours:
         lines += _peer_ranking(comparison, peers, metric)

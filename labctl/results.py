@@ -9,15 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from labctl.store import Store
-
-# The columns every sample has, before the parameters and metrics of its kernel.
-SAMPLE_COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat",
-                  "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
-                  "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-                  "involuntary_switches", "recorded_at"]
-# The columns of points() besides the parameters.
-POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "repeats", "samples", "status",
-                 "failure_kind", "failure"]
+from labctl.sample import COLUMNS as SAMPLE_COLUMNS, POINT_COLUMNS  # noqa: F401 - the API's names
 
 
 def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
@@ -44,7 +36,18 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
             if name not in metrics:
                 metrics.append(name)
         rows.append(row)
-    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics)
+    return _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics), rows, params)
+
+
+def _typed(frame: pd.DataFrame, rows: list[dict], params: list[str]) -> pd.DataFrame:
+    """Integer parameters as integers (pandas' nullable Int64) where some rows lack them, not as
+    the floats a column with gaps would otherwise become."""
+    for name in params:
+        values = [row.get(name) for row in rows]
+        present = [v for v in values if v is not None]
+        if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            frame[name] = pd.array(values, dtype="Int64")
+    return frame
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:
@@ -63,11 +66,13 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         rows = store.points(run_id)
-    return pd.DataFrame([{
+    records = [{
         "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
         "env": p.env, "cpus": p.cpus, "repeats": p.repeats, "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
-    } for p in rows])
+    } for p in rows]
+    frame = pd.DataFrame(records)
+    return _typed(frame, records, [c for c in frame.columns if c not in POINT_COLUMNS])
 
 
 def runs(db: str | Path) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from typing import Protocol
 from labctl import kernels, runtimes, stats
 from labctl.experiment import PlannedPoint
 from labctl.store import Store
+from labctl.text import printable
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,11 @@ def run_point(point: Point) -> Iterator[dict]:
     timed_out = f"{point.kernel}: no result within {point.timeout_s:g} s (worker killed)"
     error: dict | None = None
     try:
-        process.stdin.write(json.dumps(request))
-        process.stdin.close()
+        try:
+            process.stdin.write(json.dumps(request))
+            process.stdin.close()
+        except OSError:  # it died before reading its request: its exit and stderr say why
+            pass
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -153,7 +157,12 @@ def run_point(point: Point) -> Iterator[dict]:
                 continue
             if line is None:
                 break
-            message = json.loads(line)
+            try:
+                message = json.loads(line)
+            except ValueError:  # not from labctl's worker (a sitecustomize printing, say)
+                continue
+            if not isinstance(message, dict):
+                continue
             if "sample" in message:
                 yield message["sample"]
             elif "error" in message:
@@ -190,7 +199,11 @@ def _describe_death(kernel: str, returncode: int, stderr: str) -> str:
             cause = f"killed by signal {-returncode}"
     else:
         cause = f"exited with status {returncode}"
-    tail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    # The last line that names an error, else the last line: a Python that cannot start (a bad
+    # PYTHONHOME in the grid's env) says why in "Fatal Python error: ..." and ends on a frame dump.
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    named = [line for line in lines if "error" in line.lower()]
+    tail = printable((named or lines or [""])[-1])[:300]
     return f"{kernel}: worker {cause}" + (f" ({tail})" if tail else "")
 
 

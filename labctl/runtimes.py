@@ -19,22 +19,27 @@ import ctypes
 import fcntl
 import hashlib
 import json
+import math
 import os
+import re
 import resource
 import shutil
 import signal
+import string
 import subprocess
 import sys
 import sysconfig
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labctl import _native, shipped
+from labctl import _native, sample, shipped
+from labctl.text import printable
 
 OURS = "labctl"
 CAF = "caf"
@@ -70,6 +75,36 @@ class PeerManifest(BaseModel):
     build_env: dict[str, str] = {}
     command: Annotated[list[str], Field(min_length=1)]  # runs one sample
     kernels: Annotated[dict[str, list[str]], Field(min_length=1)]  # kernel -> parameters of ours
+
+    @field_validator("build", "command")
+    @classmethod
+    def _places_only(cls, words: list[str]) -> list[str]:
+        for word in words:
+            _check_places(word)
+        return words
+
+    @field_validator("build_env")
+    @classmethod
+    def _places_only_in_values(cls, env: dict[str, str]) -> dict[str, str]:
+        for value in env.values():
+            _check_places(value)
+        return env
+
+
+# What {...} may name in a peer's build, build_env and command.
+PLACES = ("folder", "build", "cache")
+
+
+def _check_places(word: str) -> None:
+    """A word of a command names only the places labctl fills in ({{ and }} for braces)."""
+    try:
+        fields = [name for _, name, spec, conversion in string.Formatter().parse(word) if name is not None]
+    except ValueError as error:
+        raise ValueError(f"{word!r}: {error} (write {{{{ and }}}} for a brace)") from None
+    unknown = [name for name in fields if name not in PLACES]
+    if unknown:
+        raise ValueError(f"{word!r} names {{{unknown[0]}}}; a word may name only "
+                         f"{', '.join('{' + p + '}' for p in PLACES)} (write {{{{ and }}}} for a brace)")
 
 
 def peer_folders() -> list[Path]:
@@ -108,11 +143,15 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str]) -
     folder = path.parent
     try:
         manifest = PeerManifest.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError, ValidationError) as error:
-        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()) \
-            if isinstance(error, ValidationError) else str(error)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValidationError) as error:
+        if isinstance(error, ValidationError):
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        elif isinstance(error, UnicodeDecodeError):
+            detail = f"not UTF-8 text (byte {error.start})"
+        else:
+            detail = str(error)
         return Runtime(folder.name, f"peer in {folder}", "external", {},
-                       f"{path} is not a valid peer manifest: {detail}", folder)
+                       printable(f"{path} is not a valid peer manifest: {detail}"), folder)
     problems = []
     for kernel, params in manifest.kernels.items():
         if kernel not in ours:
@@ -305,10 +344,11 @@ class ExternalRun:
     cpu_ns: int = 0  # user + system time of the whole process
 
 
-def run_external(runtime: Runtime, kernel: str, params: dict) -> ExternalRun:
+def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collection[str] = ()) -> ExternalRun:
     """Runs one sample of `kernel` on an external runtime: the request on stdin, one JSON line
     back. Raises ExternalFailure or ProtocolError. No time limit of its own: the worker runs
-    under the point's, and the program dies with it."""
+    under the point's, and the program dies with it. `reserved`: names its metrics may not
+    take (the kernel's parameters)."""
     folder = build(runtime)
     command = _expand(runtime.manifest.command, folder=runtime.folder, build=folder, cache=cache_folder())
     request = json.dumps({"kernel": kernel, "params": params})
@@ -324,7 +364,8 @@ def run_external(runtime: Runtime, kernel: str, params: dict) -> ExternalRun:
     # Reaped by communicate: its use is the growth of the worker's children's (the peak RSS is
     # the largest of any child's, each of them this program).
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    # Its last line of stderr says why, escaped and bounded: it goes to the store and the screen.
+    tail = [printable(line)[:300] for line in stderr.decode(errors="replace").strip().splitlines()[-1:]] or [""]
     if process.returncode < 0:
         try:
             cause = signal.Signals(-process.returncode).name
@@ -334,7 +375,7 @@ def run_external(runtime: Runtime, kernel: str, params: dict) -> ExternalRun:
     if process.returncode != 0:
         raise ExternalFailure("failure", f"{name}: {kernel} exited with status {process.returncode}"
                                          + (f": {tail[0]}" if tail[0] else ""))
-    reply = _parse_reply(name, stdout)
+    reply = _parse_reply(name, stdout, reserved)
     reply.pid = process.pid
     reply.peak_rss_kb = usage.ru_maxrss
     reply.voluntary_switches = usage.ru_nvcsw - before.ru_nvcsw
@@ -343,7 +384,19 @@ def run_external(runtime: Runtime, kernel: str, params: dict) -> ExternalRun:
     return reply
 
 
-def _parse_reply(name: str, stdout: bytes) -> ExternalRun:
+# What an external program's reply may hold (README: "External runtimes: the protocol"):
+# anything else fails the point as `protocol`, never reaches the store or the analysis.
+MAX_INTEGER = 2**63 - 1  # the store's integers
+MAX_ANSWER = 1000
+MAX_METRICS = 32
+MAX_METRIC = 1e300
+METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> ExternalRun:
+    """The reply of one run; `reserved`: names no metric may take (the kernel's parameters, and
+    the sample's own fields, which are always reserved)."""
+    reserved = {*sample.COLUMNS, *reserved}
     shown = stdout[:200].decode(errors="replace")
     lines = [line for line in stdout.decode(errors="replace").splitlines() if line.strip()]
     if len(lines) != 1:
@@ -358,20 +411,32 @@ def _parse_reply(name: str, stdout: bytes) -> ExternalRun:
 
     def integer(key: str, low: int) -> int:
         value = reply.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ProtocolError(f"{name}: '{key}' must be an integer >= {low}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_INTEGER:
+            raise ProtocolError(printable(f"{name}: '{key}' must be an integer from {low} to "
+                                          f"{MAX_INTEGER}, got {value!r}"[:300]))
         return value
 
+    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics"}
+    if unknown:
+        raise ProtocolError(printable(f"{name}: unknown keys in its reply: {', '.join(sorted(unknown))}"[:300]))
     elapsed = integer("elapsed_ns", 1)
     messages = integer("messages", 0)
     answer = reply.get("answer")
     if not isinstance(answer, str):
-        raise ProtocolError(f"{name}: 'answer' must be a string, got {answer!r}")
+        raise ProtocolError(printable(f"{name}: 'answer' must be a string, got {answer!r}"[:300]))
+    if len(answer) > MAX_ANSWER:
+        raise ProtocolError(f"{name}: 'answer' is {len(answer)} characters long; at most {MAX_ANSWER}")
     metrics = reply.get("metrics", {})
-    if not isinstance(metrics, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()):
-        raise ProtocolError(f"{name}: 'metrics' must be an object of numbers, got {metrics!r}")
-    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics"}
-    if unknown:
-        raise ProtocolError(f"{name}: unknown keys in its reply: {', '.join(sorted(unknown))}")
-    return ExternalRun(elapsed, messages, answer, {str(k): float(v) for k, v in metrics.items()})
+    if not isinstance(metrics, dict) or len(metrics) > MAX_METRICS:
+        raise ProtocolError(printable(f"{name}: 'metrics' must be an object of at most {MAX_METRICS} "
+                                      f"numbers, got {metrics!r}"[:300]))
+    for key, value in metrics.items():
+        if not METRIC_NAME.fullmatch(key) or key in reserved:
+            raise ProtocolError(printable(
+                f"{name}: metric name {key!r} is not allowed (lower-case letters, digits and _, "
+                f"at most 64, and none of labctl's columns or the kernel's parameters)"[:300]))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or abs(value) > MAX_METRIC:
+            raise ProtocolError(printable(f"{name}: metric {key!r} must be a finite number of at "
+                                          f"most {MAX_METRIC:g} in size, got {value!r}"[:300]))
+    return ExternalRun(elapsed, messages, answer, {k: float(v) for k, v in metrics.items()})

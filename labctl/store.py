@@ -100,7 +100,13 @@ MIGRATIONS = {
 
 
 class StoreError(Exception):
-    """The file cannot be used as a store: says why, and the file is left untouched."""
+    """The file cannot be used as a store: says why, and the file is left untouched. `code` is the
+    exit code: 2 for a file that is no store (or damaged, or an unknown run), 1 for a store the
+    system will not let labctl write (read-only, its folder missing or locked, a full disk)."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
 
 
 def failure_kind(error: sqlite3.Error) -> str:
@@ -217,10 +223,12 @@ class Store:
             # FULL: a committed sample survives a power cut, not just a crash.
             self.db.execute("PRAGMA synchronous = FULL")
         except sqlite3.DatabaseError as error:
-            if not exists and failure_kind(error) == "cantopen":
+            kind = failure_kind(error)
+            code = 1 if kind in ("cantopen", "readonly", "full", "read", "busy") else 2
+            if not exists and kind == "cantopen":
                 raise StoreError(f"{self.path}: cannot create a store there ({error}): is its "
-                                 "folder there and writable?") from None
-            raise StoreError(f"{self.path}: {explain(error, self.path)}") from None
+                                 "folder there and writable?", code) from None
+            raise StoreError(f"{self.path}: {explain(error, self.path)}", code) from None
 
     def close(self) -> None:
         self.db.close()
@@ -253,7 +261,7 @@ class Store:
             with open(self.path, "rb") as f:
                 header = f.read(16)
         except OSError as error:
-            raise StoreError(f"{self.path}: cannot read it: {error.strerror or error}") from None
+            raise StoreError(f"{self.path}: cannot read it: {error.strerror or error}", 1) from None
         if header != b"SQLite format 3\x00":
             raise StoreError(f"{self.path}: not a labctl store (not an SQLite database); "
                              "refusing to touch it")
@@ -280,7 +288,8 @@ class Store:
             if failure_kind(error) == "other":  # a file SQLite can read, but not as it should
                 raise StoreError(f"{self.path}: a damaged SQLite file ({error}); refusing to "
                                  "touch it") from None
-            raise StoreError(f"{self.path}: {explain(error, self.path)}") from None
+            raise StoreError(f"{self.path}: {explain(error, self.path)}",
+                             1 if failure_kind(error) != "damaged" else 2) from None
         if rows.get("application") != APPLICATION:
             raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
                              "refusing to touch it")

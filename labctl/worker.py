@@ -103,7 +103,8 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
 def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> dict:
     """One run of an external program, verified as our kernels verify themselves."""
     expected = _native.expect(kernel, params)
-    run = runtimes.run_external(runtime, kernel, params)
+    run = runtimes.run_external(runtime, kernel, params,
+                                reserved=[p.name for p in kernels.get(kernel).params])
     if run.answer != expected["answer"]:
         raise _native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "
                                         f"expected '{expected['answer']}'")

@@ -162,7 +162,7 @@ def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
 @pytest.mark.parametrize("figures, words", [
     ('[ { dispatcher = "one_thred", value = 1 } ]', ["reference[0].figures[0].dispatcher: 'one_thred' is not one_thread | "]),
     ('[ { leafs = 3, value = 1 } ]', ["reference[0].figures[0].leafs: unknown parameter of skynet"]),
-    ('[ { leaves = "many", value = 1 } ]', ["reference[0].figures[0].leaves: 'many' is not 1..100000000"]),
+    ('[ { leaves = "many", value = 1 } ]', ["reference[0].figures[0].leaves: must be an integer (1..100000000), got 'many'"]),
     ('[ { dispatcher = "one_thread", value = 0 } ]', ["reference[0].figures[0].value: Input should be greater than 0"]),
     ('[ { dispatcher = "one_thread" } ]', ["reference[0].figures[0].value: missing (required)"]),
     ('[ { peer = "Go", threads = 2, value = 1 } ]', ["reference[0].figures[0]: a peer's figure names no parameters of ours (got threads)"]),

@@ -47,6 +47,17 @@ PEER = textwrap.dedent('''
         sys.exit(3)
     elif mode == "crash":
         os.kill(os.getpid(), 9)
+    elif mode == "huge":
+        reply["elapsed_ns"] = 2**64
+    elif mode == "collide":
+        reply["metrics"] = {"elapsed_ns": 1.0}
+    elif mode == "param_metric":
+        reply["metrics"] = {"dispatcher": 1.0}
+    elif mode == "nan_metric":
+        reply["metrics"] = {"setup_ns": float("nan")}
+    elif mode == "escapes":
+        print("\x1b[2J\x1b[31mred\u202eevil", file=sys.stderr)
+        sys.exit(4)
     print(json.dumps(reply))
 ''')
 
@@ -111,6 +122,13 @@ def test_a_well_behaved_program_is_measured_and_verified(peers):
     ("no_answer", "protocol", "'answer' must be a string, got None"),
     ("fail", "failure", "exited with status 3: cannot run today"),
     ("crash", "crash", "killed by SIGKILL"),
+    # What the store and the analysis cannot take is refused as the protocol's, never stored:
+    ("huge", "protocol", "'elapsed_ns' must be an integer from 1 to 9223372036854775807"),
+    ("collide", "protocol", "metric name 'elapsed_ns' is not allowed"),
+    ("param_metric", "protocol", "metric name 'dispatcher' is not allowed"),
+    ("nan_metric", "protocol", "metric 'setup_ns' must be a finite number"),
+    # Its stderr reaches the store and the screen escaped: no terminal control from a peer.
+    ("escapes", "failure", "exited with status 4: \\x1b[2J\\x1b[31mred\\u202eevil"),
 ])
 def test_a_program_that_breaks_its_word_fails_its_point_saying_how(peers, mode, kind, message):
     root, reload = peers
@@ -331,3 +349,48 @@ def test_every_runtime_and_allocator_expected_here_can_run():
         why = runtimes.allocator_missing(name) if name in runtimes.ALLOCATORS else \
             runtimes.runtimes()[name].missing if name in runtimes.runtimes() else "unknown"
         assert not why, f"{name}: {why}"
+
+
+def test_a_sweep_goes_on_past_a_peer_whose_reply_the_store_cannot_take(peers, tmp_path):
+    root, reload = peers
+    write_peer(root, "huge", "huge")
+    reload()
+    path = tmp_path / "e.toml"
+    path.write_text('name = "e"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "counting_actor"\n'
+                    'params = { messages = 100 }\naxes = { runtime = ["huge", "labctl"] }\n')
+    db = tmp_path / "r.db"
+    result = CliRunner().invoke(cli.main, ["sweep", str(path), "--db", str(db)])
+    assert result.exit_code == 1
+    with Store(db) as store:
+        points = {p.params["runtime"]: p for p in store.points(1)}
+    assert points["huge"].status == "failed" and points["huge"].failure_kind == "protocol"
+    assert points["labctl"].status == "done"
+
+
+@pytest.mark.parametrize("field, value, why", [
+    ("command", '["{build}/peer", "{nope}"]', "names {nope}; a word may name only {folder}, {build}, {cache}"),
+    ("command", '["peer", "{build"]', "write {{ and }} for a brace"),
+    ("build", '["make", "{0}"]', "names {0}"),
+])
+def test_a_peer_whose_command_names_an_unknown_place_is_listed_unavailable(peers, field, value, why):
+    root, reload = peers
+    write_peer(root, "braces", "honest", **{field: value})
+    reload()
+    runtime = runtimes.runtimes()["braces"]
+    assert "not a valid peer manifest" in runtime.missing and why in runtime.missing
+
+
+def test_a_peer_manifest_that_is_not_utf8_is_listed_unavailable(peers, labctl):
+    root, reload = peers
+    folder = write_peer(root, "latin", "honest")
+    (folder / "peer.toml").write_bytes((folder / "peer.toml").read_bytes() + b"# caf\xe9\n")
+    broken = root / "broken"
+    broken.mkdir()
+    (broken / "peer.toml").write_text("name = 3\n")
+    reload()
+    assert "not UTF-8" in runtimes.runtimes()["latin"].missing
+    listed = labctl("kernels", env={runtimes.PEERS_ENV: str(root)})
+    text = " ".join(listed.stdout.split())
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    for name in ("latin", "broken"):  # listed, unavailable, saying why
+        assert f"{name} peer in {root / name}; unavailable: " in text
