@@ -24,6 +24,7 @@ from rich.table import Table
 
 from labctl import __version__, experiment, files, kernels, runner, runtimes, stats, studies, sysinfo
 from labctl.text import printable
+from labctl.sample import Sample
 from labctl.store import Store, StoreError, explain, failure_kind
 
 EXIT_USAGE = 2  # bad input: unknown kernel or parameter, bad value
@@ -257,11 +258,11 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
     elapsed: list[float] = []
     try:
         for sample in runner.run_point(point):
-            if sample["warmup"]:
+            if sample.warmup:
                 continue
-            elapsed.append(sample["elapsed_ns"])
+            elapsed.append(sample.elapsed_ns)
             if as_json:
-                click.echo(json.dumps(sample))
+                click.echo(json.dumps(sample.to_json()))
             else:
                 stdout.print(_sample_line(sample, repeat))
     except runner.PointFailed as error:
@@ -275,16 +276,16 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
                      f"max {duration(s.maximum)}, {s.count} runs)")
 
 
-def _sample_line(sample: dict, repeat: int) -> str:
+def _sample_line(sample: Sample, repeat: int) -> str:
     figures = [
-        f"run {sample['index'] + 1}/{repeat}",
-        f"{stats.format_duration(sample['elapsed_ns']):>9}",
-        f"{stats.throughput(sample['messages_processed'], sample['elapsed_ns']) / 1e6:7.2f} M msgs/s",
+        f"run {sample.index + 1}/{repeat}",
+        f"{stats.format_duration(sample.elapsed_ns):>9}",
+        f"{stats.throughput(sample.messages_processed, sample.elapsed_ns) / 1e6:7.2f} M msgs/s",
     ]
-    for name, value in sample["metrics"].items():
+    for name, value in sample.metrics.items():
         figures.append(f"{name.removesuffix('_ns')} {stats.format_duration(value)}"
                        if name.endswith("_ns") else f"{name} {kernels.show(round(value, 2))}")
-    return "  " + "  ".join(figures) + f"  [green]ok[/green] {sample['answer']}"
+    return "  " + "  ".join(figures) + f"  [green]ok[/green] {_safe(sample.answer)}"
 
 
 # -- experiments and sweeps ------------------------------------------------------------------

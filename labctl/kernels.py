@@ -212,14 +212,11 @@ def configuration(name: str) -> set[str]:
 
 def work(name: str, params: Mapping[str, object]) -> float:
     """About how many messages a run of the kernel with these resolved parameters processes (its
-    size, from the parameters alone); 0 when it cannot say or runs for a fixed time."""
-    ours = {p["name"] for p in _schema(name)}
+    size, from the parameters alone); 0 when it cannot say or runs for a fixed time. Raises
+    ParamError."""
+    ours = {p.name for p in get(name).params if p.name not in (RUNTIME, ALLOCATOR)
+            and (not p.runtimes or runtimes.OURS in p.runtimes)}
     return _native.work(name, {k: v for k, v in params.items() if k in ours})
-
-
-@cache
-def _schema(name: str) -> list[dict]:
-    return next(k["params"] for k in _native.kernels() if k["name"] == name)
 
 
 def show(value: object) -> str:

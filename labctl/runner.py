@@ -22,6 +22,7 @@ from typing import Protocol
 
 from labctl import kernels, runtimes, stats
 from labctl.experiment import PlannedPoint
+from labctl.sample import Sample
 from labctl.store import Store
 from labctl.text import printable
 
@@ -53,7 +54,7 @@ class PointFailed(Exception):
 @dataclass(frozen=True)
 class SampleEvent:
     point: Point
-    sample: dict  # as the worker reports it; sample["index"] counts the point's measured runs
+    sample: Sample  # as the worker reports it; its index counts the point's measured runs
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class LocalBackend:
         for point in points:
             try:
                 for sample in run_point(point):
-                    if not sample["warmup"]:
+                    if not sample.warmup:
                         yield SampleEvent(point, sample)
             except PointFailed as failure:
                 yield FailureEvent(point, failure.kind, str(failure))
@@ -104,7 +105,7 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def run_point(point: Point) -> Iterator[dict]:
+def run_point(point: Point) -> Iterator[Sample]:
     """Runs `point` in a fresh worker process and yields its samples (warmups flagged) as they
     arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout;
     the worker never survives the generator."""
@@ -164,7 +165,7 @@ def run_point(point: Point) -> Iterator[dict]:
             if not isinstance(message, dict):
                 continue
             if "sample" in message:
-                yield message["sample"]
+                yield Sample.from_json(message["sample"])
             elif "error" in message:
                 error = message["error"]
         returncode = process.wait(timeout=max(1.0, deadline - time.monotonic()))
@@ -249,7 +250,7 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
         for event in events:
             point_id, first_repeat = event.point.tag
             if isinstance(event, SampleEvent):
-                store.add_sample(point_id, first_repeat + event.sample["index"], event.sample)
+                store.add_sample(point_id, first_repeat + event.sample.index, event.sample)
                 result.samples += 1
                 if progress:
                     progress.sample(event.point)
@@ -324,7 +325,10 @@ def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Esti
             result.known += 1
             result.seconds += WORKER_START_S + runs * stats.summarize(previous).median / 1e9
             continue
-        size = kernels.work(point.kernel, point.params) if point.kernel in kernels.catalogue() else 0.0
+        try:
+            size = kernels.work(point.kernel, point.params)
+        except kernels.ParamError:  # a kernel of a stored run that is not this build's
+            size = 0.0
         if not size and point.params.get("duration_s"):
             result.known += 1
             result.seconds += WORKER_START_S + runs * float(point.params["duration_s"])

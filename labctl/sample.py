@@ -1,10 +1,63 @@
-"""What a sample is: the fields every sample of every kernel has, on every runtime, as the worker
-reports them, the store keeps them and labctl.results gives them as columns. Metric names a
-kernel or an external program reports may not be any of these names."""
+"""What a sample is, in one place: the fields every sample of every kernel has, on every runtime,
+as the worker reports them (Sample), the store keeps them (STORED: a column each) and
+labctl.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
+migration of the store. Metric names a kernel or an external program reports may not be any of
+the column names."""
 
 from __future__ import annotations
 
-# The columns labctl.results gives every sample, before the parameters and metrics of its kernel.
+from dataclasses import asdict, dataclass, field, fields
+
+
+@dataclass
+class Sample:
+    """One run of a point, as the worker reports it (one JSON object per line)."""
+
+    kernel: str
+    params: dict  # resolved, as the point has them
+    index: int  # counts the point's measured runs from 0 (and its warm-ups, separately)
+    warmup: bool  # a warm-up run: reported, never stored
+    elapsed_ns: int  # the measured phase, timed inside the kernel
+    messages_processed: int
+    answer: str
+    expected: str
+    verified: bool
+    metrics: dict[str, float] = field(default_factory=dict)  # the kernel's own figures
+    thread_cpu_ns: list[int] = field(default_factory=list)  # per runtime thread, over the phase
+    pid: int | None = None  # of the worker (or of the external program)
+    peak_rss_kb: int | None = None
+    voluntary_switches: int | None = None
+    involuntary_switches: int | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Sample:
+        names = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in data.items() if name in names})
+
+
+# The fields the store keeps, in its samples table's column order, with their SQL types; a dict
+# or a list is kept as JSON. (The point, the repeat and the time it was recorded come first and
+# last: see labctl.store.)
+STORED: tuple[tuple[str, str], ...] = (
+    ("elapsed_ns", "INTEGER NOT NULL"),
+    ("messages_processed", "INTEGER NOT NULL"),
+    ("answer", "TEXT NOT NULL"),
+    ("expected", "TEXT NOT NULL"),
+    ("metrics", "TEXT NOT NULL"),  # JSON
+    ("thread_cpu_ns", "TEXT NOT NULL"),  # JSON list
+    ("peak_rss_kb", "INTEGER"),
+    ("voluntary_switches", "INTEGER"),
+    ("involuntary_switches", "INTEGER"),
+    ("pid", "INTEGER"),
+)
+JSON_FIELDS = ("metrics", "thread_cpu_ns")
+
+# The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
+# where it comes from, what was stored (the kernel's metrics get columns of their own), and what
+# is derived from it (msgs_per_s, verified, cpu_ns).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",

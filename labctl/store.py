@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from labctl import sample
 from labctl.experiment import Plan, PlannedPoint
 
 SCHEMA_VERSION = 2
@@ -74,22 +75,13 @@ CREATE TABLE samples (
     id INTEGER PRIMARY KEY,
     point_id INTEGER NOT NULL REFERENCES points(id),
     repeat INTEGER NOT NULL,
-    elapsed_ns INTEGER NOT NULL,
-    messages_processed INTEGER NOT NULL,
-    answer TEXT NOT NULL,
-    expected TEXT NOT NULL,
-    metrics TEXT NOT NULL,                  -- JSON
-    thread_cpu_ns TEXT NOT NULL,            -- JSON list
-    peak_rss_kb INTEGER,
-    voluntary_switches INTEGER,
-    involuntary_switches INTEGER,
-    pid INTEGER,
+{sample_columns}
     recorded_at TEXT NOT NULL,
     UNIQUE (point_id, repeat)
 );
 CREATE INDEX samples_point ON samples (point_id);
 CREATE INDEX points_run ON points (run_id);
-"""
+""".replace("{sample_columns}", "\n".join(f"    {name} {kind}," for name, kind in sample.STORED))
 
 
 # What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
@@ -382,18 +374,15 @@ class Store:
             self.db.execute("UPDATE runs SET status = 'running', pid = ?, host = ?, finished_at = NULL"
                             " WHERE id = ?", (os.getpid(), socket.gethostname(), run_id))
 
-    def add_sample(self, point_id: int, repeat: int, sample: dict) -> None:
+    def add_sample(self, point_id: int, repeat: int, measured: sample.Sample) -> None:
         """One sample, in its own transaction: committed (and synced) when this returns."""
+        names = [name for name, _ in sample.STORED]
+        values = [getattr(measured, name) for name in names]
+        values = [json.dumps(v, sort_keys=True) if n in sample.JSON_FIELDS else v for n, v in zip(names, values)]
         with self._transaction():
             self.db.execute(
-                "INSERT INTO samples (point_id, repeat, elapsed_ns, messages_processed, answer, expected,"
-                " metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, involuntary_switches,"
-                " pid, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (point_id, repeat, sample["elapsed_ns"], sample["messages_processed"], sample["answer"],
-                 sample["expected"], json.dumps(sample["metrics"], sort_keys=True),
-                 json.dumps(sample["thread_cpu_ns"]), sample.get("peak_rss_kb"),
-                 sample.get("voluntary_switches"), sample.get("involuntary_switches"),
-                 sample.get("pid"), now()))
+                f"INSERT INTO samples (point_id, repeat, {', '.join(names)}, recorded_at)"
+                f" VALUES (?, ?, {', '.join('?' for _ in names)}, ?)", (point_id, repeat, *values, now()))
 
     def finish_point(self, point_id: int) -> None:
         with self._transaction():
@@ -466,26 +455,27 @@ class Store:
                      status, kind, failure, done, rlimit_mb) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
-        """Every sample (of one run, or all), with its run and point."""
+        """Every sample (of one run, or all), with its run and point: the fields of
+        sample.STORED, and run, run_name, point, position, point_key, kernel, params, repeat and
+        recorded_at."""
+        names = [name for name, _ in sample.STORED]
         query = (
-            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat,"
-            " s.elapsed_ns, s.messages_processed, s.answer, s.expected, s.metrics, s.thread_cpu_ns,"
-            " s.peak_rss_kb, s.voluntary_switches, s.involuntary_switches, s.recorded_at"
-            " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
+            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat, s.recorded_at, "
+            + ", ".join(f"s.{name}" for name in names)
+            + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
         args: tuple = ()
         if run_id is not None:
             query += " WHERE r.id = ?"
             args = (run_id,)
         query += " ORDER BY r.id, p.position, s.repeat"
         columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "repeat",
-                   "elapsed_ns", "messages_processed", "answer", "expected", "metrics", "thread_cpu_ns",
-                   "peak_rss_kb", "voluntary_switches", "involuntary_switches", "recorded_at")
+                   "recorded_at", *names)
         result = []
         for row in self.db.execute(query, args):
-            sample = dict(zip(columns, row))
-            for name in ("params", "metrics", "thread_cpu_ns"):
-                sample[name] = json.loads(sample[name])
-            result.append(sample)
+            found = dict(zip(columns, row))
+            for name in ("params", *sample.JSON_FIELDS):
+                found[name] = json.loads(found[name])
+            result.append(found)
         return result
 
     def previous_elapsed(self, key: str) -> list[int]:

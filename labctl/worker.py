@@ -23,6 +23,7 @@ import sys
 import traceback
 
 from labctl import _native, kernels, runtimes
+from labctl.sample import Sample
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang")
 EXIT_PARAM = 2
@@ -79,28 +80,31 @@ def run(request: dict) -> None:
     warmup = int(request.get("warmup", 0))
     for index in range(warmup + int(request.get("repeat", 1))):
         if runtime.kind == "external":
-            result = _external_sample(runtime, kernel, own)
+            measured = _external_sample(runtime, kernel, own)
         else:
-            result = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none")
-        result.update(kernel=kernel, params=params, index=index - warmup if index >= warmup else index,
-                      warmup=index < warmup)
-        _reply({"sample": result})
+            measured = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none")
+        measured.kernel, measured.params = kernel, params
+        measured.index = index - warmup if index >= warmup else index
+        measured.warmup = index < warmup
+        _reply({"sample": measured.to_json()})
         if fault == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> dict:
+def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> Sample:
     name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
     before = resource.getrusage(resource.RUSAGE_SELF)
     result = _native.run(name, params, fault)
     after = resource.getrusage(resource.RUSAGE_SELF)
-    result.update(pid=os.getpid(), peak_rss_kb=after.ru_maxrss,
-                  voluntary_switches=after.ru_nvcsw - before.ru_nvcsw,
+    return Sample(kernel=kernel, params=params, index=0, warmup=False,
+                  elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
+                  answer=result["answer"], expected=result["expected"], verified=result["verified"],
+                  metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=os.getpid(),
+                  peak_rss_kb=after.ru_maxrss, voluntary_switches=after.ru_nvcsw - before.ru_nvcsw,
                   involuntary_switches=after.ru_nivcsw - before.ru_nivcsw)
-    return result
 
 
-def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> dict:
+def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sample:
     """One run of an external program, verified as our kernels verify themselves."""
     expected = _native.expect(kernel, params)
     run = runtimes.run_external(runtime, kernel, params,
@@ -111,11 +115,12 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> di
     if run.messages != expected["messages"]:
         raise _native.VerificationError(f"{runtime.name}: {kernel}: reported {run.messages} messages, "
                                         f"expected {expected['messages']}")
-    return {"elapsed_ns": run.elapsed_ns, "messages_processed": run.messages, "answer": run.answer,
-            "expected": expected["answer"], "verified": True, "metrics": run.metrics,
-            "thread_cpu_ns": [run.cpu_ns],  # the whole process: its threads are not ours to see
-            "pid": run.pid, "peak_rss_kb": run.peak_rss_kb, "voluntary_switches": run.voluntary_switches,
-            "involuntary_switches": run.involuntary_switches}
+    return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
+                  messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
+                  verified=True, metrics=run.metrics,
+                  thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
+                  pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
+                  involuntary_switches=run.involuntary_switches)
 
 
 def main() -> int:

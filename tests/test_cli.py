@@ -151,7 +151,7 @@ def test_the_worker_is_gone_after_a_timeout():
 
 def test_a_point_runs_in_another_process():
     samples = list(runner.run_point(runner.Point("ping_pong", {"messages": 200}, repeat=2)))
-    assert len(samples) == 2 and all(s["pid"] != os.getpid() for s in samples)
+    assert len(samples) == 2 and all(s.pid != os.getpid() for s in samples)
 
 
 def test_no_kernel_parameter_shadows_an_option_of_run():

@@ -105,13 +105,13 @@ def test_a_well_behaved_program_is_measured_and_verified(peers):
     assert kernels.get("counting_actor").runtimes[:1] == ("labctl",)
     assert "honest" in kernels.get("counting_actor").runtimes
     samples = list(runner.run_point(point("honest", 1000)))
-    assert [s["index"] for s in samples] == [0, 1]
+    assert [s.index for s in samples] == [0, 1]
     for sample in samples:
-        assert sample["verified"] and sample["answer"] == sample["expected"] == "received=1000 sum=500500"
-        assert sample["elapsed_ns"] == 10**9 + 1000 and sample["messages_processed"] == 1000
-        assert sample["metrics"] == {"setup_ns": 12.5}
-        assert sample["params"] == {"runtime": "honest", "messages": 1000}
-        assert sample["pid"] > 0 and sample["peak_rss_kb"] > 0
+        assert sample.verified and sample.answer == sample.expected == "received=1000 sum=500500"
+        assert sample.elapsed_ns == 10**9 + 1000 and sample.messages_processed == 1000
+        assert sample.metrics == {"setup_ns": 12.5}
+        assert sample.params == {"runtime": "honest", "messages": 1000}
+        assert sample.pid > 0 and sample.peak_rss_kb > 0
 
 
 @pytest.mark.parametrize("mode, kind, message", [
@@ -170,10 +170,10 @@ def test_a_peer_is_built_once_at_first_use_into_the_cache(peers, tmp_path):
     (folder / "peer.toml").write_text(toml)
     reload()
     for _ in range(2):
-        assert all(s["verified"] for s in runner.run_point(point("built")))
+        assert all(s.verified for s in runner.run_point(point("built")))
     assert (tmp_path / "cache" / "builds.log").read_text() == "built\n"
     (folder / "peer.py").write_text(PEER + "\n# changed\n")  # a change to the folder: built again
-    assert all(s["verified"] for s in runner.run_point(point("built", repeat=1)))
+    assert all(s.verified for s in runner.run_point(point("built", repeat=1)))
     assert (tmp_path / "cache" / "builds.log").read_text() == "built\nbuilt\n"
 
 
@@ -293,7 +293,7 @@ def test_an_allocator_is_preloaded_into_the_worker(allocator):
     point = runner.Point("skynet", {k: v for k, v in params.items() if v is not None})
     # The worker checks its own memory map: the sample exists only if the library is loaded.
     [sample] = list(runner.run_point(point))
-    assert sample["verified"] and sample["params"]["allocator"] == allocator
+    assert sample.verified and sample.params["allocator"] == allocator
 
 
 def test_a_missing_allocator_skips_its_points(monkeypatch, tmp_path):
@@ -329,8 +329,8 @@ def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, p
     [sample] = list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
     ours = list(runner.run_point(runner.Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
                                                         if v is not None})))[0]
-    assert sample["verified"] and sample["answer"] == ours["answer"]
-    assert sample["messages_processed"] == ours["messages_processed"]
+    assert sample.verified and sample.answer == ours.answer
+    assert sample.messages_processed == ours.messages_processed
 
 
 def test_the_shipped_peers_are_valid():

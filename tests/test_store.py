@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from labctl import experiment
+from labctl.sample import Sample
 from labctl.store import SCHEMA_VERSION, Store, StoreError
 
 PLAN_TEXT = 'name = "t"\norder = "grid"\n[[grid]]\nkernel = "skynet"\naxes = { branching = [2, 3] }\n'
@@ -21,9 +22,10 @@ def make_run(store: Store) -> int:
                             {"load_average": [0, 0, 0]}, [])
 
 
-SAMPLE = {"elapsed_ns": 1000, "messages_processed": 10, "answer": "a", "expected": "a", "metrics": {"m": 1.0},
-          "thread_cpu_ns": [5, 6], "peak_rss_kb": 100, "voluntary_switches": 1,
-          "involuntary_switches": 2, "pid": 1}
+SAMPLE = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=1000,
+                messages_processed=10, answer="a", expected="a", verified=True, metrics={"m": 1.0},
+                thread_cpu_ns=[5, 6], peak_rss_kb=100, voluntary_switches=1, involuntary_switches=2,
+                pid=1)
 
 
 def test_a_new_store_has_the_schema_and_its_version(tmp_path):

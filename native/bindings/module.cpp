@@ -172,7 +172,8 @@ PYBIND11_MODULE(_native, m) {
 
     m.def("work", [](const std::string& name, const py::dict& values) {
         const k::Kernel& kernel = k::find_kernel(name);
-        return k::work(kernel, resolve(kernel, values));
+        // Not scoped by dispatcher: another runtime's point has our sizes with its own threads.
+        return k::work(kernel, resolve(kernel, values, k::Scope::none));
     }, py::arg("kernel"), py::arg("params"),
        "About how many messages a run with these parameters processes (0 if the kernel cannot "
        "say, or runs for duration_s): for time estimates. Raises ParamError.");
