@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import __version__, experiment, files, kernels, runner, runtimes, stats, studies, sysinfo
+from labctl import __version__, experiment, files, kernels, runner, runtimes, stats, studies, sysinfo, text
 from labctl.text import printable
 from labctl.sample import Sample
 from labctl.store import Store, StoreError, explain, failure_kind
@@ -271,7 +271,7 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
         fail("interrupted", EXIT_INTERRUPTED)
     if not as_json and len(elapsed) > 1:
         s = stats.summarize(elapsed)
-        duration = stats.format_duration
+        duration = text.format_duration
         stdout.print(f"  median {duration(s.median)}  (min {duration(s.minimum)}, "
                      f"max {duration(s.maximum)}, {s.count} runs)")
 
@@ -279,11 +279,11 @@ def run_command(ctx: click.Context, kernel: str, repeat: int, warmup: int, timeo
 def _sample_line(sample: Sample, repeat: int) -> str:
     figures = [
         f"run {sample.index + 1}/{repeat}",
-        f"{stats.format_duration(sample.elapsed_ns):>9}",
+        f"{text.format_duration(sample.elapsed_ns):>9}",
         f"{stats.throughput(sample.messages_processed, sample.elapsed_ns) / 1e6:7.2f} M msgs/s",
     ]
     for name, value in sample.metrics.items():
-        figures.append(f"{name.removesuffix('_ns')} {stats.format_duration(value)}"
+        figures.append(f"{name.removesuffix('_ns')} {text.format_duration(value)}"
                        if name.endswith("_ns") else f"{name} {kernels.show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {_safe(sample.answer)}"
 
@@ -364,7 +364,7 @@ def experiments_command(db: str) -> None:
             cited = "; ".join(f"{s.title} ({s.author}, {s.year})" for s in plan.studies) or "-"
             guess = runner.estimate(plan.points, store)
             table.add_row(_safe(name), _safe(cited), str(len(plan.points)),
-                          ("~" if guess.is_guess else "") + runner.format_seconds(guess.seconds))
+                          ("~" if guess.is_guess else "") + text.format_seconds(guess.seconds))
     finally:
         if store:
             store.close()
@@ -564,7 +564,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     progress.stop()
     row = store.run(run_id)
     store.close()
-    stdout.print(f"run {run_id} finished in {runner.format_seconds(time.monotonic() - started)}: "
+    stdout.print(f"run {run_id} finished in {text.format_seconds(time.monotonic() - started)}: "
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. "
@@ -670,7 +670,7 @@ def show_command(run: str, db: str) -> None:
         elapsed = stats.summarize([s["elapsed_ns"] for s in by_point[p.id]])
         rate = stats.summarize([stats.throughput(s["messages_processed"], s["elapsed_ns"]) for s in by_point[p.id]])
         columns["n"].append(str(elapsed.count))
-        duration = stats.format_duration
+        duration = text.format_duration
         columns["median"].append(duration(elapsed.median))
         columns["95% CI"].append(f"{duration(elapsed.ci_low)}..{duration(elapsed.ci_high)}"
                                  if elapsed.ci_low is not None else "(n<3)")

@@ -15,13 +15,14 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from labctl import kernels, results, stats
+from labctl import analysis, results, stats, text
+from labctl.schema import Catalogue, Kernel
 from labctl.store import Store
 
 ALPHA = 0.05
@@ -155,8 +156,7 @@ def load(db: str | Path, run: int | str) -> Side:
         run_id = store.resolve_run(run)
     runs = results.runs(db)
     row = runs[runs["run"] == run_id].iloc[0]
-    info = Run(int(run_id), row["name"], row["started_at"],
-               f"{row['cpu_model']} x{row['logical_cpus']}, {row['hostname']}",
+    info = Run(int(run_id), row["name"], row["started_at"], text.machine_short(row.to_dict()),
                row["git_describe"], str(db))
     return Side(info, results.load(db, run_id), results.points(db, run_id))
 
@@ -189,6 +189,7 @@ class Comparison:
     # failed, or of a kernel without that metric.
     unmeasured: list[tuple[str, dict, str]]
     same_machine: bool
+    catalogue: Catalogue = field(default_factory=Catalogue)  # both runs' kernels, as stored
 
     @property
     def lower_is_better(self) -> bool:
@@ -231,7 +232,7 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
               if key not in points_a]
     same_machine = a.run.machine == b.run.machine
     return Comparison(a.run, b.run, metric, tuple(ignore), min_change, alpha, rows, only_a,
-                      only_b, unmeasured, same_machine)
+                      only_b, unmeasured, same_machine, _catalogue(a, b))
 
 
 def metrics(side: Side) -> list[str]:
@@ -250,10 +251,8 @@ def _check_metric(metric: str, a: Side, b: Side) -> None:
 
 def _check_ignored(ignore: Sequence[str], a: Side, b: Side) -> None:
     present = list(dict.fromkeys([*a.points["kernel"], *b.points["kernel"]]))
-    names: list[str] = []
-    for kernel in present:
-        spec = kernels.catalogue().get(kernel)
-        names += [p.name for p in spec.params] if spec else []
+    known = _catalogue(a, b)
+    names = [p.name for kernel in present for p in known.params(kernel)]
     names = list(dict.fromkeys(names + _param_columns(a.points) + _param_columns(b.points)))
     for name in ignore:
         if name not in names:
@@ -265,14 +264,19 @@ def _param_columns(points: pd.DataFrame) -> list[str]:
     return [c for c in points.columns if c not in results.POINT_COLUMNS]
 
 
+def _catalogue(a: Side, b: Side) -> Catalogue:
+    """Both runs' kernels, as each stored them (A's where both have one)."""
+    return results.catalogue_of(a.points).merged(results.catalogue_of(b.points))
+
+
 def _points(side: Side, ignore: Sequence[str]) -> dict[str, tuple[int, str, dict]]:
     """The points of a run by matching key: (point id, kernel, parameters). Two points on one
     key (they differ in ignored parameters only) are refused, naming both."""
     columns = _param_columns(side.points)
     found: dict[str, tuple[int, str, dict]] = {}
+    known = results.catalogue_of(side.points)
     for record in side.points.sort_values("position").to_dict("records"):
-        spec = kernels.catalogue().get(record["kernel"])
-        order = [p.name for p in spec.params if p.name in columns] if spec else columns
+        order = [p.name for p in known.params(record["kernel"]) if p.name in columns] or columns
         params = {name: _plain(record[name]) for name in order if not _missing(record[name])}
         matched = {name: value for name, value in params.items() if name not in ignore}
         key = json.dumps([record["kernel"], matched, record["env"], record["cpus"]],
@@ -315,7 +319,7 @@ def label(kernel: str, params: dict) -> str:
 
 
 def _params_text(params: dict) -> str:
-    return " ".join(f"{name}={kernels.show(value)}" for name, value in params.items())
+    return " ".join(f"{name}={text.show(value)}" for name, value in params.items())
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -325,14 +329,11 @@ def markdown(c: Comparison) -> str:
     """The comparison as markdown: the runs, a table per kernel (a row per point, a column per
     parameter that varies), the geometric mean, and what was not compared."""
     direction = "lower is better" if c.lower_is_better else "higher is better"
-    out = [f"## Run {c.b.id} (B) against run {c.a.id} (A): {c.metric}, {direction}", "",
-           "| | run | name | started (UTC) | machine | git describe |",
-           "|---|---|---|---|---|---|"]
-    for side, run in (("A", c.a), ("B", c.b)):
-        ident = str(run.id) if c.a.db == c.b.db else f"{run.id} of {run.db}"
-        out.append(_cells([side, ident, run.name, run.started_at[:19].replace("T", " "),
-                           run.machine, run.git_describe or "-"]))
-    out.append("")
+    out = [f"## Run {c.b.id} (B) against run {c.a.id} (A): {c.metric}, {direction}", ""]
+    runs = [[side, str(run.id) if c.a.db == c.b.db else f"{run.id} of {run.db}", run.name,
+             run.started_at[:19].replace("T", " "), run.machine, run.git_describe or "-"]
+            for side, run in (("A", c.a), ("B", c.b))]
+    out += [text.markdown_table(["", "run", "name", "started (UTC)", "machine", "git describe"], runs), ""]
     if not c.same_machine:
         out += ["**Warning:** the runs come from different machines: a difference may be the "
                 "machine's, not the code's.", ""]
@@ -342,10 +343,10 @@ def markdown(c: Comparison) -> str:
     for title, points in ((f"Only in A (run {c.a.id}), not compared:", c.only_a),
                           (f"Only in B (run {c.b.id}), not compared:", c.only_b)):
         if points:
-            out += [title, "", *(f"- {_escape(label(k, p))}" for k, p in points), ""]
+            out += [title, "", *(f"- {text.cell(label(k, p))}" for k, p in points), ""]
     if c.unmeasured:
         out += [f"No {c.metric} samples on a side (failed, or not a metric of the kernel):", "",
-                *(f"- {_escape(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
+                *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
     notes = (f"B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U "
              f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}")
     if c.min_change:
@@ -357,25 +358,27 @@ def markdown(c: Comparison) -> str:
 
 
 def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
-    varying = kernels.varying(kernel, [row.params_a for row in rows] + [row.params_b for row in rows])
+    spec = c.catalogue.kernels.get(kernel) or Kernel(kernel, "", "", (), "", "", ())
+    varying = analysis.varying([row.params_a for row in rows] + [row.params_b for row in rows], spec,
+                               missing_varies=True)
     columns = [*varying, "n A/B", "median A", "median B", "B/A (95% CI)", "change", "p", "verdict"]
-    out = [f"### {kernel}", "", _cells(columns), "|" + "---|" * len(columns)]
+    cells = []
     for row in rows:
         d = row.difference
-        interval = (f" ({_number(d.ratio_low)}..{_number(d.ratio_high)})"
+        interval = (f" ({_ratio(d.ratio_low)}..{_ratio(d.ratio_high)})"
                     if d.ratio_low is not None else "")
-        out.append(_cells([*(_param_cell(row, name) for name in varying), f"{d.n_a}/{d.n_b}",
-                           _figure(c.metric, d.median_a), _figure(c.metric, d.median_b),
-                           _number(d.ratio) + interval,
-                           f"{d.change:+.1f}%" if math.isfinite(d.change) else "n/a",
-                           f"{d.p_value:.2g}" if d.p_value is not None else "-", d.text]))
+        cells.append([*(_param_cell(row, name) for name in varying), f"{d.n_a}/{d.n_b}",
+                      _figure(c.metric, d.median_a), _figure(c.metric, d.median_b),
+                      _ratio(d.ratio) + interval,
+                      f"{d.change:+.1f}%" if math.isfinite(d.change) else "n/a",
+                      f"{d.p_value:.2g}" if d.p_value is not None else "-", d.text])
     fixed = {name: value for name, value in rows[0].params_a.items() if name not in varying}
-    out += ["", f"fixed: {_escape(_params_text(fixed) or '-')}", ""]
-    return out
+    return [f"### {kernel}", "", text.markdown_table(columns, cells), "",
+            f"fixed: {text.cell(_params_text(fixed) or '-')}", ""]
 
 
 def _param_cell(row: Row, name: str) -> str:
-    a, b = (kernels.show(p[name]) if name in p else "-" for p in (row.params_a, row.params_b))
+    a, b = (text.show(p[name]) if name in p else "-" for p in (row.params_a, row.params_b))
     return a if a == b else f"{a} → {b}"
 
 
@@ -401,23 +404,14 @@ def _summary(c: Comparison) -> str:
 
 def _figure(metric: str, value: float) -> str:
     if stats.lower_is_better(metric):
-        return stats.format_duration(value)
+        return text.format_duration(value)
     if metric == "msgs_per_s":
         return f"{value / 1e6:.3g} M/s"
     return f"{value:.4g}"
 
 
-def _number(value: float) -> str:
+def _ratio(value: float) -> str:
     return f"{value:.3f}" if math.isfinite(value) else "n/a"
-
-
-def _cells(values: Iterable[str]) -> str:
-    return "| " + " | ".join(_escape(v) for v in values) + " |"
-
-
-def _escape(text: str) -> str:
-    """A pipe in a value would end the markdown cell."""
-    return str(text).replace("|", "\\|")
 
 
 def to_json(c: Comparison) -> dict:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from pydantic import ValidationError
 
 from labctl import _native, kernels, shipped, stats, studies
+from labctl.schema import Catalogue, Figure, Reference
 from labctl.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
@@ -157,35 +158,6 @@ class PlannedPoint:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Figure:
-    value: float
-    params: dict[str, object]  # our point's parameters; empty for a peer
-    peer: str | None = None  # a runtime of the study, not ours
-    name: str | None = None  # what the study calls it
-
-    @property
-    def label(self) -> str:
-        return self.peer or ", ".join(f"{name}={kernels.show(value)}" for name, value in self.params.items())
-
-
-@dataclass(frozen=True)
-class Reference:
-    """Published figures to set beside our medians (see ReferenceSpec)."""
-
-    title: str
-    source: str
-    hardware: str
-    kernel: str
-    metric: str
-    per: str | None
-    unit: str
-    lower_is_better: bool
-    where: dict[str, object]
-    note: str
-    figures: list[Figure]
-
-
 @dataclass
 class Plan:
     name: str
@@ -199,6 +171,13 @@ class Plan:
     scale: str = "default"
     references: list[Reference] = field(default_factory=list)
     studies: list[studies.Study] = field(default_factory=list)  # the publications it reproduces
+
+    @property
+    def catalogue(self) -> Catalogue:
+        """What its analysis needs besides the samples, kept with the run (labctl.schema)."""
+        used = dict.fromkeys(point.kernel for point in self.points)
+        return Catalogue({name: kernels.get(name) for name in used}, list(self.studies),
+                         list(self.references))
 
 
 # An experiment file is a few kilobytes of TOML; past this it is refused unread.

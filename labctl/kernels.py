@@ -9,87 +9,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 
 from labctl import _native, runtimes, studies
+from labctl.schema import ALLOCATOR, OURS, RUNTIME, Kernel, Param
+from labctl.text import show  # noqa: F401 - a kernel parameter's value in words
 
 ParamError = _native.ParamError
 VerificationError = _native.VerificationError
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: str  # integer, number, boolean, choice, text
-    default: object
-    help: str
-    minimum: float | None
-    maximum: float | None
-    choices: tuple[object, ...]
-    applies_to: tuple[str, ...]  # dispatchers it applies to (on our runtime); empty: all
-    runtimes: tuple[str, ...] = ()  # runtimes that take it; empty: all
-
-    def applies(self, runtime: str, dispatcher: object) -> bool:
-        """Whether it applies to a point on `runtime` with `dispatcher` (ours only)."""
-        if self.runtimes and runtime not in self.runtimes:
-            return False
-        return not (self.applies_to and runtime == runtimes.OURS and dispatcher not in self.applies_to)
-
-    def scope(self) -> str:
-        """Where it applies, in words: "runtime: labctl; dispatcher: thread_pool", or "all"."""
-        parts = [f"runtime: {', '.join(self.runtimes)}"] if self.runtimes else []
-        parts += [f"dispatcher on labctl: {', '.join(self.applies_to)}"] if self.applies_to else []
-        return "; ".join(parts) or "all"
-
-    def allowed(self) -> str:
-        """What values are allowed, in words."""
-        if self.choices:
-            return " | ".join(str(c) for c in self.choices)
-        if self.type == "boolean":
-            return "true | false"
-        low = _number(self.minimum) if self.minimum is not None else None
-        high = _number(self.maximum) if self.maximum is not None else None
-        if low is not None and high is not None:
-            return f"{low}..{high}"
-        if low is not None:
-            return f">= {low}"
-        return self.type
+# The parameters every kernel of ours takes to choose its threads (native/kernels/dispatcher_params.cpp).
+DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
 
 
-@dataclass(frozen=True)
-class Kernel:
-    name: str
-    summary: str
-    description: str
-    sources: tuple[tuple[str, str], ...]  # (study key, the part of it followed): labctl.studies
-    verifies: str
-    params: tuple[Param, ...]
-    runtimes: tuple[str, ...] = (runtimes.OURS,)  # the runtimes it runs on, ours first
-
-    def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
-
-    @property
-    def source(self) -> str:
-        """The studies it reproduces, in words: "Title (Author, Year), the part it follows"."""
-        known = studies.catalogue()
-        return "; ".join(f"{known[key].title} ({known[key].author}, {known[key].year}), {part}"
-                         for key, part in self.sources)
-
-
-RUNTIME = "runtime"
-ALLOCATOR = "allocator"
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _param(p: dict, **scope) -> Param:
+def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
     return Param(name=p["name"], type=p["type"], default=p["default"], help=p["help"],
                  minimum=p["minimum"], maximum=p["maximum"], choices=tuple(p["choices"]),
-                 applies_to=tuple(p["applies_to"]), **scope)
+                 applies_to=tuple(p["applies_to"]), runtimes=runtimes,
+                 configuration=p["name"] in DISPATCHER_PARAMS or bool(runtimes and OURS not in runtimes))
 
 
 @cache
@@ -108,7 +46,7 @@ def catalogue() -> dict[str, Kernel]:
         params = [Param(RUNTIME, "choice", runtimes.OURS,
                         "the runtime it runs on: labctl (ours), caf (built in) or an external "
                         "program (`labctl kernels` says which are available here)",
-                        None, None, tuple(r.name for r in on), ())]
+                        None, None, tuple(r.name for r in on), (), configuration=True)]
         params += [_param(p, runtimes=() if all(p["name"] in t for t in taken.values())
                           else tuple(r for r, t in taken.items() if p["name"] in t))
                    for p in k["params"]]
@@ -119,9 +57,13 @@ def catalogue() -> dict[str, Kernel]:
         params.append(Param(ALLOCATOR, "choice", "system",
                             "the worker's malloc, preloaded (LD_PRELOAD): system, jemalloc or tcmalloc",
                             None, None, tuple(runtimes.ALLOCATORS), (),
-                            tuple(r.name for r in on if r.kind == "native")))
+                            tuple(r.name for r in on if r.kind == "native"), configuration=True))
+        sources = tuple((c["study"], c["part"]) for c in k["sources"])
+        cited = studies.catalogue()
         kernels[name] = Kernel(name=name, summary=k["summary"], description=k["description"],
-                               sources=tuple((c["study"], c["part"]) for c in k["sources"]),
+                               sources=sources,
+                               source="; ".join(f"{cited[key].title} ({cited[key].author}, "
+                                                f"{cited[key].year}), {part}" for key, part in sources),
                                verifies=k["verifies"], params=tuple(params),
                                runtimes=tuple(r.name for r in on))
     return kernels
@@ -198,16 +140,10 @@ def missing(params: Mapping[str, object]) -> str:
     return runtimes.allocator_missing(params[ALLOCATOR]) if params.get(ALLOCATOR) else ""
 
 
-# The parameters every kernel of ours takes to choose its threads (native/kernels/dispatcher_params.cpp).
-DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
-
-
 def configuration(name: str) -> set[str]:
-    """The parameters that say how a kernel runs rather than what it does: the dispatcher's, the
-    runtime and the allocator, and another runtime's own (CAF's scheduler policy)."""
+    """The parameters that say how a kernel runs rather than what it does (Param.configuration)."""
     spec = catalogue().get(name)
-    return {*DISPATCHER_PARAMS, RUNTIME, ALLOCATOR} | {
-        p.name for p in (spec.params if spec else ()) if p.runtimes and runtimes.OURS not in p.runtimes}
+    return {p.name for p in spec.params if p.configuration} if spec else {RUNTIME, ALLOCATOR, *DISPATCHER_PARAMS}
 
 
 def work(name: str, params: Mapping[str, object]) -> float:
@@ -217,15 +153,6 @@ def work(name: str, params: Mapping[str, object]) -> float:
     ours = {p.name for p in get(name).params if p.name not in (RUNTIME, ALLOCATOR)
             and (not p.runtimes or runtimes.OURS in p.runtimes)}
     return _native.work(name, {k: v for k, v in params.items() if k in ours})
-
-
-def show(value: object) -> str:
-    """A parameter value as written in files and on the command line: true, 20 (not 20.0)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def varying(kernel: str, rows: Sequence[Mapping[str, object]]) -> list[str]:

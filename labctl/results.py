@@ -1,13 +1,16 @@
 """The public analysis API: a results store as tidy pandas DataFrames, one row per sample, one
-column per parameter and per metric. Notebooks and reports read results only through here.
+column per parameter and per metric, each frame carrying the run's catalogue (its kernels'
+parameters, its studies and their published figures). It reads only the store: no extension.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
+from labctl.schema import Catalogue
 from labctl.store import Store
 from labctl.sample import COLUMNS as SAMPLE_COLUMNS, POINT_COLUMNS  # noqa: F401 - the API's names
 
@@ -36,7 +39,17 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
             if name not in metrics:
                 metrics.append(name)
         rows.append(row)
-    return _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics), rows, params)
+    known = catalogue(db, run_id)
+    params = _in_schema_order(known, params)
+    frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics), rows, params)
+    frame.attrs["catalogue"] = known.to_json()
+    return frame
+
+
+def _in_schema_order(known: Catalogue, names: list[str]) -> list[str]:
+    """Parameter names in the order the kernels' schemas give them (the store keeps them sorted)."""
+    order = list(dict.fromkeys(p.name for kernel in known.kernels.values() for p in kernel.params))
+    return sorted(names, key=lambda name: (order.index(name) if name in order else len(order), name))
 
 
 def _typed(frame: pd.DataFrame, rows: list[dict], params: list[str]) -> pd.DataFrame:
@@ -50,12 +63,40 @@ def _typed(frame: pd.DataFrame, rows: list[dict], params: list[str]) -> pd.DataF
     return frame
 
 
-def param_columns(frame: pd.DataFrame) -> list[str]:
-    """The columns of `frame` (from load) that are parameters of its kernels, in frame order."""
-    from labctl import kernels
+def catalogue(db: str | Path, run: int | str | None = None) -> Catalogue:
+    """What the analysis of `run` (all runs if None) needs besides its samples: its kernels'
+    parameters and texts, its studies and their published figures, as the run stored them."""
+    with Store(db, create=False) as store:
+        ids = [store.resolve_run(run)] if run is not None else [r.id for r in store.runs()]
+        found = Catalogue()
+        for run_id in ids:
+            found = found.merged(store.catalogue(run_id))
+    return found
 
-    names = {p.name for kernel in frame["kernel"].unique()
-             for p in getattr(kernels.catalogue().get(kernel), "params", ())}
+
+def catalogue_of(frame: pd.DataFrame) -> Catalogue:
+    """The catalogue a frame of load() carries with it (as JSON in `frame.attrs`, kept through
+    filters, groups and copies, and by to_parquet); an empty one for a frame of another origin,
+    whose parameters are then unknown."""
+    found = frame.attrs.get("catalogue")
+    if not isinstance(found, dict):
+        return Catalogue()
+    key = json.dumps(found, sort_keys=True)
+    if key not in _CATALOGUES:
+        _CATALOGUES[key] = Catalogue.from_json(found)
+    return _CATALOGUES[key]
+
+
+_CATALOGUES: dict[str, Catalogue] = {}  # parsed once per catalogue
+
+
+def param_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of `frame` (from load) that are parameters of its kernels, in frame order;
+    for a frame without a catalogue (made by hand), every column that is not a sample's own."""
+    known = catalogue_of(frame)
+    if not known.kernels:
+        return [column for column in frame.columns if column not in SAMPLE_COLUMNS]
+    names = {p.name for kernel in frame["kernel"].unique() for p in known.params(kernel)}
     return [column for column in frame.columns if column in names]
 
 
@@ -71,8 +112,12 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
         "env": p.env, "cpus": p.cpus, "repeats": p.repeats, "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
     } for p in rows]
-    frame = pd.DataFrame(records)
-    return _typed(frame, records, [c for c in frame.columns if c not in POINT_COLUMNS])
+    known = catalogue(db, run_id)
+    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.params)))
+    frame = _typed(pd.DataFrame(records, columns=POINT_COLUMNS[:3] + params + POINT_COLUMNS[3:]),
+                   records, params)
+    frame.attrs["catalogue"] = known.to_json()
+    return frame
 
 
 def runs(db: str | Path) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from labctl import kernels, runtimes, stats
 from labctl.experiment import PlannedPoint
 from labctl.sample import Sample
 from labctl.store import Store
+from labctl import text
 from labctl.text import printable
 
 
@@ -307,7 +308,7 @@ class Estimate:
         if self.guessed:
             parts.append(f"{self.guessed} a guess from the kernel's size (never run{where})")
         rests = f" ({'; '.join(parts)})" if parts else ""
-        return f"estimate: {'about ' if self.is_guess else ''}{format_seconds(self.seconds)}{rests}"
+        return f"estimate: {'about ' if self.is_guess else ''}{text.format_seconds(self.seconds)}{rests}"
 
 
 def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Estimate:
@@ -355,12 +356,3 @@ def _configuration(kernel: str, params: dict) -> dict:
     how = kernels.configuration(kernel)
     return {name: value for name, value in params.items()
             if name in how or not isinstance(value, (int, float)) or isinstance(value, bool)}
-
-
-def format_seconds(seconds: float) -> str:
-    """A duration people plan by: 45 s, 12 min, 2.5 h."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

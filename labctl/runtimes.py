@@ -39,9 +39,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from labctl import _native, sample, shipped
+from labctl.schema import OURS
 from labctl.text import printable
 
-OURS = "labctl"
 CAF = "caf"
 PEERS_ENV = "LABCTL_PEERS"  # more peer folders, separated by ':'
 CACHE_ENV = "LABCTL_CACHE"  # where peers are built; default $XDG_CACHE_HOME/labctl or ~/.cache/labctl

@@ -130,17 +130,6 @@ def lower_is_better(metric: str) -> bool:
     return metric.endswith("_ns")
 
 
-def format_duration(ns: float) -> str:
-    """A duration in nanoseconds as people read it: 12.3 ms, 4.5 µs, 1.234 s."""
-    if ns >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
-    return f"{ns:.0f} ns"
-
-
 def throughput(messages: int, elapsed_ns: int) -> float:
     """Messages per second of one sample."""
     return messages * 1e9 / elapsed_ns if elapsed_ns > 0 else 0.0

@@ -16,11 +16,15 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from labctl import sample
-from labctl.experiment import Plan, PlannedPoint
+from labctl import sample, schema
+from labctl.schema import Catalogue
 
-SCHEMA_VERSION = 2
+if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
+    from labctl.experiment import Plan
+
+SCHEMA_VERSION = 3
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -50,7 +54,9 @@ CREATE TABLE runs (
     finished_at TEXT,
     status TEXT NOT NULL,                   -- running, interrupted, finished
     pid INTEGER,                            -- of the process running it, while it runs
-    host TEXT
+    host TEXT,
+    catalogue TEXT                          -- JSON (labctl.schema.Catalogue): its kernels, studies
+                                            -- and published figures (v3, NULL in older runs)
 );
 CREATE TABLE points (
     id INTEGER PRIMARY KEY,
@@ -88,6 +94,7 @@ CREATE INDEX points_run ON points (run_id);
 # table too, so that migrated and new stores have the same layout.
 MIGRATIONS = {
     1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
+    2: ["ALTER TABLE runs ADD COLUMN catalogue TEXT"],
 }
 
 
@@ -344,11 +351,11 @@ class Store:
         with self._transaction():
             cursor = self.db.execute(
                 "INSERT INTO runs (name, description, source, experiment, order_mode, seed, command,"
-                " machine_id, context, warnings, started_at, status, pid, host)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                " machine_id, context, warnings, started_at, status, pid, host, catalogue)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                 (plan.name, plan.description, plan.source, plan.text, plan.order, plan.seed, command,
                  machine_id, json.dumps(context), json.dumps(warnings), now(), os.getpid(),
-                 machine.get("hostname")))
+                 machine.get("hostname"), json.dumps(plan.catalogue.to_json())))
             run_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
@@ -441,6 +448,14 @@ class Store:
 
     def run(self, run_id: int) -> RunRow:
         return next(r for r in self.runs() if r.id == run_id)
+
+    def catalogue(self, run_id: int) -> Catalogue:
+        """What the run's analysis needs besides its samples (labctl.schema.Catalogue), as the
+        run stored it; for a run of a store older than v3, what its points show of it."""
+        row = self.db.execute("SELECT catalogue FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row and row[0]:
+            return Catalogue.from_json(json.loads(row[0]))
+        return schema.inferred((p.kernel, p.params) for p in self.points(run_id))
 
     def points(self, run_id: int) -> list[PointRow]:
         rows = self.db.execute(

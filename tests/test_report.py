@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import experiment, report
+from labctl import experiment, references, schema
 
 EXPERIMENT = '''
 name = "tiny study"
@@ -165,7 +165,7 @@ def test_a_run_whose_points_all_failed_still_reports_why(labctl, tmp_path):
 
 # -- the comparison with published figures, on synthetic samples ------------------------------
 
-def reference(figures: str, better: str = "") -> experiment.Reference:
+def reference(figures: str, better: str = "") -> schema.Reference:
     text = f'''name = "t"
 [[grid]]
 kernel = "skynet"
@@ -198,7 +198,7 @@ FIGURES = ('[ { dispatcher = "one_thread", value = 1.0 }, { dispatcher = "work_s
 
 def test_the_studys_ranking_holds_when_every_ordered_pair_agrees_with_intervals_apart():
     ours = samples({"one_thread": [10, 11, 12], "work_stealing": [30, 31, 32], "thread_pool": [90, 91, 95]})
-    result = report.compare_reference(reference(FIGURES), ours)
+    result = references.compare_reference(reference(FIGURES), ours)
     assert result.verdict.startswith("**The study's ranking holds here**: all 3 ordered pairs agree")
     assert [m.median for m in result.matches] == [11, 31, 91]
     assert result.tau == pytest.approx(1.0) and not result.reversed and not result.unclear
@@ -206,7 +206,7 @@ def test_the_studys_ranking_holds_when_every_ordered_pair_agrees_with_intervals_
 
 def test_a_reversed_pair_is_named_and_the_ranking_does_not_hold():
     ours = samples({"one_thread": [10, 11, 12], "work_stealing": [90, 91, 95], "thread_pool": [30, 31, 32]})
-    result = report.compare_reference(reference(FIGURES), ours)
+    result = references.compare_reference(reference(FIGURES), ours)
     assert result.verdict.startswith("**The study's ranking does not hold here**: 1 of 3 ordered pairs")
     assert result.reversed == ["dispatcher=work_stealing vs dispatcher=thread_pool: study 2.00x faster "
                                "for the first; here the second is 2.94x faster"]
@@ -214,12 +214,12 @@ def test_a_reversed_pair_is_named_and_the_ranking_does_not_hold():
 
 def test_overlapping_intervals_are_within_noise_not_agreement_and_ties_are_not_checked():
     ours = samples({"one_thread": [10, 20, 30], "work_stealing": [12, 22, 32], "thread_pool": [90, 91, 95]})
-    result = report.compare_reference(reference(FIGURES), ours)
+    result = references.compare_reference(reference(FIGURES), ours)
     assert result.unclear == ["dispatcher=one_thread vs dispatcher=work_stealing: study 2.00x faster; "
                               "here within noise"]
     assert result.verdict.startswith("**The study's ranking holds where we can tell**: 2 of 3")
     tied = reference('[ { dispatcher = "one_thread", value = 1.0 }, { dispatcher = "work_stealing", value = 1.05 } ]')
-    assert "all within 1.10x: no order to check" in report.compare_reference(tied, ours).verdict
+    assert "all within 1.10x: no order to check" in references.compare_reference(tied, ours).verdict
 
 
 def test_throughput_figures_rank_the_other_way_and_unmatched_figures_say_why():
@@ -227,13 +227,13 @@ def test_throughput_figures_rank_the_other_way_and_unmatched_figures_say_why():
     figures = '[ { dispatcher = "one_thread", value = 50 }, { dispatcher = "work_stealing", value = 10 }, { dispatcher = "active_obj", value = 1 } ]'
     ref = reference(figures, 'metric = "msgs_per_s"')
     assert ref.lower_is_better is False
-    result = report.compare_reference(ref, ours)
+    result = references.compare_reference(ref, ours)
     assert result.verdict.startswith("**The study's ranking holds here**: all 1 ordered pairs agree")
     assert result.matches[2].problem == "not in this run"
     two = pd.concat([ours, samples({"one_thread": [5, 5, 5]}).assign(point=9, leaves=2000)])
-    ambiguous = report.compare_reference(ref, two)
+    ambiguous = references.compare_reference(ref, two)
     assert ambiguous.matches[0].problem == "2 points of this run match; the reference must name one"
-    lonely = report.compare_reference(ref, samples({"one_thread": [1, 2, 3]}))
+    lonely = references.compare_reference(ref, samples({"one_thread": [1, 2, 3]}))
     assert lonely.verdict.startswith("1 of the study's figures matched a point of this run")
 
 

@@ -132,6 +132,7 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
         store.add_sample(store.points(run)[0].id, 0, SAMPLE)
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE points DROP COLUMN rlimit_mb")
+    db.execute("ALTER TABLE runs DROP COLUMN catalogue")  # came with version 3
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
@@ -140,6 +141,26 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
         assert len(store.samples()) == 1
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_their_catalogue(tmp_path):
+    # Version 2: runs did not keep their catalogue; their points still tell their parameters.
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE runs DROP COLUMN catalogue")
+    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        catalogue = store.catalogue(run)
+    [kernel] = catalogue.kernels.values()
+    assert kernel.name == "skynet" and not catalogue.references
+    branching = kernel.param("branching")
+    assert branching.type == "integer" and not branching.configuration
+    assert kernel.param("dispatcher").configuration
 
 
 def test_a_folder_is_refused_as_a_store(tmp_path):

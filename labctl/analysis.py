@@ -1,0 +1,235 @@
+"""The analysis of a run, as the report and the notebook share it: one row per point with the
+median of its metric and its 95% interval (point_table), which parameters vary, a configuration in
+words, the figure's axes, the scenarios of a kernel and the runtimes ranked side by side.
+
+Everything here reads the frames of labctl.results and the run's catalogue that travels with them
+(results.catalogue_of); nothing needs the extension. A kernel is given by name (looked up in that
+catalogue) or as a labctl.schema.Kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from labctl import results, stats
+from labctl.schema import OURS, RUNTIME, Kernel, Param
+from labctl.text import show
+
+# Short names of parameters in labels and legends.
+SHORT = {"max_demands_at_once": "mda", "spin_us": "spin", "threads": "threads"}
+# Parameters that name a configuration by their value alone.
+BY_VALUE = ("dispatcher", "fifo")
+# Figures per kernel, one per scenario (size, kind of work); the table lists every point.
+MAX_SCENARIOS = 12
+
+
+def params_of(frame: pd.DataFrame | object, kernel: str | Kernel) -> tuple[Param, ...]:
+    """The parameters of `kernel`, in its schema's order: a Kernel's own, or those of the kernel
+    of that name in the catalogue `frame` carries."""
+    if isinstance(kernel, Kernel):
+        return kernel.params
+    return results.catalogue_of(frame).params(kernel) if isinstance(frame, pd.DataFrame) else ()
+
+
+@dataclass(frozen=True)
+class Metric:
+    column: str  # elapsed_ns, msgs_per_s, or a kernel metric
+    lower_is_better: bool
+
+    @property
+    def is_time(self) -> bool:
+        return self.column.endswith("_ns")
+
+    def scale(self, values) -> tuple[float, str]:
+        """A divisor and unit that suit `values`: (1e6, "ms"), or (1e6, "M msgs/s")."""
+        largest = max((abs(v) for v in values if v == v), default=1.0)
+        if self.is_time:
+            for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+                if largest >= factor:
+                    return factor, unit
+            return 1.0, "ns"
+        if self.column == "msgs_per_s":
+            return (1e6, "M msgs/s") if largest >= 1e5 else (1.0, "msgs/s")
+        return 1.0, ""
+
+    @property
+    def title(self) -> str:
+        if self.column == "elapsed_ns":
+            return "time per run"
+        if self.column == "msgs_per_s":
+            return "throughput"
+        return self.column.removesuffix("_ns").replace("_", " ")
+
+
+TIME = Metric("elapsed_ns", True)
+THROUGHPUT = Metric("msgs_per_s", False)
+
+
+
+def kernel_metric(samples: pd.DataFrame) -> Metric:
+    """Time when every run of the kernel did the same work, throughput when the work varies (a
+    size axis, or a kernel that runs for a fixed time)."""
+    fixed_time = "duration_s" in samples and samples["duration_s"].notna().any()
+    same_work = samples["messages_processed"].nunique() == 1
+    return TIME if same_work and not fixed_time else THROUGHPUT
+
+
+def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
+    """One row per point of `samples`: its parameters, sample count, the median of `metric`
+    (divided by the parameter `per`) with its 95% interval, cv and noise flag, and the median
+    throughput."""
+    rows = []
+    params = results.param_columns(samples)
+    for point, group in samples.groupby("point", sort=True):
+        values = group[metric.column].astype(float)
+        if per is not None:
+            values = values / group[per].astype(float)
+        summary = stats.summarize(list(values))
+        rows.append({
+            "point": point, "position": group["position"].iloc[0], "kernel": group["kernel"].iloc[0],
+            **{name: group[name].iloc[0] for name in params},
+            "n": summary.count, "median": summary.median, "ci_low": summary.ci_low,
+            "ci_high": summary.ci_high, "cv": summary.cv, "noisy": summary.noisy,
+            "rate_median": float(group["msgs_per_s"].median()),
+        })
+    table = pd.DataFrame(rows)
+    table.attrs.update(samples.attrs)  # its parameters are the samples': their catalogue goes with it
+    return table
+
+
+def varying(table: pd.DataFrame | Sequence[Mapping], kernel: str | Kernel,
+            missing_varies: bool = False) -> list[str]:
+    """The kernel's parameters, in its schema's order, that take more than one value among the
+    points of `table` (the rows of a frame, or dicts of parameters). A parameter that some points
+    lack (it does not apply to them) with one value wherever it applies, threads=2 say, is fixed,
+    unless `missing_varies` (a table that shows each point's parameters in full)."""
+    rows = table.to_dict("records") if isinstance(table, pd.DataFrame) else list(table)
+    varies = []
+    for param in params_of(table, kernel):
+        values = {_key(row.get(param.name)) for row in rows}
+        if values == {None}:
+            continue
+        if len(values - {None}) > 1 or (missing_varies and None in values):
+            varies.append(param.name)
+    return varies
+
+
+def _key(value) -> object:
+    """A parameter's value, None where it does not apply (NaN or NA in a frame)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") and not isinstance(value, (list, dict)) else value
+
+
+def _numeric(table: pd.DataFrame, kernel: str | Kernel, name: str) -> bool:
+    param = next((p for p in params_of(table, kernel) if p.name == name), None)
+    return param is not None and param.numeric
+
+
+def label(row, names: list[str]) -> str:
+    """A configuration in words: `thread_pool individual mda=4`; parameters that do not apply to
+    the point are left out."""
+    parts = []
+    for name in names:
+        value = _key(row[name])
+        if value is None:
+            continue
+        parts.append(show(value) if name in BY_VALUE else f"{SHORT.get(name, name)}={show(value)}")
+    return " ".join(parts)
+
+
+def fixed(table: pd.DataFrame, kernel: str | Kernel, vary: list[str]) -> str:
+    """The parameters that do not vary, with their value."""
+    parts = []
+    for name in (p.name for p in params_of(table, kernel) if p.name in table and p.name not in vary):
+        values = [v for v in table[name] if _key(v) is not None]
+        if values:
+            where = "" if len(values) == len(table) else " where it applies"
+            parts.append(f"{SHORT.get(name, name)}={show(_key(values[0]))}{where}")
+    return ", ".join(parts)
+
+
+def scenarios(table: pd.DataFrame, kernel: str | Kernel) -> list[tuple[str, pd.DataFrame]]:
+    """The points of a kernel split by the kernel's own parameters that vary (its sizes, its kind
+    of work), so that a figure compares dispatcher configurations doing the same work: a list of
+    (scenario in words, its points), at most MAX_SCENARIOS; ("", table) when nothing of the kernel's
+    own varies."""
+    how = {p.name for p in params_of(table, kernel) if p.configuration}
+    own = [n for n in varying(table, kernel) if n not in how]
+    if not own:
+        return [("", table)]
+    ordered = table.sort_values(own, key=lambda c: c.map(sort_key))
+    groups: dict[str, list] = {}
+    for _, row in ordered.iterrows():
+        groups.setdefault(label(row, own), []).append(row)
+    return [(name, _with_attrs(pd.DataFrame(rows), table))
+            for name, rows in itertools.islice(groups.items(), MAX_SCENARIOS)]
+
+
+def _with_attrs(part: pd.DataFrame, whole: pd.DataFrame) -> pd.DataFrame:
+    part.attrs.update(whole.attrs)
+    return part
+
+
+def heatmap_panels(table: pd.DataFrame, kernel: str | Kernel, x: str, y: str) -> dict[str, list]:
+    """The points of a heat map over `x` and `y`, a panel per configuration of the other varying
+    parameters that has at least two values on each axis (at most 6 panels); empty when none has."""
+    others = [n for n in varying(table, kernel) if n not in (x, y)]
+    panels: dict[str, list] = {}
+    for _, row in table.dropna(subset=[x, y]).iterrows():
+        panels.setdefault(label(row, others), []).append(row)
+    dense = {name: rows for name, rows in panels.items()
+             if len({row[x] for row in rows}) >= 2 and len({row[y] for row in rows}) >= 2}
+    return dict(itertools.islice(dense.items(), 6))
+
+
+def axes_for(table: pd.DataFrame, kernel: str | Kernel) -> tuple[str | None, str | None]:
+    """The x axis of the line figure (threads first, else a numeric parameter that varies) and
+    the y axis of a heat map (a second numeric parameter that varies), where there are any."""
+    numeric = [n for n in varying(table, kernel) if _numeric(table, kernel, n)
+               and len({_key(v) for v in table[n]} - {None}) >= 2]
+    numeric.sort(key=lambda n: n != "threads")
+    x = numeric[0] if numeric else None
+    y = numeric[1] if len(numeric) > 1 else None
+    return x, y
+
+
+def runtime_ranking(table: pd.DataFrame, kernel: str | Kernel,
+                    metric: Metric) -> list[tuple[str, pd.DataFrame]]:
+    """Where a kernel ran on several runtimes: for each setting of the parameters every one of
+    them takes (the work, threads), each runtime's best point, fastest first, with `ratio` (to
+    the fastest, >= 1) and `ours` (our median over its, in time: below 1, ours is faster)."""
+    if RUNTIME not in table or table[RUNTIME].nunique() < 2:
+        return []
+    present = set(table[RUNTIME])
+    shared = [p.name for p in params_of(table, kernel) if p.name != RUNTIME and p.name in table
+              and (not p.runtimes or present <= set(p.runtimes))]
+    keys = [n for n in shared if len({_key(v) for v in table[n]}) > 1]
+    parts = table.groupby(keys, dropna=False, sort=True) if keys else [((), table)]
+    ranked = []
+    for _, part in parts:
+        if part[RUNTIME].nunique() < 2:
+            continue
+        best = (part.sort_values("median", ascending=metric.lower_is_better)
+                .groupby(RUNTIME, sort=False).head(1).copy())
+        top = best["median"].iloc[0]
+        best["ratio"] = best["median"] / top if metric.lower_is_better else top / best["median"]
+        ours = best[best[RUNTIME] == OURS]["median"]
+        if len(ours):
+            mine = ours.iloc[0]
+            best["ours"] = mine / best["median"] if metric.lower_is_better else best["median"] / mine
+        else:
+            best["ours"] = float("nan")
+        ranked.append((label(part.iloc[0], keys), best))
+    return ranked
+
+
+def sort_key(value):
+    """Orders parameter values: numbers first, by value, then the rest by text."""
+    value = _key(value)
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))

@@ -1,0 +1,181 @@
+"""What labctl knows about kernels and studies, as plain data: each kernel's parameters and
+texts, the publications a run reproduces and the figures they published. kernels.py builds these
+from the extension; a run stores the ones it uses (Catalogue), so that everything after the store
+(results, reports, compare, the notebook) reads them back without the extension."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+from labctl.studies import Study
+from labctl.text import show
+
+OURS = "labctl"  # our runtime's name: `runtime = "labctl"`
+RUNTIME = "runtime"  # the parameter every kernel of ours has: the runtime it runs on
+ALLOCATOR = "allocator"  # and the worker's malloc
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # integer, number, boolean, choice, text
+    default: object
+    help: str
+    minimum: float | None
+    maximum: float | None
+    choices: tuple[object, ...]
+    applies_to: tuple[str, ...]  # dispatchers it applies to (on our runtime); empty: all
+    runtimes: tuple[str, ...] = ()  # runtimes that take it; empty: all
+    # It says how the kernel runs (a dispatcher's parameter, the runtime, the allocator, another
+    # runtime's own) rather than what it does (its size, its kind of work).
+    configuration: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("integer", "number")
+
+    def applies(self, runtime: str, dispatcher: object) -> bool:
+        """Whether it applies to a point on `runtime` with `dispatcher` (ours only)."""
+        if self.runtimes and runtime not in self.runtimes:
+            return False
+        return not (self.applies_to and runtime == OURS and dispatcher not in self.applies_to)
+
+    def scope(self) -> str:
+        """Where it applies, in words: "runtime: labctl; dispatcher: thread_pool", or "all"."""
+        parts = [f"runtime: {', '.join(self.runtimes)}"] if self.runtimes else []
+        parts += [f"dispatcher on labctl: {', '.join(self.applies_to)}"] if self.applies_to else []
+        return "; ".join(parts) or "all"
+
+    def allowed(self) -> str:
+        """What values are allowed, in words."""
+        if self.choices:
+            return " | ".join(str(c) for c in self.choices)
+        if self.type == "boolean":
+            return "true | false"
+        low = show(self.minimum) if self.minimum is not None else None
+        high = show(self.maximum) if self.maximum is not None else None
+        if low is not None and high is not None:
+            return f"{low}..{high}"
+        if low is not None:
+            return f">= {low}"
+        return self.type
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    summary: str
+    description: str
+    sources: tuple[tuple[str, str], ...]  # (study key, the part of it followed): labctl.studies
+    source: str  # the same in words: "Title (Author, Year), the part it follows; ..."
+    verifies: str
+    params: tuple[Param, ...]
+    runtimes: tuple[str, ...] = (OURS,)  # the runtimes it runs on, ours first
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Kernel:
+        params = tuple(Param(**{**p, "choices": tuple(p["choices"]), "applies_to": tuple(p["applies_to"]),
+                                "runtimes": tuple(p["runtimes"])}) for p in data["params"])
+        return cls(**{**data, "sources": tuple(tuple(s) for s in data["sources"]), "params": params,
+                      "runtimes": tuple(data["runtimes"])})
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published figure: the parameters of our point it corresponds to, or a runtime of the
+    study that is not ours (`peer`)."""
+
+    value: float
+    params: dict[str, object]  # our point's parameters; empty for a peer
+    peer: str | None = None  # a runtime of the study, not ours
+    name: str | None = None  # what the study calls it
+
+    @property
+    def label(self) -> str:
+        return self.peer or ", ".join(f"{name}={show(value)}" for name, value in self.params.items())
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Published figures of one table or list of a study, set beside our medians by ratio and
+    ranking (never by absolute value: they were measured on other hardware)."""
+
+    title: str
+    source: str  # where in the study
+    hardware: str
+    kernel: str
+    metric: str
+    per: str | None
+    unit: str
+    lower_is_better: bool
+    where: dict[str, object]
+    note: str
+    figures: list[Figure]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Reference:
+        return cls(**{**data, "figures": [Figure(**f) for f in data["figures"]]})
+
+
+@dataclass
+class Catalogue:
+    """What a run's analysis needs to know besides its samples: the kernels it ran (their
+    parameters and texts), the publications it reproduces and their published figures. A run
+    keeps it in the store from the moment it is created."""
+
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    studies: list[Study] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+
+    def params(self, kernel: str) -> tuple[Param, ...]:
+        spec = self.kernels.get(kernel)
+        return spec.params if spec else ()
+
+    def merged(self, other: Catalogue) -> Catalogue:
+        """Both runs' kernels (the first's where both have one), studies and references."""
+        return Catalogue({**other.kernels, **self.kernels},
+                         self.studies + [s for s in other.studies if s not in self.studies],
+                         self.references + [r for r in other.references if r not in self.references])
+
+    def to_json(self) -> dict:
+        return {"kernels": {name: k.to_json() for name, k in self.kernels.items()},
+                "studies": [s.to_dict() for s in self.studies],
+                "references": [r.to_json() for r in self.references]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Catalogue:
+        return cls({name: Kernel.from_json(k) for name, k in data.get("kernels", {}).items()},
+                   [Study(**s) for s in data.get("studies", [])],
+                   [Reference.from_json(r) for r in data.get("references", [])])
+
+
+# The parameters that said how a kernel ran, for runs stored before their catalogue was (v3).
+_STORED_BEFORE_V3 = {"dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin",
+                     "policy", RUNTIME, ALLOCATOR}
+
+
+def inferred(points: Iterable[tuple[str, dict]]) -> Catalogue:
+    """A catalogue for a run stored without one (a store older than v3): each kernel's
+    parameters in the order its points give them, typed by their values; no texts, studies or
+    published figures."""
+    names: dict[str, dict[str, object]] = {}
+    for kernel, params in points:
+        seen = names.setdefault(kernel, {})
+        for name, value in params.items():
+            seen.setdefault(name, value)
+    def param(name: str, value: object) -> Param:
+        kind = ("boolean" if isinstance(value, bool) else "integer" if isinstance(value, int)
+                else "number" if isinstance(value, float) else "text")
+        return Param(name, kind, value, "", None, None, (), (), (), name in _STORED_BEFORE_V3)
+    return Catalogue({kernel: Kernel(kernel, "", "", (), "", "", tuple(param(n, v) for n, v in seen.items()))
+                      for kernel, seen in names.items()})
