@@ -17,8 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Work { noop, sleep, cpu };
-
 struct Number {
     std::uint32_t value;
 };
@@ -29,15 +27,6 @@ struct WorkerDone {
     std::uint64_t received;
     std::uint64_t out_of_order;
     double series;
-};
-
-struct Setup {
-    std::uint32_t workers;
-    std::uint32_t messages_per_worker;
-    Work work;
-    std::chrono::nanoseconds sleep;
-    std::int64_t cpu_iters;
-    double expected_series;  // work=cpu
 };
 
 class Producer final : public rt::Agent {
@@ -106,21 +95,7 @@ private:
 };
 
 Result run(const Params& params) {
-    Setup setup{
-        .workers = std::uint32_t(params.integer("workers")),
-        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
-        .work = params.text("work") == "sleep" ? Work::sleep
-                : params.text("work") == "cpu" ? Work::cpu
-                                                : Work::noop,
-        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
-        .cpu_iters = params.integer("cpu_iters"),
-        .expected_series = 0,
-    };
-    // Computed here, sequentially, before the run: what every worker's series must be.
-    if (setup.work == Work::cpu)
-        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
-            setup.expected_series += compute(i, setup.cpu_iters);
+    const Setup setup = make_setup(params);
 
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
