@@ -87,15 +87,14 @@ void WorkerPool::schedule(EventQueue& queue) noexcept {
 }
 
 void WorkerPool::notify() noexcept {
-    // The fence orders the push before the load below; a parking worker fences between counting
-    // itself in sleepers_ and looking at the queues (wait_for_work). Either it sees the push or
-    // we see it asleep.
+    // seq_cst fence: the push is ordered before the load of sleepers_; wait_for_work says with
+    // which fence it pairs and why neither side can miss the other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
 }
 
 void WorkerPool::wake_one() noexcept {
-    // release: a woken worker reads the queues after this (acquire in wait_for_work).
+    // release: pairs with the acquire load of wake_seq_ in wait_for_work.
     wake_seq_.fetch_add(1, std::memory_order_release);
     futex_wake(wake_seq_, 1);
 }
@@ -103,21 +102,39 @@ void WorkerPool::wake_one() noexcept {
 EventQueue* WorkerPool::wait_for_work(int index) noexcept {
     const auto spin = environment_.spin();
     for (;;) {
-        // Poll without locks; take only once something shows up (a lost race spins on).
+        // Poll without locks (relaxed: a stale answer only spins on, or goes on to the careful
+        // check below); take only once something shows up (a lost race spins on).
         if (spin_until([&] { return ready_->maybe_ready() || stop_.load(std::memory_order_relaxed); }, spin)) {
             if (EventQueue* found = ready_->pop(index)) return found;
             if (!stop_.load(std::memory_order_relaxed)) continue;
         }
+        // stop_ is set only after every agent has finished: nothing new arrives, and a queue
+        // still in line was put there by a worker that looks for work again after it, so a
+        // worker that sees stop_ and no queue may leave. (acquire is more than that needs; a
+        // load is acquire on x86 anyway.)
         if (stop_.load(std::memory_order_acquire) && !ready_->maybe_ready()) return nullptr;
+        // Parking, a Dekker handshake with notify(). The futex word is read before this worker
+        // counts itself asleep: a wake_one after that count changes it, and futex_wait then
+        // returns at once instead of sleeping through it. acquire: pairs with wake_one's (and
+        // shutdown's) increment; a worker that reads a waker's value here also sees what the
+        // waker published before it (its push, or stop_), so the check below finds it rather
+        // than waiting on a word that will not change again.
         const std::uint32_t seq = wake_seq_.load(std::memory_order_acquire);
+        // relaxed: the fence below orders it.
         sleepers_.fetch_add(1, std::memory_order_relaxed);
+        // seq_cst fence, paired with the one in notify(): in the single order of seq_cst fences
+        // either this one comes first, and the pusher's load of sleepers_ after its fence sees
+        // our count and wakes us, or the pusher's comes first, and our look at the queues after
+        // this fence sees its push. (Release/acquire alone cannot give this: each side stores,
+        // then loads what the other stores, and both loads could read the old values.)
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (ready_->maybe_ready() || stop_.load(std::memory_order_relaxed)) {
+            // relaxed: a pusher that still counts us only makes a futex_wake that finds no one.
             sleepers_.fetch_sub(1, std::memory_order_relaxed);
             continue;
         }
         futex_wait(wake_seq_, seq);
-        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);  // as above
     }
 }
 

@@ -1,8 +1,9 @@
 // A pool of worker threads serving many event queues, with a policy for where ready queues wait:
-// thread_pool (one shared FIFO) and work_stealing (a deque per worker) are two policies behind
-// this one coordinator. With cooperation FIFO a coop's agents share a queue (their demands never
-// run in parallel); with individual FIFO each agent has its own. A worker runs at most
-// max_demands_at_once demands of a queue before it moves on.
+// thread_pool (one shared FIFO) and work_stealing (per worker a LIFO slot and a bounded stealable
+// FIFO, plus a shared injector) are two policies behind this one coordinator. With cooperation
+// FIFO a coop's agents share a queue (their demands never run in parallel); with individual FIFO
+// each agent has its own. A worker runs at most max_demands_at_once demands of a queue before it
+// moves on.
 #pragma once
 
 #include <atomic>
