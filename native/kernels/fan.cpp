@@ -213,7 +213,7 @@ Kernel make_kernel() {
          .maximum = 100'000},
     };
     for (ParamSpec& spec : rounds_or_duration_params("iterations")) kernel.params.push_back(std::move(spec));
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

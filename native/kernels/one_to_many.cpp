@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "one_to_many.hpp"
 #include "phase.hpp"
@@ -157,7 +158,7 @@ Kernel make_kernel() {
         .work = work,
     };
     kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

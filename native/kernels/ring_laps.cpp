@@ -162,7 +162,7 @@ Kernel make_kernel() {
          .maximum = 1'000'000},
     };
     for (ParamSpec& spec : rounds_or_duration_params("laps")) kernel.params.push_back(std::move(spec));
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -359,7 +359,7 @@ TEST(pinning_places_threads_inside_the_inherited_cpu_set, 60) {
         rt::EnvironmentConfig env_config;
         env_config.placement = rt::Placement::parse(c.pin);
         rt::Environment env(env_config);
-        auto& dispatcher = env.make_dispatcher<rt::OneThread>();
+        rt::Dispatcher& dispatcher = rt::find_dispatcher("one_thread").make(env, {});
         rt::Completion<std::vector<int>> done;
         env.introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) { coop.make_agent<AffinityProbe>(done); });
         CHECK(done.wait().value() == c.expected_first_thread);
@@ -410,11 +410,11 @@ private:
 }  // namespace
 
 TEST(cooperation_fifo_never_runs_two_agents_of_a_coop_at_once, 60) {
-    for (bool stealing : {false, true}) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.fifo) continue;
         rt::Environment env;
-        const rt::PoolParams params{4, rt::Fifo::cooperation, 2};
-        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
-                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        rt::Dispatcher& pool =
+            dispatcher.make(env, {.threads = 4, .fifo = rt::Fifo::cooperation, .max_demands_at_once = 2});
         std::atomic<int> inside{0}, overlaps{0}, handled{0};
         std::vector<Overlap*> agents;
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
@@ -441,8 +441,8 @@ TEST(idle_worker_threads_park_before_their_first_message, 60) {
     rt::EnvironmentConfig config;
     config.spin = 20us;
     rt::Environment env(config);
-    for (int i = 0; i < 2; ++i) env.make_dispatcher<rt::OneThread>();  // no agent, ever
-    rt::Dispatcher& active_obj = env.make_dispatcher<rt::ActiveObj>();
+    for (int i = 0; i < 2; ++i) rt::find_dispatcher("one_thread").make(env, {});  // no agent, ever
+    rt::Dispatcher& active_obj = rt::find_dispatcher("active_obj").make(env, {});
     std::atomic<int> inside{0}, overlaps{0}, handled{0};
     rt::Coop& coop = env.make_coop(active_obj.binder());
     std::vector<Overlap*> agents;  // their threads start now, their coop not yet
@@ -501,11 +501,11 @@ private:
 };
 
 TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
-    for (bool stealing : {false, true}) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.max_demands_at_once) continue;
         rt::Environment env;
-        const rt::PoolParams params{1, rt::Fifo::individual, 4};
-        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
-                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        const rt::DispatcherParams params{.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4};
+        rt::Dispatcher& pool = dispatcher.make(env, params);
         std::atomic<std::uint64_t> seen_at{0};
         std::atomic<bool> finished{false};
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {

@@ -12,11 +12,8 @@
 
 namespace {
 
-// Dispatchers that start a thread per agent (or per group, and the tests give each agent its own
-// group): they get fewer agents and fewer runs.
-bool thread_per_agent(const Config& config) {
-    return config.name == "active_obj" || config.name == "active_group";
-}
+// Dispatchers that start a thread per agent get fewer agents and fewer runs.
+bool thread_per_agent(const Config& config) { return config.dispatcher->thread_per_agent; }
 
 struct Token {
     std::uint32_t hops_left;

@@ -19,7 +19,7 @@ private:
 
 }  // namespace
 
-ThreadPool::ThreadPool(Environment& environment, PoolParams params)
+ThreadPool::ThreadPool(Environment& environment, DispatcherParams params)
     : WorkerPool(environment, params, std::make_unique<SharedFifo>()) {
     start();
 }

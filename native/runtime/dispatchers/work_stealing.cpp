@@ -133,7 +133,7 @@ private:
 
 }  // namespace
 
-WorkStealing::WorkStealing(Environment& environment, PoolParams params)
+WorkStealing::WorkStealing(Environment& environment, DispatcherParams params)
     : WorkerPool(environment, params, std::make_unique<StealingQueues>(params.threads)) {
     start();
 }

@@ -35,7 +35,7 @@ EventQueue* ReadyList::take() noexcept {
     return queue;
 }
 
-WorkerPool::WorkerPool(Environment& environment, PoolParams params, std::unique_ptr<ReadyQueues> ready)
+WorkerPool::WorkerPool(Environment& environment, DispatcherParams params, std::unique_ptr<ReadyQueues> ready)
     : Dispatcher(environment), params_(params), ready_(std::move(ready)) {
     if (params_.threads == 0) throw std::invalid_argument("pool: threads must be at least 1");
     if (params_.max_demands_at_once == 0)

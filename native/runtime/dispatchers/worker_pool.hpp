@@ -19,14 +19,6 @@
 
 namespace labctl::rt {
 
-enum class Fifo : std::uint8_t { cooperation, individual };
-
-struct PoolParams {
-    unsigned threads = 2;
-    Fifo fifo = Fifo::cooperation;
-    std::uint32_t max_demands_at_once = 4;
-};
-
 // Where queues with demands and no worker wait for one: the policy of a pool.
 class ReadyQueues {
 public:
@@ -64,13 +56,13 @@ private:
 
 class WorkerPool : public Dispatcher, private Scheduler {
 public:
-    WorkerPool(Environment& environment, PoolParams params, std::unique_ptr<ReadyQueues> ready);
+    WorkerPool(Environment& environment, DispatcherParams params, std::unique_ptr<ReadyQueues> ready);
     ~WorkerPool() override;
 
 protected:
     // Starts the threads: the last step of a derived constructor, once the policy is in place.
     void start();
-    const PoolParams& params() const noexcept { return params_; }
+    const DispatcherParams& params() const noexcept { return params_; }
 
 private:
     void bind(Agent& agent, unsigned group) override;
@@ -85,7 +77,7 @@ private:
     void wake_one() noexcept;
     int calling_worker() const noexcept;
 
-    const PoolParams params_;
+    const DispatcherParams params_;
     const std::unique_ptr<ReadyQueues> ready_;
 
     // Parking: a push wakes a worker only if one sleeps. (Counting searching workers too, as
