@@ -8,6 +8,7 @@
 #include "../environment.hpp"
 #include "active_group.hpp"
 #include "active_obj.hpp"
+#include "adv_thread_pool.hpp"
 #include "one_thread.hpp"
 #include "thread_pool.hpp"
 #include "work_stealing.hpp"
@@ -38,6 +39,12 @@ constexpr DispatcherEntry kDispatchers[] = {
      .takes = {.threads = true, .fifo = true, .max_demands_at_once = true},
      .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
          return env.make_dispatcher<WorkStealing>(params);
+     }},
+    {.name = "adv_thread_pool",
+     .help = "N threads, one shared queue; an agent's thread-safe handlers run in parallel",
+     .takes = {.threads = true, .max_demands_at_once = true},
+     .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
+         return env.make_dispatcher<AdvThreadPool>(params);
      }},
     {.name = "active_obj",
      .help = "a thread per agent",

@@ -59,7 +59,7 @@ void WorkerPool::bind(Agent& agent, unsigned) {
     if (params_.fifo == Fifo::cooperation) {
         set_queue(agent, agent.coop().shared_queue(*this, *this));
     } else {
-        auto* queue = pool::make<EventQueue>(static_cast<Scheduler&>(*this));
+        auto* queue = pool::make<EventQueue>(scheduler());
         binding(agent) = queue;
         set_queue(agent, *queue);
     }
@@ -142,10 +142,17 @@ void WorkerPool::run(int index) {
     detail::t_pool = this;
     detail::t_worker = index;
     ExecutionContext context;
+    serve_queues(index, context);
+    environment_.leave_thread(context);
+    detail::t_pool = nullptr;
+    detail::t_worker = ReadyQueues::kNotAWorker;
+}
+
+void WorkerPool::serve_queues(int index, ExecutionContext& context) {
     const std::uint32_t budget = params_.max_demands_at_once;
     for (;;) {
-        EventQueue* queue = ready_->pop(index);
-        if (queue == nullptr && (queue = wait_for_work(index)) == nullptr) break;
+        EventQueue* queue = take(index);
+        if (queue == nullptr) break;
         {
             ConsumeScope consuming(*queue);
             for (;;) {
@@ -163,14 +170,9 @@ void WorkerPool::run(int index) {
                 if (!context.finished.empty() || !queue->has_work() || ready_->maybe_ready_for(index)) break;
             }
         }
-        // Still has work, or work arrived before it could sleep: back in line. After a
-        // successful try_sleep the queue belongs to whoever wakes it; we do not touch it again.
-        if ((queue->has_work() || !queue->try_sleep()) && ready_->push(*queue, index, false)) notify();
+        let_go(*queue, index);
         reap_finished(context);
     }
-    environment_.leave_thread(context);
-    detail::t_pool = nullptr;
-    detail::t_worker = ReadyQueues::kNotAWorker;
 }
 
 }  // namespace labctl::rt

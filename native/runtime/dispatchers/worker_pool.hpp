@@ -1,9 +1,9 @@
 // A pool of worker threads serving many event queues, with a policy for where ready queues wait:
 // thread_pool (one shared FIFO) and work_stealing (per worker a LIFO slot and a bounded stealable
-// FIFO, plus a shared injector) are two policies behind this one coordinator. With cooperation
-// FIFO a coop's agents share a queue (their demands never run in parallel); with individual FIFO
-// each agent has its own. A worker runs at most max_demands_at_once demands of a queue before it
-// moves on.
+// FIFO, plus a shared injector) are two policies behind this one coordinator; adv_thread_pool
+// runs its own loop on it. With cooperation FIFO a coop's agents share a queue (their demands
+// never run in parallel); with individual FIFO each agent has its own. A worker runs at most
+// max_demands_at_once demands of a queue before it moves on.
 #pragma once
 
 #include <atomic>
@@ -54,6 +54,20 @@ private:
     std::atomic<std::uint32_t> count_{0};  // written under the lock
 };
 
+// thread_pool's policy, and adv_thread_pool's: every ready queue in one shared FIFO.
+class SharedFifo final : public ReadyQueues {
+public:
+    bool push(EventQueue& queue, int, bool) noexcept override {
+        list_.push(queue);
+        return true;
+    }
+    EventQueue* pop(int) noexcept override { return list_.take(); }
+    bool maybe_ready() const noexcept override { return !list_.empty(); }
+
+private:
+    ReadyList list_;
+};
+
 class WorkerPool : public Dispatcher, private Scheduler {
 public:
     WorkerPool(Environment& environment, DispatcherParams params, std::unique_ptr<ReadyQueues> ready);
@@ -63,6 +77,28 @@ protected:
     // Starts the threads: the last step of a derived constructor, once the policy is in place.
     void start();
     const DispatcherParams& params() const noexcept { return params_; }
+    Scheduler& scheduler() noexcept { return *this; }
+
+    // Worker `index`'s loop: takes ready queues and runs their demands until the pool stops.
+    // Virtual for a pool that serves its queues its own way (adv_thread_pool): it is called once
+    // per thread, so thread_pool and work_stealing pay nothing more per message for it.
+    virtual void serve_queues(int index, ExecutionContext& context);
+    // The next ready queue for worker `index`, after spinning and parking if there is none yet;
+    // nullptr once the pool stops with none left.
+    EventQueue* take(int index) noexcept {
+        if (EventQueue* queue = ready_->pop(index)) return queue;
+        return wait_for_work(index);
+    }
+    // Worker `index` lets go of a queue it consumed: back in line if it still has work or work
+    // arrived before it could sleep. After a successful try_sleep the queue belongs to whoever
+    // wakes it; the worker does not touch it again.
+    void let_go(EventQueue& queue, int index) noexcept {
+        if (queue.has_work() || !queue.try_sleep()) put_back(queue, index);
+    }
+    // Puts a queue with work back in line, from worker `index`.
+    void put_back(EventQueue& queue, int index) noexcept {
+        if (ready_->push(queue, index, false)) notify();
+    }
 
 private:
     void bind(Agent& agent, unsigned group) override;
@@ -70,6 +106,7 @@ private:
     void shutdown() noexcept override;
     void schedule(EventQueue& queue) noexcept override;
 
+    // A worker thread's body.
     void run(int index);
     // Looks for work, spinning then parking; nullptr once the pool stops with none left.
     EventQueue* wait_for_work(int index) noexcept;
