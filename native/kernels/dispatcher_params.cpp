@@ -38,7 +38,8 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
     for (std::string_view name : use.refused) rt::find_dispatcher(name);
     std::vector<const rt::DispatcherEntry*> accepted;
     if (!use.dispatcher.empty()) {
-        if (refuses(use, use.dispatcher)) throw std::logic_error("a kernel's default dispatcher is one it refuses");
+        if (refuses(use, use.dispatcher))
+            throw std::logic_error("a kernel's default dispatcher is one it refuses");
         accepted.push_back(&rt::find_dispatcher(use.dispatcher));
     }
     for (const rt::DispatcherEntry& entry : rt::dispatchers())
@@ -101,7 +102,9 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
                      .default_value = std::string("none"),
                      .help = "pin runtime threads: none, compact, spread, or cores of the inherited CPU set "
                              "(0,1 or 0-3; core 0 is the first CPU this process may use)",
-                     .validate = [](const Value& value) { rt::Placement::parse(std::get<std::string>(value)); }});
+                     .validate = [](const Value& value) {
+                         rt::Placement::parse(std::get<std::string>(value));
+                     }});
     return specs;
 }
 

@@ -34,9 +34,11 @@ void HandlerTable::add(std::uint64_t key, Handler handler, ThreadSafety safety) 
         first_ = {key, handler};
     } else {
         if (index > more_size_) {
-            if (more_size_ == kMaxMore) throw std::length_error("an agent can have at most 65536 subscriptions");
+            if (more_size_ == kMaxMore)
+                throw std::length_error("an agent can have at most 65536 subscriptions");
             if (more_size_ == more_capacity_) {
-                const auto capacity = std::uint16_t(std::min<std::uint32_t>(std::max<std::uint32_t>(4, more_capacity_ * 2), kMaxMore));
+                const auto capacity =
+                    std::uint16_t(std::clamp<std::uint32_t>(more_capacity_ * 2, 4, kMaxMore));
                 auto* entries = static_cast<Entry*>(pool::allocate(capacity * sizeof(Entry)));
                 std::copy(more_, more_ + more_size_, entries);
                 if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));

@@ -71,8 +71,10 @@ struct AdvThreadPool::AgentQueue final : EventQueue {
 
 AdvThreadPool::AdvThreadPool(Environment& environment, DispatcherParams params)
     : WorkerPool(environment,
-                 {.threads = params.threads, .fifo = Fifo::individual, .max_demands_at_once = params.max_demands_at_once},
-                 std::make_unique<SharedFifo>()) {
+                 {.threads = params.threads,
+                  .fifo = Fifo::individual,
+                  .max_demands_at_once = params.max_demands_at_once},
+                 make_shared_fifo()) {
     start();
 }
 
@@ -86,7 +88,8 @@ void AdvThreadPool::unbind(Agent& agent) noexcept {
     if (void* queue = binding(agent)) pool::destroy(static_cast<AgentQueue*>(queue));
 }
 
-void AdvThreadPool::serve_queues(int index, ExecutionContext& context) {
+void AdvThreadPool::serve_queues(int index) {
+    ExecutionContext context;
     while (EventQueue* taken = take(index)) {
         auto& queue = static_cast<AgentQueue&>(*taken);
         Envelope* thread_safe = take_turn(queue, index, context);
@@ -96,6 +99,7 @@ void AdvThreadPool::serve_queues(int index, ExecutionContext& context) {
         execute(*thread_safe, context);
         if (queue.thread_safe_done()) put_back(queue, index);
     }
+    environment_.leave_thread(context);
 }
 
 Envelope* AdvThreadPool::take_turn(AgentQueue& queue, int index, ExecutionContext& context) noexcept {
@@ -105,7 +109,8 @@ Envelope* AdvThreadPool::take_turn(AgentQueue& queue, int index, ExecutionContex
         queue.take_inbox();
         for (std::uint32_t n = 0; n < params().max_demands_at_once; ++n) {
             // A demand that waited for the thread-safe handlers first: it is the oldest.
-            Envelope* demand = queue.waiting != nullptr ? std::exchange(queue.waiting, nullptr) : queue.pop();
+            Envelope* demand =
+                queue.waiting != nullptr ? std::exchange(queue.waiting, nullptr) : queue.pop();
             if (demand == nullptr) break;
             if (runs_thread_safe(*demand)) {
                 queue.count_thread_safe();

@@ -25,7 +25,7 @@ private:
 
     void bind(Agent& agent, unsigned group) override;
     void unbind(Agent& agent) noexcept override;
-    void serve_queues(int index, ExecutionContext& context) override;
+    void serve_queues(int index) override;
     // One turn of worker `index` on `queue`. Returns a thread-safe demand it took, to run after
     // it has let go of the queue, or nullptr.
     Envelope* take_turn(AgentQueue& queue, int index, ExecutionContext& context) noexcept;

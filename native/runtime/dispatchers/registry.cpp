@@ -62,8 +62,10 @@ const DispatcherEntry& find_dispatcher(std::string_view name) {
     for (const DispatcherEntry& entry : kDispatchers)
         if (entry.name == name) return entry;
     std::string names;
-    for (const DispatcherEntry& entry : kDispatchers) names += (names.empty() ? "" : ", ") + std::string(entry.name);
-    throw std::invalid_argument("unknown dispatcher '" + std::string(name) + "' (dispatchers: " + names + ")");
+    for (const DispatcherEntry& entry : kDispatchers)
+        names += (names.empty() ? "" : ", ") + std::string(entry.name);
+    throw std::invalid_argument("unknown dispatcher '" + std::string(name) + "' (dispatchers: " +
+                                names + ")");
 }
 
 }  // namespace labctl::rt

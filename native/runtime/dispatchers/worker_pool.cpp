@@ -141,14 +141,17 @@ EventQueue* WorkerPool::wait_for_work(int index) noexcept {
 void WorkerPool::run(int index) {
     detail::t_pool = this;
     detail::t_worker = index;
-    ExecutionContext context;
-    serve_queues(index, context);
-    environment_.leave_thread(context);
+    serve_queues(index);
     detail::t_pool = nullptr;
     detail::t_worker = ReadyQueues::kNotAWorker;
 }
 
-void WorkerPool::serve_queues(int index, ExecutionContext& context) {
+void WorkerPool::serve_queues(int index) {
+    // A local, not a parameter: a pointer to it would take a register the loop needs, 7
+    // instructions more per queue visit (callgrind, ping_pong messages=1000000
+    // dispatcher=work_stealing threads=1 fifo=individual spin_us=0: 117.0M in this loop, not
+    // 110.0M).
+    ExecutionContext context;
     const std::uint32_t budget = params_.max_demands_at_once;
     for (;;) {
         EventQueue* queue = take(index);
@@ -173,6 +176,7 @@ void WorkerPool::serve_queues(int index, ExecutionContext& context) {
         let_go(*queue, index);
         reap_finished(context);
     }
+    environment_.leave_thread(context);
 }
 
 }  // namespace labctl::rt
