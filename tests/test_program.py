@@ -15,16 +15,17 @@ from hypothesis import strategies as st
 
 from labctl import _native
 
-DISPATCHERS = st.one_of(
-    st.fixed_dictionaries({"dispatcher": st.sampled_from(["one_thread", "active_obj"])}),
-    st.fixed_dictionaries({"dispatcher": st.just("active_group"), "threads": st.integers(1, 3)}),
-    st.fixed_dictionaries({
-        "dispatcher": st.sampled_from(["thread_pool", "work_stealing"]),
-        "threads": st.integers(1, 3),
-        "fifo": st.sampled_from(["cooperation", "individual"]),
-        "max_demands_at_once": st.sampled_from([1, 2, 4, 100]),
-    }),
-)
+# Each registered dispatcher, with values for the settings its registry entry says it takes.
+SETTINGS = {
+    "threads": st.integers(1, 3),
+    "fifo": st.sampled_from(["cooperation", "individual"]),
+    "max_demands_at_once": st.sampled_from([1, 2, 4, 100]),
+}
+DISPATCHERS = st.one_of(*(
+    st.fixed_dictionaries({"dispatcher": st.just(dispatcher["name"]),
+                           **{setting: SETTINGS[setting] for setting in dispatcher["takes"]}})
+    for dispatcher in _native.dispatchers()
+))
 
 
 @st.composite

@@ -9,6 +9,7 @@
 #include "../kernels/program.hpp"
 #include "../kernels/studies.hpp"
 #include "../runtime/affinity.hpp"
+#include "../runtime/dispatchers/registry.hpp"
 
 namespace py = pybind11;
 namespace k = labctl::kernels;
@@ -133,6 +134,24 @@ PYBIND11_MODULE(_native, m) {
         for (const k::Kernel& kernel : k::registry()) result.append(describe(kernel));
         return result;
     }, "The kernel catalogue: name, texts and parameter schema of each kernel.");
+
+    m.def("dispatchers", [] {
+        py::list result;
+        for (const labctl::rt::DispatcherEntry& entry : labctl::rt::dispatchers()) {
+            py::list takes;
+            if (entry.takes.threads) takes.append("threads");
+            if (entry.takes.fifo) takes.append("fifo");
+            if (entry.takes.max_demands_at_once) takes.append("max_demands_at_once");
+            py::dict d;
+            d["name"] = std::string(entry.name);
+            d["help"] = std::string(entry.help);
+            d["takes"] = takes;
+            d["thread_per_agent"] = entry.thread_per_agent;
+            result.append(d);
+        }
+        return result;
+    }, "The runtime's dispatchers (native/runtime/dispatchers/registry.cpp): name, help, the "
+       "settings each takes, and whether it starts a thread per agent.");
 
     m.def("studies", [] {
         py::list result;

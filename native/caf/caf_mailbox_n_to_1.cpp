@@ -39,8 +39,7 @@ class Receiver final : public caf::event_based_actor {
 public:
     Receiver(caf::actor_config& config, caf_support::CafRun& run, std::uint32_t senders,
              std::uint64_t messages_per_sender, rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), per_sender_(senders), messages_per_sender_(messages_per_sender),
-          total_(std::uint64_t{senders} * messages_per_sender), done_(done) {
+        : caf::event_based_actor(config), tally_(senders, messages_per_sender), done_(done) {
         run.watch(*this);
     }
 
@@ -49,30 +48,12 @@ public:
     }
 
 private:
-    struct PerSender {
-        std::uint64_t count = 0;
-        std::uint64_t last_seq = ~std::uint64_t{0};  // so that the first expected seq, 0, is last + 1
-    };
-
     void on_msg(const Msg& msg) {
-        if (msg.sender >= per_sender_.size()) throw std::out_of_range("caf_mailbox_n_to_1: message from an unknown sender");
-        PerSender& from = per_sender_[msg.sender];
-        // Each sender sends from one thread, and a mailbox keeps each sender's order: anything
-        // but the next seq is a lost, duplicated or reordered message.
-        if (msg.seq != from.last_seq + 1) ++outcome_.out_of_order;
-        from.last_seq = msg.seq;
-        ++from.count;
-        if (++outcome_.received != total_) return;
-        for (const PerSender& sender : per_sender_)
-            if (sender.count != messages_per_sender_) ++outcome_.short_senders;
-        done_.set(outcome_);
+        if (tally_.count(msg.sender, msg.seq)) done_.set(tally_.outcome());
     }
 
-    std::vector<PerSender> per_sender_;
-    const std::uint64_t messages_per_sender_;
-    const std::uint64_t total_;
+    mailbox_n_to_1::Tally tally_;
     rt::Completion<Outcome>& done_;
-    Outcome outcome_;
 };
 
 class Sender final : public caf::event_based_actor {

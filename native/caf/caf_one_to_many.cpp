@@ -15,8 +15,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using one_to_many::Outcome;
-
-enum class Work { noop, sleep, cpu };
+using one_to_many::Setup;
+using one_to_many::Work;
 
 struct Number {
     std::uint32_t value;
@@ -47,15 +47,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Go&) {
     return f(caf::meta::type_name("Go"));
 }
-
-struct Setup {
-    std::uint32_t workers;
-    std::uint32_t messages_per_worker;
-    Work work;
-    std::chrono::nanoseconds sleep;
-    std::int64_t cpu_iters;
-    double expected_series;  // work=cpu
-};
 
 class Producer final : public caf::event_based_actor {
 public:
@@ -138,21 +129,7 @@ private:
 };
 
 Result run(const Params& params) {
-    Setup setup{
-        .workers = std::uint32_t(params.integer("workers")),
-        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
-        .work = params.text("work") == "sleep" ? Work::sleep
-                : params.text("work") == "cpu" ? Work::cpu
-                                                : Work::noop,
-        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
-        .cpu_iters = params.integer("cpu_iters"),
-        .expected_series = 0,
-    };
-    // Computed here, sequentially, before the run: what every worker's series must be.
-    if (setup.work == Work::cpu)
-        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
-            setup.expected_series += one_to_many::compute(i, setup.cpu_iters);
+    const Setup setup = one_to_many::make_setup(params);
 
     rt::Completion<Outcome> done;
     caf_support::CafRun caf(params, done);

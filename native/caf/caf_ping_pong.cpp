@@ -1,6 +1,5 @@
 // caf_ping_pong: ping_pong on CAF 0.17. Two actors pass a message back and forth: on one
 // scheduler thread the cost of a send and a dispatch, on two the round trip between threads.
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -8,38 +7,8 @@
 #include "../kernels/ping_pong.hpp"
 #include "caf_run.hpp"
 
-namespace labctl::kernels::caf_ping_pong {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-using ping_pong::Tally;
-
-// The payload is written by the sender and checked by the receiver, so its bytes really travel
-// (CAF copies a message's values into the message).
-template <std::size_t N>
-struct Ping {
-    explicit Ping(std::uint64_t sequence) : seq(sequence) { payload.fill(std::uint8_t(sequence)); }
-    bool intact() const noexcept {
-        if constexpr (N == 0) return true;
-        else return payload.front() == std::uint8_t(seq) && payload.back() == std::uint8_t(seq);
-    }
-    std::uint64_t seq;
-    std::array<std::uint8_t, N> payload;
-};
-
-template <std::size_t N>
-struct Pong {
-    explicit Pong(const Ping<N>& ping) : seq(ping.seq), payload(ping.payload) {}
-    bool intact() const noexcept {
-        if constexpr (N == 0) return true;
-        else return payload.front() == std::uint8_t(seq) && payload.back() == std::uint8_t(seq);
-    }
-    std::uint64_t seq;
-    std::array<std::uint8_t, N> payload;
-};
-
-// The kernel's signal to the pinger that the phase has begun (our pinger starts in on_start).
-struct Start {};
+// CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.
+namespace labctl::kernels::ping_pong {
 
 template <class Inspector, std::size_t N>
 typename Inspector::result_type inspect(Inspector& f, Ping<N>& x) {
@@ -51,17 +20,24 @@ typename Inspector::result_type inspect(Inspector& f, Pong<N>& x) {
     return f(caf::meta::type_name("Pong"), x.seq, x.payload);
 }
 
+}  // namespace labctl::kernels::ping_pong
+
+namespace labctl::kernels::caf_ping_pong {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ping_pong::Outcome;
+using ping_pong::Ping;
+using ping_pong::Pong;
+using ping_pong::Tally;
+
+// The kernel's signal to the pinger that the phase has begun (our pinger starts in on_start).
+struct Start {};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Start&) {
     return f(caf::meta::type_name("Start"));
 }
-
-struct Outcome {
-    Tally pongs;
-    Clock::time_point start;
-    Clock::time_point end;
-    std::vector<std::int64_t> round_trips_ns;  // sampled
-};
 
 template <std::size_t N>
 class Ponger final : public caf::event_based_actor {

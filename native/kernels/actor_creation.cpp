@@ -152,7 +152,7 @@ Kernel make_kernel() {
          .help = "deregister each child's coop once it reported, inside the measured phase (the "
                  "study's actors quit)"},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -1,93 +1,139 @@
-// Declaring and interpreting the shared dispatcher parameters.
+// Declaring the shared dispatcher parameters from the dispatcher registry, and interpreting them.
 #include "dispatcher_params.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <utility>
 
 namespace labctl::kernels {
+namespace {
 
-std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatchers,
-                                         const PoolDefaults& defaults) {
-    std::vector<Value> choices(dispatchers.begin(), dispatchers.end());
-    return {
-        {.name = "dispatcher",
-         .type = ParamType::choice,
-         .default_value = dispatchers.front(),
-         .help = "how agents map to threads: one_thread (one thread for all), active_obj (a "
-                 "thread per agent), active_group (a thread per group), thread_pool (N threads, "
-                 "one shared queue of ready agents), work_stealing (N threads, one queue each, "
-                 "idle threads steal)",
-         .choices = choices},
+// The values of `fifo`.
+constexpr std::pair<rt::Fifo, std::string_view> kFifos[] = {
+    {rt::Fifo::cooperation, "cooperation"},
+    {rt::Fifo::individual, "individual"},
+};
+
+std::string fifo_name(rt::Fifo fifo) {
+    for (const auto& [value, name] : kFifos)
+        if (value == fifo) return std::string(name);
+    throw std::logic_error("a fifo without a name");
+}
+
+rt::Fifo parse_fifo(std::string_view text) {
+    for (const auto& [value, name] : kFifos)
+        if (name == text) return value;
+    throw std::logic_error("fifo outside its schema");
+}
+
+bool refuses(const DispatcherUse& use, std::string_view dispatcher) {
+    return std::find(use.refused.begin(), use.refused.end(), dispatcher) != use.refused.end();
+}
+
+}  // namespace
+
+std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
+    // A name that is not registered fails here, when the kernel registers, not when it runs.
+    for (std::string_view name : use.refused) rt::find_dispatcher(name);
+    std::vector<const rt::DispatcherEntry*> accepted;
+    if (!use.dispatcher.empty()) {
+        if (refuses(use, use.dispatcher))
+            throw std::logic_error("a kernel's default dispatcher is one it refuses");
+        accepted.push_back(&rt::find_dispatcher(use.dispatcher));
+    }
+    for (const rt::DispatcherEntry& entry : rt::dispatchers())
+        if (entry.name != use.dispatcher && !refuses(use, entry.name)) accepted.push_back(&entry);
+    if (accepted.empty()) throw std::logic_error("a kernel that refuses every dispatcher");
+
+    std::vector<Value> choices;
+    std::string help = "how agents map to threads:";
+    for (const rt::DispatcherEntry* entry : accepted) {
+        choices.emplace_back(std::string(entry->name));
+        help += std::string(choices.size() == 1 ? " " : ", ") + std::string(entry->name) + " (" +
+                std::string(entry->help) + ")";
+    }
+    // The accepted dispatchers whose entries take a setting: where its parameter applies.
+    auto taking = [&](bool rt::DispatcherTakes::*setting) {
+        std::vector<std::string> names;
+        for (const rt::DispatcherEntry* entry : accepted)
+            if (entry->takes.*setting) names.emplace_back(entry->name);
+        return names;
+    };
+    ParamSpec settings[] = {
         {.name = "threads",
          .type = ParamType::integer,
-         .default_value = defaults.threads,
-         .help = "groups of active_group, or threads of thread_pool and work_stealing",
+         .default_value = std::int64_t{use.defaults.threads},
+         .help = "N: the dispatcher's threads (see `dispatcher`)",
          .minimum = 1,
          .maximum = 1024,
-         .applies_to = {"active_group", "thread_pool", "work_stealing"}},
+         .applies_to = taking(&rt::DispatcherTakes::threads)},
         {.name = "fifo",
          .type = ParamType::choice,
-         .default_value = defaults.fifo,
+         .default_value = fifo_name(use.defaults.fifo),
          .help = "cooperation: a coop's agents share one queue (never run in parallel); "
                  "individual: a queue per agent",
-         .choices = {std::string("cooperation"), std::string("individual")},
-         .applies_to = {"thread_pool", "work_stealing"}},
+         .choices = {fifo_name(rt::Fifo::cooperation), fifo_name(rt::Fifo::individual)},
+         .applies_to = taking(&rt::DispatcherTakes::fifo)},
         {.name = "max_demands_at_once",
          .type = ParamType::integer,
-         .default_value = defaults.max_demands_at_once,
+         .default_value = std::int64_t{use.defaults.max_demands_at_once},
          .help = "demands a pool thread runs from one queue before it moves to the next",
          .minimum = 1,
          .maximum = 1'000'000'000,
-         .applies_to = {"thread_pool", "work_stealing"}},
-        {.name = "spin_us",
-         .type = ParamType::real,
-         .default_value = 20.0,
-         .help = "microseconds an idle thread spins before it parks (0: park at once)",
-         .minimum = 0,
-         .maximum = 1'000'000},
-        {.name = "pin",
-         .type = ParamType::text,
-         .default_value = std::string("none"),
-         .help = "pin runtime threads: none, compact, spread, or cores of the inherited CPU set "
-                 "(0,1 or 0-3; core 0 is the first CPU this process may use)",
-         .validate = [](const Value& value) { rt::Placement::parse(std::get<std::string>(value)); }},
+         .applies_to = taking(&rt::DispatcherTakes::max_demands_at_once)},
     };
+    std::vector<ParamSpec> specs{{.name = "dispatcher",
+                                  .type = ParamType::choice,
+                                  .default_value = choices.front(),
+                                  .help = help,
+                                  .choices = choices}};
+    // A setting that no accepted dispatcher takes is left out (an empty applies_to means "all").
+    for (ParamSpec& spec : settings)
+        if (!spec.applies_to.empty()) specs.push_back(std::move(spec));
+    specs.push_back({.name = "spin_us",
+                     .type = ParamType::real,
+                     .default_value = 20.0,
+                     .help = "microseconds an idle thread spins before it parks (0: park at once)",
+                     .minimum = 0,
+                     .maximum = 1'000'000});
+    specs.push_back({.name = "pin",
+                     .type = ParamType::text,
+                     .default_value = std::string("none"),
+                     .help = "pin runtime threads: none, compact, spread, or cores of the inherited CPU set "
+                             "(0,1 or 0-3; core 0 is the first CPU this process may use)",
+                     .validate = [](const Value& value) {
+                         rt::Placement::parse(std::get<std::string>(value));
+                     }});
+    return specs;
 }
 
 void check_thread_per_agent(const std::string& kernel, const Params& params, std::uint64_t agents,
                             const std::string& cause) {
-    if (params.text("dispatcher") != "active_obj" || agents <= kMaxActiveObjAgents) return;
+    const std::string& dispatcher = params.text("dispatcher");
+    if (!rt::find_dispatcher(dispatcher).thread_per_agent || agents <= kMaxAgentThreads) return;
+    std::string others;
+    for (const rt::DispatcherEntry& entry : rt::dispatchers())
+        if (!entry.thread_per_agent) others += (others.empty() ? "" : ", ") + std::string(entry.name);
     throw ParamError(kernel, "dispatcher",
-                     "dispatcher 'active_obj' starts a thread per agent: " + cause + " needs " +
-                         std::to_string(agents) + " threads (at most " +
-                         std::to_string(kMaxActiveObjAgents) +
-                         "); use a smaller size or one of: one_thread, active_group, thread_pool, "
-                         "work_stealing");
+                     "dispatcher '" + dispatcher + "' starts a thread per agent: " + cause + " needs " +
+                         std::to_string(agents) + " threads (at most " + std::to_string(kMaxAgentThreads) +
+                         "); use a smaller size or one of: " + others);
 }
 
-DispatcherChoice::DispatcherChoice(const Params& params) : kind_(params.text("dispatcher")) {
+DispatcherChoice::DispatcherChoice(const Params& params) {
     rt::EnvironmentConfig config;
     config.spin = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double, std::micro>(params.real("spin_us")));
     config.placement = rt::Placement::parse(params.text("pin"));
     environment_ = std::make_unique<rt::Environment>(std::move(config));
-    const unsigned threads = params.has("threads") ? unsigned(params.integer("threads")) : 1;
-    if (kind_ == "active_group") groups_ = threads;
-
-    rt::Environment& env = *environment_;
-    if (kind_ == "one_thread") {
-        dispatcher_ = &env.make_dispatcher<rt::OneThread>();
-    } else if (kind_ == "active_obj") {
-        dispatcher_ = &env.make_dispatcher<rt::ActiveObj>();
-    } else if (kind_ == "active_group") {
-        dispatcher_ = &env.make_dispatcher<rt::ActiveGroup>();
-    } else {
-        rt::PoolParams pool;
-        pool.threads = threads;
-        pool.fifo = params.text("fifo") == "individual" ? rt::Fifo::individual : rt::Fifo::cooperation;
-        pool.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
-        if (kind_ == "thread_pool") dispatcher_ = &env.make_dispatcher<rt::ThreadPool>(pool);
-        else dispatcher_ = &env.make_dispatcher<rt::WorkStealing>(pool);
-    }
+    // Resolution kept the settings that apply to this dispatcher: those its entry takes.
+    rt::DispatcherParams settings;
+    if (params.has("threads")) settings.threads = unsigned(params.integer("threads"));
+    if (params.has("fifo")) settings.fifo = parse_fifo(params.text("fifo"));
+    if (params.has("max_demands_at_once"))
+        settings.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
+    dispatcher_ = &rt::find_dispatcher(params.text("dispatcher")).make(*environment_, settings);
 }
 
 }  // namespace labctl::kernels

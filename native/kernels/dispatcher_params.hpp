@@ -1,10 +1,12 @@
 // The dispatcher parameters every kernel shares (dispatcher, threads, fifo,
-// max_demands_at_once, spin_us, pin), declared once, and the dispatcher they describe.
+// max_demands_at_once, spin_us, pin), derived from the runtime's dispatcher registry, and the
+// dispatcher they describe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../runtime/runtime.hpp"
@@ -12,24 +14,26 @@
 
 namespace labctl::kernels {
 
-// Defaults a kernel may change to match its study (self_send's study runs an individual-FIFO
-// pool). The default dispatcher is the first one a kernel accepts.
-struct PoolDefaults {
-    std::int64_t threads = 2;
-    std::string fifo = "cooperation";
-    std::int64_t max_demands_at_once = 4;
+// Which dispatchers a kernel runs on, and its defaults: every registered dispatcher but
+// `refused`, listed in the registry's order with `dispatcher`, its default, first (none: the
+// first it accepts); the settings' defaults as its study has them (self_send's study runs an
+// individual-FIFO pool).
+struct DispatcherUse {
+    std::string_view dispatcher = {};
+    rt::DispatcherParams defaults = {};
+    std::vector<std::string_view> refused = {};
 };
 
-// The schema of the dispatcher parameters, for a kernel that accepts `dispatchers`.
-std::vector<ParamSpec> dispatcher_params(const std::vector<std::string>& dispatchers,
-                                         const PoolDefaults& defaults = {});
+// The schema of the dispatcher parameters: `dispatcher`'s choices and help, and which
+// dispatchers threads, fifo and max_demands_at_once apply to, come from the registry.
+std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use = {});
 
-// active_obj starts a thread per agent: fine for tens of agents, absurd for a million. A kernel
-// that would put more than this many agents on it refuses the parameters.
-inline constexpr std::uint64_t kMaxActiveObjAgents = 10'000;
+// A dispatcher that starts a thread per agent (active_obj) is fine for tens of agents, absurd
+// for a million: a kernel that would start more threads than this on one refuses the parameters.
+inline constexpr std::uint64_t kMaxAgentThreads = 10'000;
 
-// Throws ParamError if `dispatcher` is active_obj and `agents` exceeds kMaxActiveObjAgents;
-// `cause` names the parameters that make the agents ("leaves=1000000").
+// Throws ParamError if `dispatcher` starts a thread per agent and `agents` exceeds
+// kMaxAgentThreads; `cause` names the parameters that make the agents ("leaves=1000000").
 void check_thread_per_agent(const std::string& kernel, const Params& params, std::uint64_t agents,
                             const std::string& cause);
 
@@ -39,16 +43,11 @@ public:
     explicit DispatcherChoice(const Params& params);
 
     rt::Environment& environment() noexcept { return *environment_; }
-    const std::string& kind() const noexcept { return kind_; }
     // Where to bind the index-th agent (or group of agents): active_group spreads indices over
     // its `threads` groups; every other dispatcher ignores the index.
-    rt::Binder binder(unsigned index = 0) const noexcept {
-        return dispatcher_->binder(index % groups_);
-    }
+    rt::Binder binder(unsigned index = 0) const noexcept { return dispatcher_->binder(index); }
 
 private:
-    std::string kind_;
-    unsigned groups_ = 1;  // active_group's `threads`; 1 for the others
     std::unique_ptr<rt::Environment> environment_;
     rt::Dispatcher* dispatcher_ = nullptr;
 };

@@ -125,8 +125,7 @@ std::string describe(std::uint64_t iterations, std::uint64_t replies, std::uint6
 Result run(const Params& params) {
     const auto fan_out = std::uint64_t(params.integer("fan_out"));
     const auto iterations = std::uint64_t(params.integer("iterations"));
-    const auto duration = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(params.real("duration_s")));
+    const Clock::duration duration = run_duration(params);
 
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
@@ -212,21 +211,9 @@ Kernel make_kernel() {
          .help = "worker agents the master sends to each iteration",
          .minimum = 1,
          .maximum = 100'000},
-        {.name = "iterations",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "iterations to run; 0: as many whole iterations as fit in duration_s (>0 "
-                 "overrides duration_s)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
-        {.name = "duration_s",
-         .type = ParamType::real,
-         .default_value = 1.0,
-         .help = "seconds to run iterations for, when iterations=0",
-         .minimum = 0.001,
-         .maximum = 3600},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : rounds_or_duration_params("iterations")) kernel.params.push_back(std::move(spec));
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

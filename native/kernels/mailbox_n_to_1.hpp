@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <latch>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -31,6 +32,42 @@ inline std::string describe(const Outcome& outcome) {
     return "received=" + std::to_string(outcome.received) + " out_of_order=" +
            std::to_string(outcome.out_of_order) + " short_senders=" + std::to_string(outcome.short_senders);
 }
+
+// The receiver's count, per sender: how many, and whether in order. Each sender sends from one
+// thread (or agent), and a queue keeps each sender's order: anything but the next seq is a lost,
+// duplicated or reordered message.
+class Tally {
+public:
+    Tally(std::uint32_t senders, std::uint64_t messages_per_sender)
+        : per_sender_(senders), messages_per_sender_(messages_per_sender),
+          total_(std::uint64_t{senders} * messages_per_sender) {}
+
+    // Counts a message; true if it was the last one expected, and outcome() is then final.
+    bool count(std::uint32_t sender, std::uint64_t seq) {
+        if (sender >= per_sender_.size()) throw std::out_of_range("mailbox_n_to_1: message from an unknown sender");
+        PerSender& from = per_sender_[sender];
+        if (seq != from.last_seq + 1) ++outcome_.out_of_order;
+        from.last_seq = seq;
+        ++from.count;
+        if (++outcome_.received != total_) return false;
+        for (const PerSender& each : per_sender_)
+            if (each.count != messages_per_sender_) ++outcome_.short_senders;
+        return true;
+    }
+
+    const Outcome& outcome() const noexcept { return outcome_; }
+
+private:
+    struct PerSender {
+        std::uint64_t count = 0;
+        std::uint64_t last_seq = ~std::uint64_t{0};  // so that the first expected seq, 0, is last + 1
+    };
+
+    std::vector<PerSender> per_sender_;
+    const std::uint64_t messages_per_sender_;
+    const std::uint64_t total_;
+    Outcome outcome_;
+};
 
 // What the answer must be: every message, from every sender, in order.
 inline std::string expected(std::uint64_t senders, std::uint64_t messages_per_sender) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "one_to_many.hpp"
 #include "phase.hpp"
@@ -16,8 +17,6 @@ namespace labctl::kernels::one_to_many {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-enum class Work { noop, sleep, cpu };
 
 struct Number {
     std::uint32_t value;
@@ -29,15 +28,6 @@ struct WorkerDone {
     std::uint64_t received;
     std::uint64_t out_of_order;
     double series;
-};
-
-struct Setup {
-    std::uint32_t workers;
-    std::uint32_t messages_per_worker;
-    Work work;
-    std::chrono::nanoseconds sleep;
-    std::int64_t cpu_iters;
-    double expected_series;  // work=cpu
 };
 
 class Producer final : public rt::Agent {
@@ -106,21 +96,7 @@ private:
 };
 
 Result run(const Params& params) {
-    Setup setup{
-        .workers = std::uint32_t(params.integer("workers")),
-        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
-        .work = params.text("work") == "sleep" ? Work::sleep
-                : params.text("work") == "cpu" ? Work::cpu
-                                                : Work::noop,
-        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
-        .cpu_iters = params.integer("cpu_iters"),
-        .expected_series = 0,
-    };
-    // Computed here, sequentially, before the run: what every worker's series must be.
-    if (setup.work == Work::cpu)
-        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
-            setup.expected_series += compute(i, setup.cpu_iters);
+    const Setup setup = make_setup(params);
 
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
@@ -182,7 +158,7 @@ Kernel make_kernel() {
         .work = work,
     };
     kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -1,8 +1,9 @@
-// What every one_to_many kernel (ours, caf_one_to_many) shares: a worker's CPU work, the
-// outcome and the answer's format, and the limit on sleeping, so that they are verified the
-// same way.
+// What every one_to_many kernel (ours, caf_one_to_many) shares: the setup from the parameters,
+// a worker's CPU work, the outcome and the answer's format, and the limit on sleeping, so that
+// they work and are verified the same way.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -19,6 +20,37 @@ inline double compute(std::uint32_t value, std::int64_t iterations) {
     double sum = 0;
     for (std::int64_t i = 0; i < iterations; ++i) sum += std::sph_neumann(value % 16, 1.2345 + double(i));
     return sum;
+}
+
+enum class Work { noop, sleep, cpu };
+
+// What the producer and every worker need from the parameters.
+struct Setup {
+    std::uint32_t workers;
+    std::uint32_t messages_per_worker;
+    Work work;
+    std::chrono::nanoseconds sleep;
+    std::int64_t cpu_iters;
+    double expected_series;  // work=cpu
+};
+
+inline Setup make_setup(const Params& params) {
+    Setup setup{
+        .workers = std::uint32_t(params.integer("workers")),
+        .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
+        .work = params.text("work") == "sleep" ? Work::sleep
+                : params.text("work") == "cpu" ? Work::cpu
+                                                : Work::noop,
+        .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
+        .cpu_iters = params.integer("cpu_iters"),
+        .expected_series = 0,
+    };
+    // Computed here, sequentially, before the run: what every worker's series must be.
+    if (setup.work == Work::cpu)
+        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
+            setup.expected_series += compute(i, setup.cpu_iters);
+    return setup;
 }
 
 struct Outcome {

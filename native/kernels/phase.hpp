@@ -5,6 +5,8 @@
 #include <chrono>
 #include <exception>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "../runtime/runtime.hpp"
 #include "kernel.hpp"
@@ -34,6 +36,30 @@ private:
     std::vector<std::int64_t> cpu_at_start_;
     Clock::time_point start_;
 };
+
+// Kernels that run `rounds` rounds (fan's iterations, ring_laps' laps) or, with rounds=0, as many
+// whole rounds as fit in duration_s: the two parameters, and the duration they ask for.
+inline std::vector<ParamSpec> rounds_or_duration_params(const std::string& rounds) {
+    return {
+        {.name = rounds,
+         .type = ParamType::integer,
+         .default_value = std::int64_t{0},
+         .help = rounds + " to run; 0: as many whole " + rounds + " as fit in duration_s (>0 overrides duration_s)",
+         .minimum = 0,
+         .maximum = 1'000'000'000},
+        {.name = "duration_s",
+         .type = ParamType::real,
+         .default_value = 1.0,
+         .help = "seconds to run " + rounds + " for, when " + rounds + "=0",
+         .minimum = 0.001,
+         .maximum = 3600},
+    };
+}
+
+inline MeasuredPhase::Clock::duration run_duration(const Params& params) {
+    return std::chrono::duration_cast<MeasuredPhase::Clock::duration>(
+        std::chrono::duration<double>(params.real("duration_s")));
+}
 
 // Makes `completion` give up when a handler fails, so that a kernel never waits forever for an
 // answer that will not come. Call before registering the kernel's agents; `completion` must

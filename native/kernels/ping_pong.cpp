@@ -1,7 +1,6 @@
 // ping_pong: two agents pass a message back and forth. On one thread it measures the cost of a
 // send and a dispatch; on two it measures the round trip between threads.
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -15,36 +14,6 @@ namespace labctl::kernels::ping_pong {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The payload is written by the sender and checked by the receiver, so its bytes really travel.
-template <std::size_t N>
-struct Ping {
-    explicit Ping(std::uint64_t sequence) : seq(sequence) { payload.fill(std::byte(sequence)); }
-    bool intact() const noexcept {
-        if constexpr (N == 0) return true;
-        else return payload.front() == std::byte(seq) && payload.back() == std::byte(seq);
-    }
-    std::uint64_t seq;
-    std::array<std::byte, N> payload;
-};
-
-template <std::size_t N>
-struct Pong {
-    explicit Pong(const Ping<N>& ping) : seq(ping.seq), payload(ping.payload) {}
-    bool intact() const noexcept {
-        if constexpr (N == 0) return true;
-        else return payload.front() == std::byte(seq) && payload.back() == std::byte(seq);
-    }
-    std::uint64_t seq;
-    std::array<std::byte, N> payload;
-};
-
-struct Outcome {
-    Tally pongs;
-    Clock::time_point start;
-    Clock::time_point end;
-    std::vector<std::int64_t> round_trips_ns;  // sampled
-};
 
 template <std::size_t N>
 class Ponger final : public rt::Agent {
@@ -200,7 +169,7 @@ Kernel make_kernel() {
         .expect = expect,
     };
     kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

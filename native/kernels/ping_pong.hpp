@@ -1,9 +1,11 @@
-// What every ping_pong kernel (ours, caf_ping_pong) shares: how each side counts what it
-// receives, the answer's format and the latency percentiles, so that they are verified and
-// reported the same way.
+// What every ping_pong kernel (ours, caf_ping_pong) shares: the messages, how each side counts
+// what it receives, the answer's format and the latency percentiles, so that they are verified
+// and reported the same way.
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,6 +27,38 @@ struct Tally {
         if (!intact) ++corrupt;
         ++received;
     }
+};
+
+// The payload is written by the sender and checked by the receiver, so its bytes really travel
+// (bytes as std::uint8_t: CAF copies a message's values into the message through its inspector).
+template <std::size_t N>
+struct Ping {
+    explicit Ping(std::uint64_t sequence) : seq(sequence) { payload.fill(std::uint8_t(sequence)); }
+    bool intact() const noexcept {
+        if constexpr (N == 0) return true;
+        else return payload.front() == std::uint8_t(seq) && payload.back() == std::uint8_t(seq);
+    }
+    std::uint64_t seq;
+    std::array<std::uint8_t, N> payload;
+};
+
+template <std::size_t N>
+struct Pong {
+    explicit Pong(const Ping<N>& ping) : seq(ping.seq), payload(ping.payload) {}
+    bool intact() const noexcept {
+        if constexpr (N == 0) return true;
+        else return payload.front() == std::uint8_t(seq) && payload.back() == std::uint8_t(seq);
+    }
+    std::uint64_t seq;
+    std::array<std::uint8_t, N> payload;
+};
+
+// What the pinger hands to the kernel when the exchange is over.
+struct Outcome {
+    Tally pongs;
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point end;
+    std::vector<std::int64_t> round_trips_ns;  // sampled
 };
 
 inline std::string describe(const Tally& pings, const Tally& pongs) {

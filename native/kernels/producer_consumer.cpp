@@ -182,7 +182,7 @@ Kernel make_kernel() {
          .minimum = 1,
          .maximum = 1'000'000'000},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -98,7 +98,7 @@ const Kernel& program_schema() {
     static const Kernel schema = [] {
         Kernel kernel;
         kernel.name = "program";
-        kernel.params = dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"});
+        kernel.params = dispatcher_params();
         return kernel;
     }();
     return schema;

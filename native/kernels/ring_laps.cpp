@@ -86,9 +86,7 @@ Result run(const Params& params) {
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
     abandon_on_failure(env, done);
-    const Lead lead{laps,
-                    std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(params.real("duration_s"))),
-                    done};
+    const Lead lead{laps, run_duration(params), done};
 
     MeasuredPhase phase(env);
     std::vector<Member*> ring;
@@ -162,20 +160,9 @@ Kernel make_kernel() {
          .help = "agents in the ring",
          .minimum = 2,
          .maximum = 1'000'000},
-        {.name = "laps",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "laps to run; 0: as many whole laps as fit in duration_s (>0 overrides duration_s)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
-        {.name = "duration_s",
-         .type = ParamType::real,
-         .default_value = 1.0,
-         .help = "seconds to run laps for, when laps=0",
-         .minimum = 0.001,
-         .maximum = 3600},
     };
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : rounds_or_duration_params("laps")) kernel.params.push_back(std::move(spec));
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

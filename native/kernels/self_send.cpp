@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 
@@ -168,8 +169,7 @@ Kernel make_kernel() {
          .minimum = 1,
          .maximum = 1'000'000},
     };
-    for (ParamSpec& spec : dispatcher_params({"thread_pool", "work_stealing", "one_thread", "active_obj", "active_group"},
-                                             PoolDefaults{.fifo = "individual"}))
+    for (ParamSpec& spec : dispatcher_params({.dispatcher = "thread_pool", .defaults = {.fifo = rt::Fifo::individual}}))
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -142,7 +142,7 @@ Kernel make_kernel() {
         .expect = expect,
     };
     kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_group", "thread_pool", "work_stealing", "active_obj"}))
+    for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 #include "thread_ring.hpp"
@@ -120,7 +121,7 @@ void check_ring(const std::string& kernel, const Params& params, std::uint64_t t
 
 std::vector<ParamSpec> ring_params(bool parallel) {
     std::vector<ParamSpec> params = thread_ring::own_params(parallel);
-    for (ParamSpec& spec : dispatcher_params({"one_thread", "active_obj", "active_group", "thread_pool", "work_stealing"}))
+    for (ParamSpec& spec : dispatcher_params())
         params.push_back(std::move(spec));
     return params;
 }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 
 #include "coop.hpp"
 #include "environment.hpp"
@@ -17,26 +19,40 @@ HandlerTable::~HandlerTable() {
     if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));
 }
 
-void HandlerTable::add(std::uint64_t key, Handler handler) {
-    if (first_.handler == nullptr || first_.key == key) {
+void HandlerTable::add(std::uint64_t key, Handler handler, ThreadSafety safety) {
+    constexpr std::uint32_t kMaxMore = std::numeric_limits<std::uint16_t>::max();
+    // The entry's index: 0 is first_, i is more_[i - 1]; one past the end for a new key.
+    std::uint32_t index = 0;
+    if (first_.handler != nullptr && first_.key != key) {
+        index = 1;
+        while (index <= more_size_ && more_[index - 1].key != key) ++index;
+    }
+    const bool safe = safety == ThreadSafety::thread_safe;
+    if (safe && index >= kThreadSafeBits)
+        throw std::length_error("an agent can mark only its first 32 subscriptions thread-safe");
+    if (index == 0) {
         first_ = {key, handler};
-        return;
-    }
-    for (std::uint32_t i = 0; i < more_size_; ++i) {
-        if (more_[i].key == key) {
-            more_[i].handler = handler;
-            return;
+    } else {
+        if (index > more_size_) {
+            if (more_size_ == kMaxMore)
+                throw std::length_error("an agent can have at most 65536 subscriptions");
+            if (more_size_ == more_capacity_) {
+                const auto capacity =
+                    std::uint16_t(std::clamp<std::uint32_t>(more_capacity_ * 2, 4, kMaxMore));
+                auto* entries = static_cast<Entry*>(pool::allocate(capacity * sizeof(Entry)));
+                std::copy(more_, more_ + more_size_, entries);
+                if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));
+                more_ = entries;
+                more_capacity_ = capacity;
+            }
+            ++more_size_;
         }
+        more_[index - 1] = {key, handler};
     }
-    if (more_size_ == more_capacity_) {
-        const std::uint32_t capacity = std::max<std::uint32_t>(4, more_capacity_ * 2);
-        auto* entries = static_cast<Entry*>(pool::allocate(capacity * sizeof(Entry)));
-        std::copy(more_, more_ + more_size_, entries);
-        if (more_ != nullptr) pool::deallocate(more_, more_capacity_ * sizeof(Entry));
-        more_ = entries;
-        more_capacity_ = capacity;
+    if (index < kThreadSafeBits) {
+        const std::uint32_t bit = std::uint32_t{1} << index;
+        thread_safe_ = safe ? thread_safe_ | bit : thread_safe_ & ~bit;
     }
-    more_[more_size_++] = {key, handler};
 }
 
 Environment& Agent::environment() const noexcept { return coop_->environment(); }

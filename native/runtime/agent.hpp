@@ -20,6 +20,13 @@ struct ExecutionContext;
 
 using Handler = void (*)(Agent&, Envelope&);
 
+// Whether a handler may run while other thread-safe handlers of its agent run, on other threads
+// (SObjectizer's thread_safety_t). Only adv_thread_pool makes use of it; a handler that is not
+// thread-safe never runs beside any other handler of its agent, on any dispatcher.
+enum class ThreadSafety : bool { not_thread_safe, thread_safe };
+inline constexpr ThreadSafety not_thread_safe = ThreadSafety::not_thread_safe;
+inline constexpr ThreadSafety thread_safe = ThreadSafety::thread_safe;
+
 namespace detail {
 
 template <class Method>
@@ -71,8 +78,19 @@ public:
         return nullptr;
     }
 
-    // Adds a subscription, or replaces the handler of an existing one with the same key.
-    void add(std::uint64_t key, Handler handler);
+    // Whether the subscription with this key is thread-safe (false if there is none). A second
+    // search: only adv_thread_pool asks, and only it pays for it.
+    bool thread_safe(std::uint64_t key) const noexcept {
+        if (first_.key == key) return (thread_safe_ & 1) != 0;
+        for (std::uint32_t i = 0; i < more_size_; ++i)
+            if (more_[i].key == key) return i + 1 < kThreadSafeBits && ((thread_safe_ >> (i + 1)) & 1) != 0;
+        return false;
+    }
+
+    // Adds a subscription, or replaces the handler and safety of an existing one with the same
+    // key. Throws std::length_error past 65536 subscriptions, or for a thread-safe one past the
+    // 32nd.
+    void add(std::uint64_t key, Handler handler, ThreadSafety safety);
 
     template <class Visit>
     void for_each(Visit&& visit) const {
@@ -81,10 +99,15 @@ public:
     }
 
 private:
+    static constexpr std::uint32_t kThreadSafeBits = 32;
+
     Entry first_{~std::uint64_t{0}, nullptr};  // a key no message carries, until the first add
     Entry* more_ = nullptr;
-    std::uint32_t more_size_ = 0;
-    std::uint32_t more_capacity_ = 0;
+    // 16-bit counts leave room for the safety mask in the same 8 bytes: the table, and so every
+    // agent, is the size it was before handlers could be thread-safe (skynet makes 1.1M agents).
+    std::uint16_t more_size_ = 0;
+    std::uint16_t more_capacity_ = 0;
+    std::uint32_t thread_safe_ = 0;  // bit 0: first_; bit i: more_[i - 1]
 };
 
 class Agent {
@@ -103,23 +126,24 @@ protected:
     virtual void on_finish() {}
 
     // Subscribes `Method` (void(const M&) or void(M&)) to messages of type M sent to this
-    // agent directly. Typically called in the constructor.
+    // agent directly. Typically called in the constructor. `rt::thread_safe`: see ThreadSafety.
     template <auto Method>
-    void subscribe() {
+    void subscribe(ThreadSafety safety = not_thread_safe) {
         using M = typename detail::HandlerTraits<decltype(Method)>::Message;
-        handlers_.add(subscription_key(kDirectMbox, type_id<M>), &detail::invoke<Method>);
+        handlers_.add(subscription_key(kDirectMbox, type_id<M>), &detail::invoke<Method>, safety);
     }
 
     // Subscribes `Method` to messages of type M published on `source`. The subscription takes
     // effect when the agent's coop is registered and ends when it is deregistered.
     template <auto Method>
-    void subscribe(NamedMbox& source);
+    void subscribe(NamedMbox& source, ThreadSafety safety = not_thread_safe);
 
 private:
     friend class Coop;
     friend class Dispatcher;
     friend class Environment;
     friend void execute(Envelope& envelope, ExecutionContext& context) noexcept;
+    friend bool runs_thread_safe(const Envelope& envelope) noexcept;
     friend void reap_finished(ExecutionContext& context) noexcept;
     friend EventQueue& queue_of(Agent& agent) noexcept;
 
@@ -173,6 +197,15 @@ inline void execute(Envelope& envelope, ExecutionContext& context) noexcept {
         agent.execute_special(envelope, context);
     }
     if (envelope.dispose != nullptr) envelope.dispose(&envelope);
+}
+
+// Whether `envelope` is a message that a running agent handles with a thread-safe handler (the
+// lifecycle demands never are). For the consumer of the agent's queue: the agent's state changes
+// only in demands that are not thread-safe, which run on that consumer alone.
+inline bool runs_thread_safe(const Envelope& envelope) noexcept {
+    const Agent& agent = *envelope.target;
+    return envelope.key >= kFirstMessageType && agent.state_ == Agent::State::running &&
+           agent.handlers_.thread_safe(envelope.key);
 }
 
 // Tells each finished agent's coop that the agent is done; the last one completes the coop.

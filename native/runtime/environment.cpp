@@ -46,7 +46,11 @@ void Environment::discard_coop(Coop& coop) noexcept { destroy_coop(coop); }
 
 void Environment::register_coop(Coop& coop) {
     Coop::State expected = Coop::State::building;
-    if (!coop.state_.compare_exchange_strong(expected, Coop::State::registering))
+    // relaxed: this publishes nothing. The agents learn of the coop through their first demands
+    // (the queues' release, below); a deregister_coop that reads `registering` only marks the
+    // coop pending and touches nothing else, and what it wrote comes back through the acq_rel
+    // CAS further down. Its atomicity alone refuses a second registration, racing or not.
+    if (!coop.state_.compare_exchange_strong(expected, Coop::State::registering, std::memory_order_relaxed))
         throw std::logic_error("a coop can be registered only once");
     bool too_late;
     {

@@ -59,9 +59,9 @@ private:
 };
 
 template <auto Method>
-void Agent::subscribe(NamedMbox& source) {
+void Agent::subscribe(NamedMbox& source, ThreadSafety safety) {
     using M = typename detail::HandlerTraits<decltype(Method)>::Message;
-    handlers_.add(subscription_key(source.id(), type_id<M>), &detail::invoke<Method>);
+    handlers_.add(subscription_key(source.id(), type_id<M>), &detail::invoke<Method>, safety);
 }
 
 // A destination of either kind, for code that does not care which (ping_pong's mbox=direct|named).

@@ -1,8 +1,9 @@
-// The dispatcher configurations every runtime test runs through, and the leak check.
+// The dispatcher configurations every runtime test runs through, read from the dispatcher
+// registry (a new dispatcher is tested with no edit here), and the leak check.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,32 +17,42 @@ using namespace std::chrono_literals;
 // A dispatcher configuration under test.
 struct Config {
     std::string name;
-    std::function<rt::Dispatcher&(rt::Environment&)> make;
+    const rt::DispatcherEntry* dispatcher;
+    rt::DispatcherParams params;
     std::chrono::nanoseconds spin = 20us;
+
+    rt::Dispatcher& make(rt::Environment& environment) const { return dispatcher->make(environment, params); }
 };
 
+// Every dispatcher with its defaults; with each setting it takes at the other end (a thread more,
+// a queue per agent, one demand per turn); and with threads that park at once (the wake-up
+// paths) taking long turns. A variant that changes nothing a dispatcher takes is left out.
 inline std::vector<Config> configs() {
-    return {
-        {"one_thread", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }},
-        {"one_thread spin=0", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::OneThread>(); }, 0ns},
-        {"active_obj", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveObj>(); }},
-        {"active_group", [](rt::Environment& env) -> rt::Dispatcher& { return env.make_dispatcher<rt::ActiveGroup>(); }},
-        {"thread_pool cooperation", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::cooperation, 4});
-         }},
-        {"thread_pool individual x1", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{3, rt::Fifo::individual, 1});
-         }},
-        {"thread_pool individual spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::ThreadPool>(rt::PoolParams{2, rt::Fifo::individual, 100});
-         }, 0ns},
-        {"work_stealing individual", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{3, rt::Fifo::individual, 4});
-         }},
-        {"work_stealing cooperation x1 spin=0", [](rt::Environment& env) -> rt::Dispatcher& {
-             return env.make_dispatcher<rt::WorkStealing>(rt::PoolParams{2, rt::Fifo::cooperation, 1});
-         }, 0ns},
+    struct Variant {
+        rt::DispatcherParams params;
+        std::chrono::nanoseconds spin;
     };
+    const Variant variants[] = {
+        {{}, 20us},
+        {{.threads = 3, .fifo = rt::Fifo::individual, .max_demands_at_once = 1}, 20us},
+        {{.threads = 2, .fifo = rt::Fifo::individual, .max_demands_at_once = 100}, 0ns},
+    };
+    std::vector<Config> result;
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        const rt::DispatcherTakes& takes = dispatcher.takes;
+        std::vector<std::string> seen;
+        for (const Variant& variant : variants) {
+            std::string name(dispatcher.name);
+            if (takes.threads) name += " threads=" + std::to_string(variant.params.threads);
+            if (takes.fifo) name += variant.params.fifo == rt::Fifo::individual ? " individual" : " cooperation";
+            if (takes.max_demands_at_once) name += " x" + std::to_string(variant.params.max_demands_at_once);
+            if (variant.spin == 0ns) name += " spin=0";
+            if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+            seen.push_back(name);
+            result.push_back({name, &dispatcher, variant.params, variant.spin});
+        }
+    }
+    return result;
 }
 
 inline std::unique_ptr<rt::Environment> make_environment(const Config& config) {

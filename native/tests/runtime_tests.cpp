@@ -359,7 +359,7 @@ TEST(pinning_places_threads_inside_the_inherited_cpu_set, 60) {
         rt::EnvironmentConfig env_config;
         env_config.placement = rt::Placement::parse(c.pin);
         rt::Environment env(env_config);
-        auto& dispatcher = env.make_dispatcher<rt::OneThread>();
+        rt::Dispatcher& dispatcher = rt::find_dispatcher("one_thread").make(env, {});
         rt::Completion<std::vector<int>> done;
         env.introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) { coop.make_agent<AffinityProbe>(done); });
         CHECK(done.wait().value() == c.expected_first_thread);
@@ -410,11 +410,11 @@ private:
 }  // namespace
 
 TEST(cooperation_fifo_never_runs_two_agents_of_a_coop_at_once, 60) {
-    for (bool stealing : {false, true}) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.fifo) continue;
         rt::Environment env;
-        const rt::PoolParams params{4, rt::Fifo::cooperation, 2};
-        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
-                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        rt::Dispatcher& pool =
+            dispatcher.make(env, {.threads = 4, .fifo = rt::Fifo::cooperation, .max_demands_at_once = 2});
         std::atomic<int> inside{0}, overlaps{0}, handled{0};
         std::vector<Overlap*> agents;
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
@@ -441,8 +441,8 @@ TEST(idle_worker_threads_park_before_their_first_message, 60) {
     rt::EnvironmentConfig config;
     config.spin = 20us;
     rt::Environment env(config);
-    for (int i = 0; i < 2; ++i) env.make_dispatcher<rt::OneThread>();  // no agent, ever
-    rt::Dispatcher& active_obj = env.make_dispatcher<rt::ActiveObj>();
+    for (int i = 0; i < 2; ++i) rt::find_dispatcher("one_thread").make(env, {});  // no agent, ever
+    rt::Dispatcher& active_obj = rt::find_dispatcher("active_obj").make(env, {});
     std::atomic<int> inside{0}, overlaps{0}, handled{0};
     rt::Coop& coop = env.make_coop(active_obj.binder());
     std::vector<Overlap*> agents;  // their threads start now, their coop not yet
@@ -501,11 +501,11 @@ private:
 };
 
 TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
-    for (bool stealing : {false, true}) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.max_demands_at_once) continue;
         rt::Environment env;
-        const rt::PoolParams params{1, rt::Fifo::individual, 4};
-        rt::Dispatcher& pool = stealing ? static_cast<rt::Dispatcher&>(env.make_dispatcher<rt::WorkStealing>(params))
-                                        : env.make_dispatcher<rt::ThreadPool>(params);
+        const rt::DispatcherParams params{.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4};
+        rt::Dispatcher& pool = dispatcher.make(env, params);
         std::atomic<std::uint64_t> seen_at{0};
         std::atomic<bool> finished{false};
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
@@ -516,6 +516,149 @@ TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
         env.stop();
         CHECK(seen_at.load() >= 10);
         CHECK(seen_at.load() <= 10 + 2 * params.max_demands_at_once);
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Probe {};
+
+// Each thread-safe Probe waits (up to a limit) until `wanted` probes have arrived, and none leaves
+// before: they can all be inside at once only if the dispatcher runs them in parallel, so what
+// the test sees does not depend on timing luck (one at a time, each would wait out the limit
+// alone).
+class Gathering final : public rt::Agent {
+public:
+    Gathering(int wanted, std::atomic<int>& most_inside, std::atomic<int>& handled)
+        : wanted_(wanted), most_inside_(most_inside), handled_(handled) {
+        subscribe<&Gathering::on_probe>(rt::thread_safe);
+    }
+
+private:
+    void on_probe(const Probe&) {
+        const int inside = inside_.fetch_add(1) + 1;
+        int most = most_inside_.load();
+        while (most < inside && !most_inside_.compare_exchange_weak(most, inside)) {
+        }
+        arrived_.fetch_add(1);
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (arrived_.load() < wanted_ && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        inside_.fetch_sub(1);
+        handled_.fetch_add(1);
+    }
+    const int wanted_;
+    std::atomic<int> inside_{0};
+    std::atomic<int> arrived_{0};
+    std::atomic<int>& most_inside_;
+    std::atomic<int>& handled_;
+};
+
+}  // namespace
+
+TEST(adv_thread_pool_runs_an_agents_thread_safe_handlers_in_parallel, 120) {
+    constexpr int kThreads = 4;
+    rt::Environment env;
+    rt::Dispatcher& pool = rt::find_dispatcher("adv_thread_pool").make(env, {.threads = kThreads});
+    std::atomic<int> most_inside{0}, handled{0};
+    Gathering* gathering = nullptr;
+    env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+        gathering = &coop.make_agent<Gathering>(kThreads, most_inside, handled);
+    });
+    for (int i = 0; i < kThreads; ++i) rt::send<Probe>(*gathering);
+    while (handled.load() < kThreads) std::this_thread::sleep_for(1ms);
+    env.stop();
+    CHECK_EQ(most_inside.load(), kThreads);
+    check_no_leak();
+}
+
+namespace {
+
+struct Read {
+    std::uint32_t seq;
+};
+struct Write {};
+
+// Thread-safe reads and exclusive writes (and starts and finishes) of one agent. `inside` counts
+// its handlers in flight: an exclusive one must find none at its start and leave none at its end;
+// a read must never see a write in progress. `writes_` is a plain field the writes change and
+// the reads read: under ThreadSanitizer an overlap, or a missing happens-before between them, is
+// a reported race.
+class Ledger final : public rt::Agent {
+public:
+    Ledger(std::vector<std::atomic<int>>& reads, std::atomic<int>& overlaps, std::atomic<int>& handled)
+        : reads_(reads), overlaps_(overlaps), handled_(handled) {
+        subscribe<&Ledger::on_read>(rt::thread_safe);
+        subscribe<&Ledger::on_write>();
+    }
+    std::uint64_t writes() const noexcept { return writes_; }
+
+private:
+    void on_start() override { exclusive([] {}); }
+    void on_finish() override { exclusive([] {}); }
+    void on_write(const Write&) {
+        exclusive([this] { ++writes_; });
+        handled_.fetch_add(1);
+    }
+    void on_read(const Read& read) {
+        inside_.fetch_add(1);
+        if (writing_.load()) overlaps_.fetch_add(1);
+        reads_[read.seq].fetch_add(1);
+        const std::uint64_t writes = writes_;
+        for (int spin = 0; spin < 100; ++spin) rt::cpu_relax();
+        if (writing_.load() || writes_ != writes) overlaps_.fetch_add(1);
+        inside_.fetch_sub(1);
+        handled_.fetch_add(1);
+    }
+    template <class Body>
+    void exclusive(Body body) {
+        if (inside_.fetch_add(1) != 0) overlaps_.fetch_add(1);
+        writing_.store(true);
+        body();
+        for (int spin = 0; spin < 100; ++spin) rt::cpu_relax();
+        writing_.store(false);
+        if (inside_.fetch_sub(1) != 1) overlaps_.fetch_add(1);
+    }
+
+    std::vector<std::atomic<int>>& reads_;
+    std::atomic<int>& overlaps_;
+    std::atomic<int>& handled_;
+    std::atomic<int> inside_{0};
+    std::atomic<bool> writing_{false};
+    std::uint64_t writes_ = 0;
+};
+
+}  // namespace
+
+// On adv_thread_pool the reads run in parallel with each other; on every dispatcher none runs
+// beside a write, and every message is handled once.
+TEST(a_handler_that_is_not_thread_safe_never_runs_beside_another_of_its_agent, 120) {
+    constexpr std::uint32_t kSenders = 3, kReadsPerSender = 2'000, kWriteEvery = 50;
+    constexpr std::uint32_t kReads = kSenders * kReadsPerSender, kWrites = kReads / kWriteEvery;
+    for (const Config& config : configs()) {
+        std::vector<std::atomic<int>> reads(kReads);
+        std::atomic<int> overlaps{0}, handled{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        Ledger* ledger = nullptr;
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+            ledger = &coop.make_agent<Ledger>(reads, overlaps, handled);
+        });
+        std::vector<std::thread> senders;
+        for (std::uint32_t s = 0; s < kSenders; ++s)
+            senders.emplace_back([&, s] {
+                for (std::uint32_t i = 0; i < kReadsPerSender; ++i) {
+                    const std::uint32_t seq = s * kReadsPerSender + i;
+                    rt::send<Read>(*ledger, seq);
+                    if (seq % kWriteEvery == 0) rt::send<Write>(*ledger);
+                }
+            });
+        for (auto& t : senders) t.join();
+        while (handled.load() < int(kReads + kWrites)) std::this_thread::sleep_for(1ms);
+        CHECK_EQ(ledger->writes(), std::uint64_t{kWrites});
+        env->stop();
+        CHECK_EQ(overlaps.load(), 0);
+        for (const std::atomic<int>& times : reads) CHECK_EQ(times.load(), 1);
     }
     check_no_leak();
 }

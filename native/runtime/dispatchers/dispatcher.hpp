@@ -1,7 +1,9 @@
 // The dispatcher interface: a policy that decides which event queue an agent's demands go to
-// and which threads consume it. A new dispatcher is a new pair of files and nothing else.
+// and which threads consume it, and the settings a dispatcher may take. A new dispatcher is a
+// new pair of files here and its entry in registry.cpp, and nothing else.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "../agent.hpp"
@@ -9,6 +11,19 @@
 namespace labctl::rt {
 
 class Environment;
+
+// How a pool gives agents queues: with cooperation FIFO a coop's agents share one queue (their
+// demands never run in parallel); with individual FIFO each agent has its own.
+enum class Fifo : std::uint8_t { cooperation, individual };
+
+// Every setting a dispatcher may take, built by name (`{.threads = 4}`); a dispatcher's registry
+// entry says which ones it reads (registry.hpp), and it leaves the others alone.
+struct DispatcherParams {
+    unsigned threads = 2;
+    Fifo fifo = Fifo::cooperation;
+    // Demands a pool thread runs from one queue before it moves on.
+    std::uint32_t max_demands_at_once = 4;
+};
 
 // Where to bind an agent: a dispatcher, and a group for dispatchers that have groups
 // (active_group runs one thread per group; the others ignore it).

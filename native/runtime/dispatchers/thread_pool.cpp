@@ -1,4 +1,4 @@
-// thread_pool's policy: every ready queue in one shared FIFO.
+// thread_pool's policy: every ready queue in one shared FIFO (adv_thread_pool's too).
 #include "thread_pool.hpp"
 
 namespace labctl::rt {
@@ -19,8 +19,10 @@ private:
 
 }  // namespace
 
-ThreadPool::ThreadPool(Environment& environment, PoolParams params)
-    : WorkerPool(environment, params, std::make_unique<SharedFifo>()) {
+std::unique_ptr<ReadyQueues> make_shared_fifo() { return std::make_unique<SharedFifo>(); }
+
+ThreadPool::ThreadPool(Environment& environment, DispatcherParams params)
+    : WorkerPool(environment, params, make_shared_fifo()) {
     start();
 }
 

@@ -8,7 +8,7 @@ namespace labctl::rt {
 
 class ThreadPool final : public WorkerPool {
 public:
-    ThreadPool(Environment& environment, PoolParams params);
+    ThreadPool(Environment& environment, DispatcherParams params);
     std::string_view name() const noexcept override { return "thread_pool"; }
 };
 

@@ -10,7 +10,7 @@ namespace labctl::rt {
 
 class WorkStealing final : public WorkerPool {
 public:
-    WorkStealing(Environment& environment, PoolParams params);
+    WorkStealing(Environment& environment, DispatcherParams params);
     std::string_view name() const noexcept override { return "work_stealing"; }
 };
 
