@@ -12,22 +12,17 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from labctl import _native, runtimes, studies
-from labctl.schema import ALLOCATOR, OURS, RUNTIME, Kernel, Param
+from labctl.schema import ALLOCATOR, RUNTIME, Kernel, Param
 from labctl.text import show  # noqa: F401 - a kernel parameter's value in words
 
 ParamError = _native.ParamError
 VerificationError = _native.VerificationError
 
 
-# The parameters every kernel of ours takes to choose its threads (native/kernels/dispatcher_params.cpp).
-DISPATCHER_PARAMS = ("dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin")
-
-
 def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
     return Param(name=p["name"], type=p["type"], default=p["default"], help=p["help"],
                  minimum=p["minimum"], maximum=p["maximum"], choices=tuple(p["choices"]),
-                 applies_to=tuple(p["applies_to"]), runtimes=runtimes,
-                 configuration=p["name"] in DISPATCHER_PARAMS or bool(runtimes and OURS not in runtimes))
+                 applies_to=tuple(p["applies_to"]), runtimes=runtimes, configuration=p["configuration"])
 
 
 @cache
@@ -141,9 +136,10 @@ def missing(params: Mapping[str, object]) -> str:
 
 
 def configuration(name: str) -> set[str]:
-    """The parameters that say how a kernel runs rather than what it does (Param.configuration)."""
+    """The parameters that say how a kernel runs rather than what it does (Param.configuration);
+    none for a kernel this build does not have."""
     spec = catalogue().get(name)
-    return {p.name for p in spec.params if p.configuration} if spec else {RUNTIME, ALLOCATOR, *DISPATCHER_PARAMS}
+    return {p.name for p in spec.params if p.configuration} if spec else set()
 
 
 def work(name: str, params: Mapping[str, object]) -> float:

@@ -78,6 +78,7 @@ py::dict describe(const k::Kernel& kernel) {
         for (const k::Value& choice : spec.choices) choices.append(to_python(choice));
         p["choices"] = choices;
         p["applies_to"] = spec.applies_to;
+        p["configuration"] = spec.configuration;
         params.append(p);
     }
     py::dict d;

@@ -31,7 +31,7 @@ private:
 }  // namespace
 
 std::vector<ParamSpec> scheduler_params() {
-    return {
+    std::vector<ParamSpec> specs{
         {.name = "threads",
          .type = ParamType::integer,
          .default_value = std::int64_t{2},
@@ -45,6 +45,8 @@ std::vector<ParamSpec> scheduler_params() {
                  "workers steal) or sharing (one shared queue)",
          .choices = {std::string("stealing"), std::string("sharing")}},
     };
+    for (ParamSpec& spec : specs) spec.configuration = true;
+    return specs;
 }
 
 void ThreadClocks::started() {

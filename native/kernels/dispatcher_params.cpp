@@ -105,6 +105,7 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
                      .validate = [](const Value& value) {
                          rt::Placement::parse(std::get<std::string>(value));
                      }});
+    for (ParamSpec& spec : specs) spec.configuration = true;
     return specs;
 }
 

@@ -33,6 +33,9 @@ struct ParamSpec {
     std::vector<std::string> applies_to = {};  // dispatchers it applies to; empty: all
     // Checks beyond type and range; throws std::invalid_argument saying what is wrong.
     std::function<void(const Value&)> validate = {};
+    // It says how the kernel runs (a dispatcher's or a scheduler's setting), not what it does
+    // (its size, its kind of work): reports compare configurations doing the same work.
+    bool configuration = false;
 };
 
 // A bad parameter: the message names the kernel, the parameter and what is allowed.
