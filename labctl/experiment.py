@@ -8,16 +8,24 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 import json
+import math
 import random
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
-from pydantic import ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from labctl import _native, kernels, shipped, stats, studies
 from labctl.schema import Catalogue, Figure, Reference

@@ -88,6 +88,29 @@ def _error(kernel: str, param: str, message: str) -> ParamError:
     return error
 
 
+def parse_args(name: str, args: Sequence[str]) -> dict[str, str]:
+    """Parameters given on a command line as `--name value` or `--name=value` (dashes in names
+    read as underscores), as strings for resolve(). Raises ParamError."""
+    given: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--") or token == "--":
+            raise _error(name, "", f"unexpected argument '{token}' (parameters are given as --name value)")
+        param, equals, value = token[2:].partition("=")
+        param = param.replace("-", "_")
+        if not equals:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise _error(name, param, f"parameter '{param}' needs a value (--{param} VALUE)")
+            value = args[i + 1]
+            i += 1
+        if param in given:
+            raise _error(name, param, f"parameter '{param}' given twice")
+        given[param] = value
+        i += 1
+    return given
+
+
 def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
     """Typed parameters with defaults filled in, in schema order; those that do not apply to the
     runtime or the dispatcher are None. Values may be strings (from a command line). Raises

@@ -22,8 +22,21 @@ from pathlib import Path
 import pandas as pd
 
 from labctl import __version__, files, results, stats
-from labctl.analysis import (SHORT, Metric, _key, axes_for, fixed, heatmap_panels, kernel_metric,
-                             label, point_table, runtime_ranking, scenarios, sort_key, varying)
+from labctl.analysis import (
+    SHORT,
+    Metric,
+    _key,
+    axes_for,
+    fixed,
+    heatmap_panels,
+    kernel_metric,
+    label,
+    point_table,
+    runtime_ranking,
+    scenarios,
+    sort_key,
+    varying,
+)
 from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_reference, save
 from labctl.references import TIE_RATIO, Comparison, Match, compare_reference, in_unit, rank, ranks
 from labctl.schema import OURS, RUNTIME, Catalogue

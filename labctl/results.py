@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
+from labctl.sample import POINT_COLUMNS
 from labctl.schema import Catalogue
 from labctl.store import Store
-from labctl.sample import COLUMNS as SAMPLE_COLUMNS, POINT_COLUMNS  # noqa: F401 - the API's names
 
 
 def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:

@@ -1,5 +1,7 @@
-"""Runs points and sweeps. A point runs in a worker process of its own (never the caller's), with
-a time limit, and each sample is handed back the moment the worker reports it.
+"""Runs points and sweeps, and owns a run's life: started (the whole plan stored first) or
+resumed (claimed), swept, ended as finished or interrupted, and how long it will take. A point
+runs in a worker process of its own (never the caller's), with a time limit, and each sample is
+handed back the moment the worker reports it.
 
 Where points run is one small interface, Backend: it takes points and yields events (a sample, a
 point done, a point failed). LocalBackend runs them one at a time in local worker processes; the
@@ -11,20 +13,24 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
-from labctl import kernels, runtimes, stats
-from labctl.experiment import PlannedPoint
+import psutil
+
+from labctl import experiment, kernels, runtimes, stats, sysinfo, text
+from labctl.experiment import Plan, PlannedPoint
 from labctl.sample import Sample
 from labctl.store import Store
-from labctl import text
 from labctl.text import printable
 
 
@@ -189,8 +195,26 @@ def run_point(point: Point) -> Iterator[Sample]:
         raise PointFailed("timeout", timed_out) from None
     finally:
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill_tree(process.pid)
             process.wait()
+
+
+def _kill_tree(pid: int) -> None:
+    """Kills a worker and everything it started: its descendants (psutil finds them, wherever
+    their process group) and its process group (what left the tree by being re-parented)."""
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        tree = []
+    for process in tree:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _describe_death(kernel: str, returncode: int, stderr: str) -> str:
@@ -273,6 +297,115 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
             events.close()
     store.end_run(run_id, "finished")
     return result
+
+
+# -- a run from start to end ------------------------------------------------------------------
+
+
+class Refused(Exception):
+    """A sweep that cannot start or resume: the message says why, before anything was written."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM stopped a sweep; the run is marked interrupted and can be resumed."""
+
+    def __init__(self, run_id: int, samples: int):
+        super().__init__(f"interrupted: run {run_id} has {samples} samples stored")
+        self.run_id, self.samples = run_id, samples
+
+
+@dataclass
+class Opened:
+    """A run ready to sweep: a new one, or one claimed to resume."""
+
+    run_id: int
+    name: str
+    resumed: bool
+    warnings: list[str]  # about the machine's state (sysinfo.warnings)
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> points never run here
+    stored: int = 0  # samples a resumed run had already
+    other_machine: dict | None = None  # the machine a resumed run started on, if not this one
+
+
+def start(store: Store, plan: Plan, db: str) -> Opened:
+    """Records a new run of `plan` and its whole plan in the store, with the machine and its
+    state, before any point runs."""
+    context = sysinfo.run_context(_experiment_path(plan.source))
+    warnings = sysinfo.warnings(context)
+    command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
+                         + (["--seed", str(plan.seed)] if plan.seed is not None else [])
+                         + (["--scale", plan.scale] if plan.scale != "default" else []))
+    run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
+    skipped: dict[str, int] = {}
+    for point in plan.points:
+        if point.skip:
+            skipped[point.skip] = skipped.get(point.skip, 0) + 1
+    return Opened(run_id, plan.name, False, warnings, dict(sorted(skipped.items())))
+
+
+def resume(store: Store, run: str, file: str | None = None, retry_failed: bool = False) -> Opened | None:
+    """Claims a run to finish it (`file`, if given, must be its own experiment). None when it has
+    no point left to run: a finished run keeps its record as it is. Raises Refused, or
+    StoreError for an unknown run."""
+    run_id = store.resolve_run(run)
+    row = store.run(run_id)
+    if file is not None and not _same_experiment(file, row):
+        raise Refused(f"sweep: run {run_id} ran {row.source}, not {file}; give only --resume {run_id} "
+                      "(it keeps its own experiment), or the run's own file")
+    if row.status == "running":
+        raise Refused(f"run {run_id} is still running ({row.command}); wait for it or stop it")
+    left = [p for p in store.points(run_id) if p.status == "pending" or (retry_failed and p.status == "failed")]
+    if not left:
+        return None
+    store.claim_run(run_id)  # refused (StoreError) if another process resumed it meanwhile
+    warnings = sysinfo.warnings(sysinfo.run_context(_experiment_path(row.source)))
+    machine = sysinfo.machine()
+    return Opened(run_id, row.name, True, warnings, stored=row.samples,
+                  other_machine=row.machine if row.machine != machine else None)
+
+
+def execute(store: Store, run_id: int, backend: Backend, progress: Progress | None = None,
+            retry_failed: bool = False) -> SweepResult:
+    """Sweeps an opened run (see sweep) with SIGTERM taken as Ctrl-C. An interruption, or a store
+    that fails under it, marks the run interrupted (where the store still takes that write) and
+    raises Interrupted, or the store's error: every sample committed before stays."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return sweep(store, run_id, backend, progress, retry_failed)
+    except KeyboardInterrupt:
+        store.end_run(run_id, "interrupted")
+        raise Interrupted(run_id, store.run(run_id).samples) from None
+    except sqlite3.DatabaseError:
+        try:
+            store.end_run(run_id, "interrupted")
+        except sqlite3.Error:
+            pass  # a full disk: `labctl runs` shows it interrupted all the same, its process gone
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _experiment_path(source: str) -> str | None:
+    """The file a run's experiment came from (a path, or a shipped experiment's name)."""
+    try:
+        return str(experiment.locate(source))
+    except experiment.ExperimentError:
+        return None
+
+
+def _same_experiment(file: str, row) -> bool:
+    """Whether FILE is the run's own experiment: the same file, or a file with its text."""
+    try:
+        path = experiment.locate(file)
+        if path.resolve() == Path(_experiment_path(row.source) or row.source).resolve():
+            return True
+        return path.read_text(encoding="utf-8") == row.experiment
+    except (experiment.ExperimentError, OSError, UnicodeDecodeError):
+        return False
 
 
 # -- how long a plan will take ----------------------------------------------------------------

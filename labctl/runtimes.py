@@ -36,6 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated
 
+import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from labctl import _native, sample, shipped
@@ -249,8 +250,7 @@ def check_allocator(name: str | None) -> None:
     if library is None:
         return
     stem = ALLOCATORS[name][0]
-    maps = Path("/proc/self/maps").read_text()
-    if f"lib{stem}" not in maps:
+    if not any(f"lib{stem}" in os.path.basename(m.path) for m in psutil.Process().memory_maps(grouped=True)):
         raise RuntimeError(f"allocator {name}: {library} is not loaded in the worker "
                            f"(LD_PRELOAD={os.environ.get('LD_PRELOAD', '')!r})")
 
@@ -353,6 +353,8 @@ def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collecti
     command = _expand(runtime.manifest.command, folder=runtime.folder, build=folder, cache=cache_folder())
     request = json.dumps({"kernel": kernel, "params": params})
     name = runtime.name
+    # A child's use once it is reaped: the growth of RUSAGE_CHILDREN (psutil cannot see a process
+    # that has ended, and the program must end before its use is known).
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         process = subprocess.Popen(command, cwd=runtime.folder, stdin=subprocess.PIPE,

@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psutil
+
 from labctl import sample, schema
 from labctl.schema import Catalogue
 
@@ -557,10 +559,4 @@ def _live_status(status: str, pid: int | None, host: str | None) -> str:
         return status
     if host != socket.gethostname():
         return status
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return "interrupted"
-    except PermissionError:
-        pass
-    return status
+    return status if psutil.pid_exists(pid) else "interrupted"

@@ -3,12 +3,13 @@ is not in a state to give stable figures (as `pyperf system show` does)."""
 
 from __future__ import annotations
 
-import os
 import platform
 import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import psutil
 
 import labctl
 from labctl import _native
@@ -24,6 +25,7 @@ def _read(path: Path) -> str | None:
 
 
 def _cpu_model() -> str:
+    """The CPU's model name: /proc/cpuinfo's, which psutil does not give."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -34,36 +36,16 @@ def _cpu_model() -> str:
 
 
 def _topology() -> dict:
-    """Physical cores and SMT from sysfs: CPUs sharing (package, core_id) are SMT siblings."""
-    cores = set()
-    logical = 0
-    for cpu in sorted(SYS_CPU.glob("cpu[0-9]*")):
-        package = _read(cpu / "topology" / "physical_package_id")
-        core = _read(cpu / "topology" / "core_id")
-        if package is None or core is None:
-            continue
-        logical += 1
-        cores.add((package, core))
-    logical = logical or os.cpu_count() or 1
-    physical = len(cores) or logical
+    """Logical CPUs and physical cores (psutil); packages from sysfs, which psutil does not give."""
+    logical = psutil.cpu_count(logical=True) or 1
+    physical = psutil.cpu_count(logical=False) or logical
+    packages = {_read(cpu / "topology" / "physical_package_id") for cpu in SYS_CPU.glob("cpu[0-9]*")}
     return {
         "logical_cpus": logical,
         "physical_cores": physical,
-        "packages": len({package for package, _ in cores}) or 1,
+        "packages": len(packages - {None}) or 1,
         "smt": logical > physical,
     }
-
-
-def _memory_kb() -> dict:
-    info = {}
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("MemTotal", "MemAvailable"):
-                info[key] = int(value.split()[0])
-    except OSError:
-        pass
-    return info
 
 
 def git_describe(directory: Path) -> str | None:
@@ -82,8 +64,9 @@ def machine() -> dict:
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
         **_topology(),
+        # The CPU flag a hypervisor sets (/proc/cpuinfo: psutil has no answer).
         "hypervisor": "hypervisor" in (_read(Path("/proc/cpuinfo")) or ""),
-        "memory_total_kb": _memory_kb().get("MemTotal"),
+        "memory_total_kb": psutil.virtual_memory().total // 1024,
         "os": platform.platform(),
         "kernel": platform.release(),
         "architecture": platform.machine(),
@@ -91,13 +74,15 @@ def machine() -> dict:
 
 
 def frequency() -> dict:
-    """How the CPU frequency is governed, where sysfs shows it."""
+    """The CPU frequency (psutil) and how it is governed (sysfs: psutil does not say)."""
     cpufreq = SYS_CPU / "cpu0" / "cpufreq"
+    now = psutil.cpu_freq() if hasattr(psutil, "cpu_freq") else None
+    khz = (lambda mhz: str(int(mhz * 1000)) if mhz else None)
     return {
         "governor": _read(cpufreq / "scaling_governor"),
-        "frequency_khz": _read(cpufreq / "scaling_cur_freq"),
-        "frequency_min_khz": _read(cpufreq / "scaling_min_freq"),
-        "frequency_max_khz": _read(cpufreq / "scaling_max_freq"),
+        "frequency_khz": khz(now.current) if now else None,
+        "frequency_min_khz": khz(now.min) if now else None,
+        "frequency_max_khz": khz(now.max) if now else None,
         "boost": _read(SYS_CPU / "cpufreq" / "boost"),
         "cpuidle_driver": _read(SYS_CPU / "cpuidle" / "current_driver"),
     }
@@ -106,11 +91,11 @@ def frequency() -> dict:
 def run_context(experiment_file: str | None = None) -> dict:
     """The state at the start of a run and the software that runs it: labctl's own checkout (an
     editable install) and the experiment file's, where they are git checkouts."""
-    load1, load5, load15 = os.getloadavg()
+    load1, load5, load15 = psutil.getloadavg()
     return {
         "load_average": [round(load1, 2), round(load5, 2), round(load15, 2)],
-        "memory_available_kb": _memory_kb().get("MemAvailable"),
-        "cpus_allowed": sorted(os.sched_getaffinity(0)),
+        "memory_available_kb": psutil.virtual_memory().available // 1024,
+        "cpus_allowed": sorted(psutil.Process().cpu_affinity()),
         **frequency(),
         "python": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),

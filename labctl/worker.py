@@ -22,6 +22,8 @@ import signal
 import sys
 import traceback
 
+import psutil
+
 from labctl import _native, kernels, runtimes
 from labctl.sample import Sample
 
@@ -93,15 +95,18 @@ def run(request: dict) -> None:
 
 def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> Sample:
     name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
-    before = resource.getrusage(resource.RUSAGE_SELF)
+    worker = psutil.Process()
+    before = worker.num_ctx_switches()
     result = _native.run(name, params, fault)
-    after = resource.getrusage(resource.RUSAGE_SELF)
+    after = worker.num_ctx_switches()
+    # Peak RSS: getrusage's (psutil gives the current RSS, not the peak).
+    peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return Sample(kernel=kernel, params=params, index=0, warmup=False,
                   elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
                   answer=result["answer"], expected=result["expected"], verified=result["verified"],
-                  metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=os.getpid(),
-                  peak_rss_kb=after.ru_maxrss, voluntary_switches=after.ru_nvcsw - before.ru_nvcsw,
-                  involuntary_switches=after.ru_nivcsw - before.ru_nivcsw)
+                  metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
+                  peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
+                  involuntary_switches=after.involuntary - before.involuntary)
 
 
 def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sample:

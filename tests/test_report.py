@@ -104,7 +104,7 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "| CPU |" in provenance and "| labctl |" in provenance
     assert f"labctl sweep {store.parent / 'study.toml'} --db {store} --seed" not in provenance  # order = grid
     assert f"labctl sweep {store.parent / 'study.toml'} --db {store}" in provenance
-    assert f"labctl report 1 --db {store} --out {out}" in provenance
+    assert f"labctl report 1 --db {store} --output {out}" in provenance
     # every line of a table has the header's number of cells
     for table in re.findall(r"(?:^\|.*\|\n)+", text, re.M):
         widths = {len(re.findall(r"(?<!\\)\|", line)) for line in table.splitlines()}
