@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from labctl import __version__, experiment, files, kernels, runner, text
+from labctl import __version__, experiment, files, kernels, measures, runner, runtimes, text
 from labctl.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -122,10 +122,13 @@ def kernels_command(describe: str | None, as_json: bool) -> None:
 @click.option("--timeout", default=600.0, show_default=True,
               type=click.FloatRange(min=0.1, max=experiment.MAX_TIMEOUT_S),
               help="Seconds the whole point may take before its worker is killed.")
+@click.option("--measure", type=click.Choice(measures.MEASURES), default=measures.TIME, show_default=True,
+              help="time: the clock; instructions: counted by valgrind's callgrind (the same every "
+                   "run; 50-100x slower); counters: the CPU's and the kernel's perf_event counters.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per sample on stdout.")
 @click.pass_context
 def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | None, warmup: int,
-                timeout: float, as_json: bool) -> None:
+                timeout: float, measure: str, as_json: bool) -> None:
     """Run KERNEL in a worker process and print its samples.
 
     Kernel parameters follow as --name value (see `labctl kernels`), e.g.
@@ -138,23 +141,29 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
     except kernels.ParamError as error:
         fail(str(error), EXIT_USAGE)
     params = {name: value for name, value in params.items() if value is not None}
-    point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout)
+    runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
+    why = measures.refused(measure, runtime.kind, runtime.name)
+    if why:
+        fail(f"--measure: {why}", EXIT_USAGE)
+    point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout,
+                         measure=measure)
     if not as_json:
-        stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  "))
-    elapsed: list[float] = []
+        stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  ")
+                     + (f"  (measure: {measure})" if measure != measures.TIME else ""))
+    taken = []
     try:
         for sample in runner.run_point(point):
             if sample.warmup:
                 continue
-            elapsed.append(sample.elapsed_ns)
+            taken.append(sample)
             if as_json:
                 click.echo(json.dumps(sample.to_json()))
             else:
                 stdout.print(sample_line(sample, repeats))
     except runner.PointFailed as error:
         fail(f"{spec.name} failed: {error}", EXIT_USAGE if error.kind == "param" else EXIT_FAILED)
-    if not as_json and len(elapsed) > 1:
-        stdout.print(runs_summary(elapsed))
+    if not as_json and len(taken) > 1:
+        stdout.print(runs_summary(taken))
 
 
 def _load_plan(path: str, seed: int | None, scale: str = "default") -> experiment.Plan:
@@ -258,18 +267,8 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
                         f"; {row.points_failed} failed: --retry-failed runs them again"))
         return
     print_opened(opened, db, len(plan.points) if plan else 0)
-    progress = SweepProgress()
     started = time.monotonic()
-    try:
-        result = runner.execute(store, opened.run_id, runner.LocalBackend(), progress, retry_failed)
-    except runner.Interrupted as interrupted:
-        progress.stop()
-        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
-             EXIT_INTERRUPTED)
-    except sqlite3.DatabaseError as error:
-        progress.stop()
-        _store_failed_mid_sweep(store, opened.run_id, db, error)
-    progress.stop()
+    result = _execute(store, opened, db, retry_failed)
     row = store.run(opened.run_id)
     store.close()
     stdout.print(f"run {row.id} finished in {text.format_seconds(time.monotonic() - started)}: "
@@ -278,6 +277,23 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
                  + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
     if result.points_failed:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored", EXIT_FAILED)
+
+
+def _execute(store: Store, opened: runner.Opened, db: str, retry_failed: bool = False) -> runner.SweepResult:
+    """Sweeps an opened run with a progress bar; an interruption or a store failing under it
+    ends labctl in one line saying how to finish the run."""
+    progress = SweepProgress()
+    try:
+        return runner.execute(store, opened.run_id, runner.LocalBackend(), progress, retry_failed)
+    except runner.Interrupted as interrupted:
+        progress.stop()
+        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
+             EXIT_INTERRUPTED)
+    except sqlite3.DatabaseError as error:
+        progress.stop()
+        _store_failed_mid_sweep(store, opened.run_id, db, error)
+    finally:
+        progress.stop()
 
 
 def _store_failed_mid_sweep(store: Store, run_id: int, db: str, error: sqlite3.DatabaseError) -> None:
@@ -372,6 +388,8 @@ def export_command(run: str, db: str, fmt: str, output: str | None, force: bool)
         fail(str(error), error.code)
     if fmt == "csv":  # a list in a CSV cell: as JSON
         frame["thread_cpu_ns"] = frame["thread_cpu_ns"].map(json.dumps)
+    if fmt in ("csv", "parquet"):  # a mapping of any keys, often none: as JSON
+        frame["unsupported"] = frame["unsupported"].map(json.dumps)
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -408,6 +426,65 @@ def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> f
     if not number >= 0 or math.isinf(number):
         fail(f"{ctx.info_name}: {param.opts[0]} takes a percentage >= 0, got '{value}'", EXIT_USAGE)
     return number
+
+
+@main.command("gate")
+@click.argument("file", default="gate", metavar="[EXPERIMENT]")
+@db_option
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="The baseline (default: beside the experiment file, gate.baseline.json).")
+@click.option("--run", "run", metavar="RUN",
+              help="Judge a stored run (an id or 'latest') instead of sweeping the experiment.")
+@click.option("--update", is_flag=True,
+              help="Write the baseline from the run instead of judging it: on purpose, committed "
+                   "with the change that moved the counts.")
+@click.option("--threshold", default="2", show_default=True, metavar="PCT", callback=_percent,
+              help="A point fails above PCT percent more instructions than its baseline.")
+@_store_failures
+def gate_command(file: str, db: str, baseline: str | None, run: str | None, update: bool,
+                 threshold: float) -> None:
+    """CI's regression gate: sweep EXPERIMENT (default: gate, single-thread kernels measured in
+    instructions) and exit 1 where a point executes more than PCT percent more instructions than
+    the committed baseline, or has no count. `--update` refreshes the baseline instead."""
+    from labctl import gate
+
+    if run is None:
+        plan = _load_plan(file, None)
+        store = _open_store(db)
+        opened = runner.start(store, plan, db)
+        print_opened(opened, db, len(plan.points))
+        _execute(store, opened, db)
+        run_id, source = opened.run_id, plan.source
+    else:
+        store = _open_store(db, create=False)
+        try:
+            run_id = store.resolve_run(run)
+        except StoreError as error:
+            fail(str(error), error.code)
+        source = store.run(run_id).source
+    store.close()
+    try:
+        path = Path(baseline) if baseline else gate.baseline_path(experiment.locate(source))
+    except experiment.ExperimentError as error:
+        fail(f"gate: run {run_id}'s experiment is not here ({error}); give --baseline FILE", EXIT_USAGE)
+    try:
+        if update:
+            gate.write(gate.record(db, run_id), path)
+            stdout.print(f"run {run_id}: wrote the baseline {safe(path)}; commit it with the change "
+                         "that moved the counts")
+            return
+        result = gate.check(db, run_id, gate.read(path), path, threshold)
+    except gate.GateError as error:
+        fail(f"gate: {error}", EXIT_FAILED)
+    except OSError as error:
+        fail(f"gate: --baseline {path}: cannot write: {error.strerror or error}", EXIT_FAILED)
+    click.echo(gate.markdown(result))
+    for row in result.failed:
+        click.echo(f"labctl: gate: {gate.label(row)}: {row.verdict}"
+                   + (f" ({row.change:+.2f}% instructions)" if row.change is not None else "")
+                   + (f" ({row.note})" if row.note and row.change is None else ""), err=True)
+    if result.failed:
+        sys.exit(EXIT_FAILED)
 
 
 @main.command("compare")

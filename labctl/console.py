@@ -17,12 +17,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import experiment, kernels, runner, runtimes, stats, studies
+from labctl import experiment, kernels, measures, runner, runtimes, stats, studies
 from labctl.runner import Point
-from labctl.sample import Sample
+from labctl.sample import COUNTS, Sample
 from labctl.schema import Kernel
 from labctl.store import PointRow, RunRow, Store
-from labctl.text import format_duration, format_seconds, machine_line, printable, show
+from labctl.text import count_name, format_count, format_duration, format_seconds, machine_line, printable, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,20 +166,41 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) ->
 
 
 def sample_line(sample: Sample, repeat: int) -> str:
-    """One run of `labctl run`: its time, throughput, the kernel's metrics and its answer."""
-    figures = [f"run {sample.index + 1}/{repeat}", f"{format_duration(sample.elapsed_ns):>9}",
+    """One run of `labctl run`: its time, throughput, what it counted (the measure's), the
+    kernel's metrics and its answer."""
+    valgrind = sample.measure == measures.INSTRUCTIONS
+    figures = [f"run {sample.index + 1}/{repeat}", f"{format_duration(sample.elapsed_ns):>9}"
+               + (" (under valgrind)" if valgrind else ""),
                f"{stats.throughput(sample.messages_processed, sample.elapsed_ns) / 1e6:7.2f} M msgs/s"]
+    figures += [f"{format_count(value, name)} {count_name(name)}" for name in COUNTS
+                if (value := getattr(sample, name)) is not None]
+    if sample.unsupported:
+        figures.append(f"[yellow]unsupported here:[/yellow] {', '.join(map(count_name, sample.unsupported))}")
+    if sample.schedule_dependent:
+        figures.append("[yellow]schedule-dependent[/yellow]")
     for name, value in sample.metrics.items():
         figures.append(f"{name.removesuffix('_ns')} {format_duration(value)}"
                        if name.endswith("_ns") else f"{name} {show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {safe(sample.answer)}"
 
 
-def runs_summary(elapsed: list[float]) -> str:
-    """The median of `labctl run`'s runs, with the fastest and the slowest."""
-    s = stats.summarize(elapsed)
-    return (f"  median {format_duration(s.median)}  (min {format_duration(s.minimum)}, "
-            f"max {format_duration(s.maximum)}, {s.count} runs)")
+def runs_summary(samples: list[Sample]) -> str:
+    """The median of `labctl run`'s runs, with the fastest and the slowest; of each count too,
+    with its spread ((max - min) / median)."""
+    lines = []
+    s = stats.summarize([sample.elapsed_ns for sample in samples])
+    under = " under valgrind" if samples[0].measure == measures.INSTRUCTIONS else ""
+    lines.append(f"  median {format_duration(s.median)}{under}  (min {format_duration(s.minimum)}, "
+                 f"max {format_duration(s.maximum)}, {s.count} runs)")
+    for name in COUNTS:
+        values = [value for sample in samples if (value := getattr(sample, name)) is not None]
+        if len(values) == len(samples):
+            c = stats.summarize(values)
+            spread = (c.maximum - c.minimum) / c.median * 100 if c.median else 0.0
+            lines.append(f"  median {format_count(c.median, name)} {count_name(name)}  (min "
+                         f"{format_count(c.minimum, name)}, max {format_count(c.maximum, name)}, "
+                         f"spread {spread:.3g}%, {c.count} runs)")
+    return "\n".join(lines)
 
 
 class SweepProgress:
@@ -252,8 +273,10 @@ def print_plan(plan: experiment.Plan, db: str, store: Store | None) -> None:
     stdout.print(f"[bold]{safe(plan.name)}[/bold]: {safe(plan.description)}  "
                  f"({safe(plan.source)}{', scale full' if plan.scale == 'full' else ''})")
     stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
-    print_points([(p.kernel, p.params) for p in plan.points],
-                 {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
+    extra = {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]}
+    if any(p.measure != measures.TIME for p in plan.points):
+        extra["measure"] = [p.measure for p in plan.points]
+    print_points([(p.kernel, p.params) for p in plan.points], extra)
     for note in plan.notes:
         stdout.print(f"note: {safe(note)}")
     stdout.print(safe(runner.estimate(plan.points, store).text(db)))
@@ -302,7 +325,10 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
     if len(samples):
         table = analysis.point_table(samples, analysis.TIME).sort_values("position")
         measured = {p.id: p for p in points}
-        columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s", "")}
+        counts = {metric.column: analysis.point_table(samples, metric).set_index("point")
+                  for metric in analysis.counted(samples)}
+        columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s",
+                                         *(count_name(name) for name in counts), "")}
         for _, point in table.iterrows():
             columns["n"].append(str(point["n"]))
             columns["median"].append(format_duration(point["median"]))
@@ -311,8 +337,19 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
                                      if low == low and low is not None else "(n<3)")  # NaN: none
             columns["cv"].append(f"{point['cv'] * 100:.1f}%")
             columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
-            columns[""].append("[yellow]noisy[/yellow]" if point["noisy"] else "")
+            for name, medians in counts.items():
+                columns[count_name(name)].append(format_count(medians.loc[point["point"], "median"], name)
+                                                 if point["point"] in medians.index else "-")
+            flags = ["[yellow]noisy[/yellow]"] if point["noisy"] else []
+            if point["measure"] == measures.INSTRUCTIONS:
+                flags.append("time under valgrind")
+            if point["schedule_dependent"]:
+                flags.append("[yellow]schedule-dependent[/yellow]")
+            columns[""].append(", ".join(flags))
         print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
+        if counts:
+            stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
+                         "`unsupported` says why a counter is missing here)")
     for p in points:
         if p.status in ("failed", "skipped"):
             status = f"[red]failed[/red] ({safe(p.failure_kind)})" if p.status == "failed" else "[yellow]skipped[/yellow]"

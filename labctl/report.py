@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl import __version__, files, results, stats
+from labctl import __version__, files, measures, results, stats
 from labctl.analysis import (
     SHORT,
     Metric,
     _key,
+    _with_attrs,
     axes_for,
+    counted,
     fixed,
     heatmap_panels,
     kernel_metric,
@@ -41,7 +43,16 @@ from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_
 from labctl.references import TIE_RATIO, Comparison, Match, compare_reference, in_unit, rank, ranks
 from labctl.schema import OURS, RUNTIME, Catalogue
 from labctl.store import RunRow, Store, now
-from labctl.text import format_duration, machine_line, markdown_table, number, printable, show
+from labctl.text import (
+    count_name,
+    format_count,
+    format_duration,
+    machine_line,
+    markdown_table,
+    number,
+    printable,
+    show,
+)
 
 
 @dataclass
@@ -130,10 +141,12 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
 
     kernel_names = list(dict.fromkeys(samples["kernel"])) if not samples.empty else []
     views = {}
+    counts = {}  # kernel -> [(a count's metric, its point table)]: the measures' figures
     for kernel in kernel_names:
         kernel_samples = samples[samples["kernel"] == kernel]
         metric = kernel_metric(kernel_samples)
         views[kernel] = (metric, point_table(kernel_samples, metric))
+        counts[kernel] = [(count, point_table(kernel_samples, count)) for count in counted(kernel_samples)]
     if views:
         lines += ["## Summary", "", "The best and the worst configuration of each kernel in this run "
                   "(medians; time when every run did the same work, throughput otherwise).", ""]
@@ -150,9 +163,10 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
                                  f"{spread:.2f}x"])
         lines += [markdown_table(["kernel", "points", "best", "worst", "worst/best"], summary_rows, {1, 4}), ""]
 
+    lines += _measures_section(samples)
     lines += _runtimes_section(views)
     for kernel, (metric, table) in views.items():
-        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures)
+        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, counts[kernel])
 
     lines += _failures(catalogue, failed)
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
@@ -165,8 +179,41 @@ def _when(stamp: str | None) -> str:
     return (stamp or "")[:19].replace("T", " ") + " UTC"
 
 
+def _measures_section(samples: pd.DataFrame) -> list[str]:
+    """What the run's measures counted, beside the time, and what this machine could not."""
+    taken = set(samples["measure"]) - {measures.TIME} if not samples.empty else set()
+    if not taken:
+        return []
+    lines = ["## Measures", ""]
+    if measures.INSTRUCTIONS in taken:
+        lines += ["Points measured in `instructions` ran under valgrind's callgrind, which counted "
+                  "the instructions of the measured phase alone (and simulated its L1 and last-level "
+                  "cache misses): the same count run after run, on a noisy machine too. Their times "
+                  "were taken under valgrind, 50-100x slower than natively: read their counts, not "
+                  "their times.", ""]
+    if measures.COUNTERS in taken:
+        lines += ["Points measured in `counters` counted the measured phase with perf_event: the "
+                  "CPU's counters (user space) and the kernel's, for every thread of the process.", ""]
+    dependent = samples[samples["schedule_dependent"].fillna(False)]
+    if not dependent.empty:
+        lines += [f"{dependent['point'].nunique()} points are marked schedule-dependent: more than one "
+                  "thread did their phase's work, so their counts change with how the threads "
+                  "interleaved (a queue found empty, a thread parked and woken); they vary between "
+                  "runs, less than times do.", ""]
+    missing: dict[str, str] = {}
+    for unsupported in samples["unsupported"]:
+        for name, why in (unsupported or {}).items():
+            missing.setdefault(name, why)
+    if missing:
+        lines += ["Counters this machine does not have (left empty, never counted as 0):", "",
+                  markdown_table(["counter", "why"], [[count_name(n), w] for n, w in missing.items()]), ""]
+    return lines
+
+
 def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd.DataFrame,
-                    folder: Path, figures: list[str]) -> list[str]:
+                    folder: Path, figures: list[str],
+                    counts: list[tuple[Metric, pd.DataFrame]] = ()) -> list[str]:
+    """A kernel's figures (its metric, and each count its measures took), then its table."""
     spec = catalogue.kernels.get(kernel)
     vary = varying(table, kernel)
     lines = [f"## {kernel}", ""]
@@ -187,10 +234,21 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         if x is None and len(part) > 1:
             path = save(plot_bars(part, kernel, metric), folder, f"{stem}-bars", figures)
             lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
+        for count, count_table in counts:
+            counted_part = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
+            if x is not None and counted_part[x].notna().any():
+                path = save(plot_lines(counted_part, kernel, count, x), folder,
+                            f"{stem}-{x}-{file_name(count.column)}", figures, svg=True)
+                lines += [f"![{kernel}: {count.title} vs {x}]({path})", ""]
+            elif len(counted_part) > 1:
+                path = save(plot_bars(counted_part, kernel, count), folder,
+                            f"{stem}-bars-{file_name(count.column)}", figures)
+                lines += [f"![{kernel}: {count.title} per configuration]({path})", ""]
     unvaried = fixed(table, kernel, vary)
     if unvaried:
         lines += [f"Fixed: {printable(unvaried)}.", ""]
     ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(sort_key)) if vary else table
+    medians = {count.column: count_table.set_index("point")["median"] for count, count_table in counts}
     rows = []
     for _, point in ordered.iterrows():
         interval = (f"{_value(point['ci_low'], metric)} .. {_value(point['ci_high'], metric)}"
@@ -198,13 +256,20 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         flags = []
         if point["noisy"]:
             flags.append(f"noisy (cv > {stats.NOISE_CV:.0%})")
+        if point["measure"] == measures.INSTRUCTIONS:
+            flags.append("time under valgrind")
+        if point["schedule_dependent"]:
+            flags.append("schedule-dependent counts")
         rows.append([*(show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
                      point["n"], _value(point["median"], metric), interval,
                      f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
+                     *(format_count(found[point["point"]], name) if point["point"] in found.index else "-"
+                       for name, found in medians.items()),
                      ", ".join(flags)])
     headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.title}", "95% interval",
-                                                  "cv", "msgs/s", ""]
-    right = set(range(len(vary), len(vary) + 5))
+                                                  "cv", "msgs/s",
+                                                  *(f"median {count_name(n)}" for n in medians), ""]
+    right = set(range(len(vary), len(vary) + 5 + len(medians)))
     lines += [markdown_table(headers, rows, right), ""]
     return lines
 

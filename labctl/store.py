@@ -26,7 +26,7 @@ from labctl.schema import Catalogue
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -76,6 +76,7 @@ CREATE TABLE points (
     failure_kind TEXT,
     failure TEXT,
     rlimit_mb INTEGER,                      -- the worker's address-space limit, or NULL (v2)
+    measure TEXT,                           -- time, instructions or counters, NULL: time (v4)
     UNIQUE (run_id, position),
     UNIQUE (run_id, key)
 );
@@ -92,11 +93,39 @@ CREATE INDEX points_run ON points (run_id);
 """.replace("{sample_columns}", "\n".join(f"    {name} {kind}," for name, kind in sample.STORED))
 
 
+# Version 4's samples table as it was made: a migration is frozen in time, whatever SCHEMA
+# becomes after it.
+_V3_SAMPLE_COLUMNS = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, "
+                      "metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, "
+                      "involuntary_switches, pid, recorded_at")
+_V4_SAMPLES = """CREATE TABLE samples_v4 (
+    id INTEGER PRIMARY KEY,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repeat INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL, messages_processed INTEGER NOT NULL, answer TEXT NOT NULL,
+    expected TEXT NOT NULL, metrics TEXT NOT NULL, thread_cpu_ns TEXT NOT NULL,
+    peak_rss_kb INTEGER, voluntary_switches INTEGER, involuntary_switches INTEGER, pid INTEGER,
+    instructions INTEGER, l1_misses INTEGER, cache_misses INTEGER, cycles INTEGER,
+    branch_misses INTEGER, task_clock_ns INTEGER, context_switches INTEGER,
+    cpu_migrations INTEGER, page_faults INTEGER, unsupported TEXT NOT NULL DEFAULT '{}',
+    schedule_dependent INTEGER,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (point_id, repeat)
+)"""
+
 # What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
-# table too, so that migrated and new stores have the same layout.
+# table too, so that migrated and new stores have the same layout; where it cannot (a sample's
+# field goes before recorded_at), the migration rebuilds the table.
 MIGRATIONS = {
     1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
     2: ["ALTER TABLE runs ADD COLUMN catalogue TEXT"],
+    # The measures (labctl.measures): a point's measure, and a sample's counts.
+    3: ["ALTER TABLE points ADD COLUMN measure TEXT",
+        _V4_SAMPLES,
+        f"INSERT INTO samples_v4 ({_V3_SAMPLE_COLUMNS}) SELECT {_V3_SAMPLE_COLUMNS} FROM samples",
+        "DROP TABLE samples",
+        "ALTER TABLE samples_v4 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
 
@@ -187,6 +216,7 @@ class PointRow:
     failure: str | None
     samples_done: int
     rlimit_mb: int | None = None
+    measure: str = "time"
 
 
 class Store:
@@ -361,11 +391,11 @@ class Store:
             run_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
-                " warmup, timeout_s, rlimit_mb, status, failure_kind, failure)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " warmup, timeout_s, rlimit_mb, measure, status, failure_kind, failure)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, position, p.key, p.kernel, json.dumps(p.params, sort_keys=True),
                   json.dumps(p.env, sort_keys=True), json.dumps(list(p.cpus)) if p.cpus else None,
-                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb,
+                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb, p.measure,
                   "skipped" if p.skip else "pending", "unavailable" if p.skip else None, p.skip or None)
                  for position, p in enumerate(plan.points)])
         return run_id
@@ -463,21 +493,22 @@ class Store:
         rows = self.db.execute(
             "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
             " p.timeout_s, p.status, p.failure_kind, p.failure,"
-            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb"
+            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb, p.measure"
             " FROM points p WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
         return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
                          tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
-                         status, kind, failure, done, rlimit_mb)
+                         status, kind, failure, done, rlimit_mb, measure or "time")
                 for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
-                     status, kind, failure, done, rlimit_mb) in rows]
+                     status, kind, failure, done, rlimit_mb, measure) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
-        sample.STORED, and run, run_name, point, position, point_key, kernel, params, repeat and
-        recorded_at."""
+        sample.STORED, and run, run_name, point, position, point_key, kernel, params, measure,
+        repeat and recorded_at."""
         names = [name for name, _ in sample.STORED]
         query = (
-            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat, s.recorded_at, "
+            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, COALESCE(p.measure, 'time'),"
+            " s.repeat, s.recorded_at, "
             + ", ".join(f"s.{name}" for name in names)
             + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
         args: tuple = ()
@@ -485,13 +516,15 @@ class Store:
             query += " WHERE r.id = ?"
             args = (run_id,)
         query += " ORDER BY r.id, p.position, s.repeat"
-        columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "repeat",
-                   "recorded_at", *names)
+        columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "measure",
+                   "repeat", "recorded_at", *names)
         result = []
         for row in self.db.execute(query, args):
             found = dict(zip(columns, row))
             for name in ("params", *sample.JSON_FIELDS):
                 found[name] = json.loads(found[name])
+            if found["schedule_dependent"] is not None:
+                found["schedule_dependent"] = bool(found["schedule_dependent"])
             result.append(found)
         return result
 
@@ -501,12 +534,13 @@ class Store:
             "SELECT s.elapsed_ns FROM samples s JOIN points p ON s.point_id = p.id WHERE p.key = ?",
             (key,))]
 
-    def previous_samples(self, kernel: str) -> list[tuple[dict, int, int]]:
-        """(parameters, elapsed ns, messages) of every sample of `kernel` in any run: what a time
-        estimate scales to another size."""
-        return [(json.loads(params), elapsed, messages) for params, elapsed, messages in self.db.execute(
-            "SELECT p.params, s.elapsed_ns, s.messages_processed FROM samples s"
-            " JOIN points p ON s.point_id = p.id WHERE p.kernel = ?", (kernel,))]
+    def previous_samples(self, kernel: str) -> list[tuple[dict, int, int, str]]:
+        """(parameters, elapsed ns, messages, measure) of every sample of `kernel` in any run:
+        what a time estimate scales to another size (or measure)."""
+        return [(json.loads(params), elapsed, messages, measure or "time")
+                for params, elapsed, messages, measure in self.db.execute(
+                    "SELECT p.params, s.elapsed_ns, s.messages_processed, p.measure FROM samples s"
+                    " JOIN points p ON s.point_id = p.id WHERE p.kernel = ?", (kernel,))]
 
 
 def _layout(db: sqlite3.Connection) -> dict[str, list[str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 
 import labctl
-from labctl import _native
+from labctl import _native, measures
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -104,6 +104,9 @@ def run_context(experiment_file: str | None = None) -> dict:
         "experiment_git_describe": git_describe(Path(experiment_file).resolve().parent)
         if experiment_file else None,
         "build": dict(_native.build_info()),
+        # What an instruction count depends on besides the code: the C library, and valgrind.
+        "libc": " ".join(platform.libc_ver()).strip() or None,
+        "valgrind": measures.valgrind_version(),
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -124,18 +126,35 @@ def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
         Store(path)
 
 
+# What each version added, undone to make a store of an older version from a new one.
+ADDED_BY = {
+    2: ["ALTER TABLE points DROP COLUMN rlimit_mb"],
+    3: ["ALTER TABLE runs DROP COLUMN catalogue"],
+    4: ["ALTER TABLE points DROP COLUMN measure",
+        *(f"ALTER TABLE samples DROP COLUMN {name}" for name in (
+            "instructions", "l1_misses", "cache_misses", "cycles", "branch_misses", "task_clock_ns",
+            "context_switches", "cpu_migrations", "page_faults", "unsupported", "schedule_dependent"))],
+}
+
+
+def as_version(path, version: int) -> None:
+    """Turns the store at `path` into one of schema `version`, as that version made it."""
+    db = sqlite3.connect(path)
+    for later in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in ADDED_BY[later]:
+            db.execute(statement)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    db.commit()
+    db.close()
+
+
 def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
     # Version 1: points had no rlimit_mb column.
     path = tmp_path / "r.db"
     with Store(path) as store:
         run = make_run(store)
         store.add_sample(store.points(run)[0].id, 0, SAMPLE)
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE points DROP COLUMN rlimit_mb")
-    db.execute("ALTER TABLE runs DROP COLUMN catalogue")  # came with version 3
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    as_version(path, 1)
     with Store(path) as store:
         assert [p.rlimit_mb for p in store.points(run)] == [None, None]
         assert len(store.samples()) == 1
@@ -149,11 +168,7 @@ def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_t
     with Store(path) as store:
         run = make_run(store)
         store.add_sample(store.points(run)[0].id, 0, SAMPLE)
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE runs DROP COLUMN catalogue")
-    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    as_version(path, 2)
     with Store(path) as store:
         catalogue = store.catalogue(run)
     [kernel] = catalogue.kernels.values()
@@ -161,6 +176,43 @@ def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_t
     branching = kernel.param("branching")
     assert branching.type == "integer" and not branching.configuration
     assert kernel.param("dispatcher").configuration
+
+
+def test_a_store_of_schema_version_3_is_migrated_its_samples_kept_without_counts(tmp_path):
+    # Version 3: no measures. Its samples keep every value, measured in time and counting nothing;
+    # the samples table is rebuilt so that recorded_at stays its last column.
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        run = make_run(store)
+        point = store.points(run)[0]
+        store.add_sample(point.id, 0, SAMPLE)
+        before = store.samples(run)
+    as_version(path, 3)
+    with Store(path) as store:
+        assert [p.measure for p in store.points(run)] == ["time", "time"]
+        [kept] = store.samples(run)
+        assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
+        assert kept["instructions"] is None and kept["unsupported"] == {} and kept["schedule_dependent"] is None
+        counted = Sample(**{**SAMPLE.to_json(), "instructions": 12345, "unsupported": {"cycles": "none here"},
+                            "schedule_dependent": False})
+        store.add_sample(point.id, 1, counted)
+        assert [s["instructions"] for s in store.samples(run)] == [None, 12345]
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
+    assert columns[-1] == "recorded_at" and "instructions" in columns
+    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+
+
+def test_a_point_measured_otherwise_is_another_point_and_time_keeps_the_old_keys():
+    plan = experiment.parse(PLAN_TEXT, "t.toml")
+    counted = experiment.parse(PLAN_TEXT.replace('order = "grid"', 'order = "grid"\nmeasure = "counters"'), "t.toml")
+    assert [p.measure for p in counted.points] == ["counters", "counters"]
+    assert {p.key for p in plan.points}.isdisjoint(p.key for p in counted.points)
+    # The key of a point measured in time is what it was before there were measures.
+    point = plan.points[0]
+    old = hashlib.sha256(json.dumps([point.kernel, point.params, point.env, point.cpus],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    assert point.key == old
 
 
 def test_a_folder_is_refused_as_a_store(tmp_path):

@@ -45,7 +45,7 @@ Result run(const Params& params) {
     });
 
     // The sender is the kernel's own thread, outside the runtime, as Theron's main thread is.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
     const Count count = await(env, done);
     Result result;

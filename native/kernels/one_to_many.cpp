@@ -107,7 +107,7 @@ Result run(const Params& params) {
     rt::Dispatcher& producer_thread = env.make_dispatcher<rt::OneThread>();
 
     // The whole experiment, as the study times it: registration, sending, handling.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, done);
         for (std::uint32_t i = 0; i < setup.workers; ++i)

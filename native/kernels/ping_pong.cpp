@@ -100,7 +100,7 @@ Result run_with_payload(const Params& params) {
     rt::NamedMbox* to_ponger = named ? &env.named_mbox("ping_pong.ping") : nullptr;
     rt::NamedMbox* to_pinger = named ? &env.named_mbox("ping_pong.pong") : nullptr;
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     Ponger<N>* ponger = nullptr;
     // One coop: with a cooperation FIFO pool they share a queue, as in the study.
     env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {

@@ -101,7 +101,7 @@ Result run(const Params& params) {
     rt::Dispatcher& master_thread = env.make_dispatcher<rt::OneThread>();
 
     // As the study times it: registration, the ticks, the reports.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& master = coop.make_agent_with_binder<Master>(master_thread.binder(), workers, per_worker, done);
         for (std::uint32_t i = 0; i < workers; ++i)
