@@ -124,18 +124,37 @@ def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
         Store(path)
 
 
-def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
-    # Version 1: points had no rlimit_mb column.
-    path = tmp_path / "r.db"
+# What undoes each migration (store.MIGRATIONS[version]): a store of an older version, made by
+# undoing every migration from that version on.
+UNDO = {
+    1: ["ALTER TABLE points DROP COLUMN rlimit_mb"],
+    2: ["ALTER TABLE runs DROP COLUMN catalogue"],
+}
+
+
+def older_store(path, version: int) -> int:
+    """A store of schema `version` holding one run with a sample; the run's id."""
     with Store(path) as store:
         run = make_run(store)
         store.add_sample(store.points(run)[0].id, 0, SAMPLE)
     db = sqlite3.connect(path)
-    db.execute("ALTER TABLE points DROP COLUMN rlimit_mb")
-    db.execute("ALTER TABLE runs DROP COLUMN catalogue")  # came with version 3
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    for undone in range(SCHEMA_VERSION - 1, version - 1, -1):
+        for statement in UNDO[undone]:
+            db.execute(statement)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
     db.commit()
     db.close()
+    return run
+
+
+def test_every_migration_has_its_undo_for_these_tests():
+    assert set(UNDO) == set(range(1, SCHEMA_VERSION))
+
+
+def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
+    # Version 1: points had no rlimit_mb column.
+    path = tmp_path / "r.db"
+    run = older_store(path, 1)
     with Store(path) as store:
         assert [p.rlimit_mb for p in store.points(run)] == [None, None]
         assert len(store.samples()) == 1
@@ -146,14 +165,7 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
 def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_their_catalogue(tmp_path):
     # Version 2: runs did not keep their catalogue; their points still tell their parameters.
     path = tmp_path / "r.db"
-    with Store(path) as store:
-        run = make_run(store)
-        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE runs DROP COLUMN catalogue")
-    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    run = older_store(path, 2)
     with Store(path) as store:
         catalogue = store.catalogue(run)
     [kernel] = catalogue.kernels.values()
