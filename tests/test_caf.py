@@ -96,12 +96,14 @@ def test_caf_skynet_sums_every_leaf_and_counts_every_actor(leaves, branching, de
 
 @pytest.mark.parametrize("payload_bytes", [0, 16, 4096])
 def test_caf_ping_pong_counts_every_message_with_its_payload(payload_bytes):
-    result = _native.run("caf_ping_pong", {"messages": 3000 * 2, "payload_bytes": payload_bytes})
+    result = _native.run("caf_ping_pong", {"messages": 3000 * 2, "payload_bytes": payload_bytes,
+                                           "latency_samples": 700})
     assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
     assert result["messages_processed"] == 6000
     metrics = result["metrics"]
     assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
-    assert metrics["round_trip_samples"] == 3000
+    assert metrics["round_trip_samples"] == 700
+    assert metrics["round_trip_mean_ns"] == pytest.approx(result["elapsed_ns"] / 3000)
 
 
 @pytest.mark.parametrize("work", ["noop", "cpu", "sleep"])
