@@ -223,6 +223,19 @@ def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batc
     assert result["messages_processed"] == 505
 
 
+@pytest.mark.parametrize("channel", ["shared", "direct"])
+@pytest.mark.parametrize("dispatcher", [{"dispatcher": "one_thread"}, {"dispatcher": "active_obj"},
+                                        {"dispatcher": "thread_pool", "threads": 2, "fifo": "individual"},
+                                        {"dispatcher": "work_stealing", "threads": 2, "fifo": "individual"}],
+                         ids=lambda d: d["dispatcher"])
+def test_fan_takes_each_message_once_through_the_shared_channel_or_directly(channel, dispatcher):
+    result = _native.run("fan", {"fan_out": 7, "iterations": 300, "channel": channel, **dispatcher})
+    answer = "iterations=300 replies=2100 stray=0 bad_iterations=0 worker_total=2100"
+    # Workers that compete for one channel may take unequal shares; sent to directly, one each.
+    assert result["answer"] == answer + ("" if channel == "shared" else " uneven_workers=0")
+    assert result["messages_processed"] == 4200
+
+
 def test_counting_actor_sums_one_to_n():
     result = _native.run("counting_actor", {"messages": 12345, "dispatcher": "active_obj"})
     assert result["answer"] == f"received=12345 sum={12345 * 12346 // 2}"
