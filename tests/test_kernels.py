@@ -217,8 +217,10 @@ def test_one_to_many_delivers_every_number_to_every_worker(work):
 
 
 @pytest.mark.parametrize("start_batch", [1, 7, 1000])
-def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batch):
-    result = _native.run("self_send", {"workers": 5, "messages_per_worker": 100, "start_batch": start_batch})
+@pytest.mark.parametrize("after_report", ["stop", "circulate"])
+def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batch, after_report):
+    result = _native.run("self_send", {"workers": 5, "messages_per_worker": 100, "start_batch": start_batch,
+                                       "after_report": after_report})
     assert result["answer"] == "handled=500 reports=5 repeated=0 short_workers=0"
     assert result["messages_processed"] == 505
 
@@ -283,3 +285,12 @@ def test_mixed_factorizes_primes_powers_and_products(number):
                                    "number": number, "dispatcher": "thread_pool", "fifo": "individual"})
     assert result["answer"] == ("factorizations=6 valid_factorizations=6 ring_rounds=6 "
                                 f"token_hops={6 * 5 * 5} masters_done=3")
+
+
+def test_a_lifetime_clock_covers_the_teardown():
+    # 22,223 agents left to the environment's end (deregister=false): destroying them costs about
+    # as much as making them, and only the lifetime clock includes it.
+    params = {"leaves": 20_000, "deregister": False, "dispatcher": "one_thread"}
+    lifetime = _native.run("skynet", {**params, "clock": "lifetime"})
+    teardown = lifetime["elapsed_ns"] - lifetime["metrics"]["phase_ns"]
+    assert teardown > 0.2 * lifetime["metrics"]["phase_ns"]
