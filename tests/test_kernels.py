@@ -279,12 +279,52 @@ def test_actor_creation_counts_two_to_the_depth_leaves(depth):
     assert result["messages_processed"] == 2 ** (depth + 1) - 2
 
 
-@pytest.mark.parametrize("number", [9973, 1024, 9991, 86028157 * 3])
-def test_mixed_factorizes_primes_powers_and_products(number):
+@pytest.mark.parametrize("number", [2, 3, 4, 9973, 1024, 9991, 86028157 * 3])
+@pytest.mark.parametrize("factorize", ["study", "sqrt"])
+def test_mixed_factorizes_primes_powers_and_products(number, factorize):
     result = _native.run("mixed", {"rings": 3, "ring_size": 5, "initial_token": 4, "repetitions": 2,
-                                   "number": number, "dispatcher": "thread_pool", "fifo": "individual"})
+                                   "number": number, "factorize": factorize,
+                                   "dispatcher": "thread_pool", "fifo": "individual"})
     assert result["answer"] == ("factorizations=6 valid_factorizations=6 ring_rounds=6 "
                                 f"token_hops={6 * 5 * 5} masters_done=3")
+
+
+def test_mixed_runs_the_studys_loop_up_to_the_largest_factor():
+    # 3 x 1000003: the study's loop divides up to the larger factor (about 500,000 divisions), the
+    # square-root loop up to its square root (about 500).
+    ns = {}
+    for factorize in ("study", "sqrt"):
+        result = _native.run("mixed", {"rings": 1, "ring_size": 2, "initial_token": 1, "repetitions": 3,
+                                       "number": 3 * 1000003, "factorize": factorize})
+        ns[factorize] = result["metrics"]["factorize_ns"]
+    assert ns["study"] > 20 * ns["sqrt"]
+
+
+def test_the_libcppa_kernels_default_to_the_published_sizes():
+    mixed = kernels.get("mixed")
+    assert {name: mixed.param(name).default for name in
+            ("rings", "ring_size", "initial_token", "repetitions", "number", "factorize")} == {
+        "rings": 20, "ring_size": 50, "initial_token": 10_000, "repetitions": 5,
+        "number": 86028157 * 329545133, "factorize": "study"}
+    assert kernels.get("actor_creation").param("depth").default == 19  # 2^19 = 524,288 leaves
+
+
+CLOCKED = sorted(name for name, kernel in kernels.catalogue().items() if kernel.param("clock") is not None)
+
+
+def test_the_kernels_whose_studies_time_the_environments_life_have_a_clock():
+    assert CLOCKED == ["actor_creation", "mailbox_n_to_1", "mixed", "one_to_many", "self_send", "skynet"]
+
+
+@pytest.mark.parametrize("kernel", CLOCKED)
+def test_a_lifetime_clock_contains_the_phase_it_reports_beside_it(kernel):
+    phase = _native.run(kernel, {**SMALL[kernel], "clock": "phase"})
+    assert phase["verified"] and "phase_ns" not in phase["metrics"]  # elapsed_ns is the phase
+    start = time.perf_counter_ns()
+    lifetime = _native.run(kernel, {**SMALL[kernel], "clock": "lifetime"})
+    wall = time.perf_counter_ns() - start
+    assert lifetime["verified"]
+    assert lifetime["metrics"]["phase_ns"] < lifetime["elapsed_ns"] <= wall
 
 
 def test_a_lifetime_clock_covers_the_teardown():
