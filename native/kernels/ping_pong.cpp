@@ -174,7 +174,8 @@ Kernel make_kernel() {
             "round_trip_mean_ns is its elapsed time over its round trips (as Theron's 200 ns). "
             "Then, outside the phase, the latency phase times latency_samples more round trips one "
             "by one, for round_trip_p50_ns, _p99_ns and _max_ns; each includes about one clock "
-            "read, whose cost this run measured is clock_read_ns.",
+            "read, whose cost this run measured is clock_read_ns. thread_cpu_ns is read after "
+            "both phases.",
         .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
         .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
                     "with intact payloads; the latency phase's latency_samples pings and pongs too",
