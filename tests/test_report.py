@@ -97,7 +97,8 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "Fixed: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
     failed = text.split("## Failed points")[1].split("\n## ")[0]
-    assert "| skynet | runtime=labctl leaves=300 branching=10 deregister=false dispatcher=one_thread" in failed
+    assert ("| skynet | runtime=labctl leaves=300 branching=10 deregister=false clock=phase "
+            "dispatcher=one_thread") in failed
     assert "| verification | skynet: wrong answer: got 'corrupted sum=44850" in failed
     # the machine and how to run it again
     provenance = text.split("## Machine and provenance")[1]
