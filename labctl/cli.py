@@ -266,6 +266,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         _sweep(plan, db, resume, file, retry_failed, runner.LocalBackend())
         return
     # Connected before the store is touched: a cluster that cannot be had writes nothing.
+    stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
     try:
         backend = cluster.connect(cluster_spec)
     except cluster.ClusterError as error:

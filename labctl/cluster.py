@@ -66,6 +66,7 @@ LOCAL_MAX_WORKERS = 256
 
 _ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+]*)://)?(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+)"
                       r":(?P<port>[0-9]{1,5})/?$")
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's network transports
 
 
 class ClusterError(Exception):
@@ -96,7 +97,7 @@ def parse(value: str) -> Spec:
             raise ClusterError(f"--cluster: '{value}' is not a cluster: give {forms}", 2)
         return Spec(value, local_workers=int(count))
     match = _ADDRESS.match(value)
-    if not match or not 0 < int(match["port"]) < 65536:
+    if not match or not 0 < int(match["port"]) < 65536 or (match["scheme"] or "tcp") not in SCHEMES:
         raise ClusterError(f"--cluster: '{value}' is not a cluster: give {forms}", 2)
     return Spec(value, address=value if match["scheme"] else f"tcp://{value}")
 
@@ -474,6 +475,14 @@ def _check(client, addresses: list[str] | None = None) -> tuple[list[str], dict[
     return problems, hosts
 
 
+def connecting(spec: Spec) -> str:
+    """What connect() is doing, for the minute it may take."""
+    if spec.local_workers is not None:
+        return f"starting a LocalCluster of {spec.local_workers} single-thread worker processes ..."
+    return (f"connecting to the Dask scheduler at {spec.address} (waiting up to "
+            f"{WAIT_FOR_WORKERS_S:g} s for a worker) ...")
+
+
 def connect(spec: Spec) -> DaskBackend:
     """Starts the LocalCluster of `local:N`, or connects to the scheduler at the address, and
     checks every worker (host_report). Raises ClusterError in one line, with nothing written,
@@ -500,7 +509,7 @@ def connect(spec: Spec) -> DaskBackend:
             timeout = dask.config.get("distributed.comm.timeouts.connect")
             try:
                 client = Client(spec.address, timeout=timeout, set_as_default=False)
-            except (OSError, TimeoutError) as error:
+            except Exception as error:  # noqa: BLE001 - refused, timed out, a transport not installed
                 raise ClusterError(f"--cluster {spec.text}: cannot reach a Dask scheduler there "
                                    f"({printable(error)[:200]}); nothing was run") from None
     except BaseException:

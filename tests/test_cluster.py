@@ -12,12 +12,12 @@ import json
 import logging
 import signal
 import sqlite3
-import time
 from datetime import datetime
 from pathlib import Path
 
+import psutil
 import pytest
-from test_sweep import LONG, SMALL, sample_counts, start_sweep, wait_for_samples, worker_processes
+from test_sweep import LONG, SMALL, sample_counts, start_sweep, wait_for_samples
 
 from labctl import cluster, results
 from labctl.store import Store
@@ -250,16 +250,17 @@ def test_a_sweep_on_a_cluster_interrupted_resumes_there_or_here(labctl, tmp_path
     db = str(tmp_path / "r.db")
     process = start_sweep(["sweep", write(tmp_path, LONG), "--db", db, "--cluster", "local:2"])
     wait_for_samples(db, 4, process, limit=180)
+    # The sweep's own processes (the cluster's workers, the points' workers under them), by pid:
+    # other sweeps may run on this machine.
+    tree = psutil.Process(process.pid).children(recursive=True)
     process.send_signal(how)
     _, err = process.communicate(timeout=60)
     assert process.returncode == (130 if how == signal.SIGINT else -signal.SIGKILL), err
     if how == signal.SIGINT:
         assert "--resume 1" in err
     # The cluster's worker processes end with the CLI, and the points' workers with them.
-    deadline = time.monotonic() + 20
-    while worker_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not worker_processes()
+    _, alive = psutil.wait_procs(tree, timeout=20)
+    assert not alive, [p.cmdline() for p in alive]
     with Store(db) as store:
         assert store.run(1).status == "interrupted"
         stored = store.run(1).samples
