@@ -9,13 +9,17 @@ The samples come back to the CLI process, the only writer of the store:
 
 - Streaming: the task logs each sample as a Dask event (`Worker.log_event`) on a topic of the
   sweep's own, to which the CLI subscribes (`Client.subscribe_topic`), so a sample is stored the
-  moment it exists, as locally. Events are fire and forget; the task's result carries every
-  sample again, and the CLI stores the ones the stream missed before the point's end.
+  moment it exists, as locally; the same channel carries the cluster's own add-worker and
+  remove-worker events. Events are fire and forget: the task's result carries every sample
+  again, and the CLI stores the ones the stream missed before the point's end. (A
+  distributed.Queue would cost a scheduler round trip per sample and outlive a killed CLI;
+  results alone, as_completed, would bring a point's samples only at its end.)
 - Faults: a worker that dies mid-point loses it once (Dask reschedules it, or labctl resubmits
   it where the scheduler gives up at once); a second death fails the point as `lost`, naming
-  both. A worker whose labctl is not this one is refused: at connect the sweep is refused
-  naming the host; a worker joining later is retired from the cluster, and a task that reaches
-  one anyway runs nothing there and goes back to the queue.
+  both. A point that only waited on a worker that died goes back to the queue, no death of its.
+  A worker whose labctl is not this one is refused: at connect the sweep is refused naming the
+  host; a worker joining later is retired from the cluster, and a task that reaches one anyway
+  runs nothing there and goes back to the queue.
 - A cancelled task (Ctrl-C, kill -9 of the CLI: the scheduler drops its client's tasks) kills its
   point's worker process within half a second; the host's resource is freed only then.
 
@@ -29,7 +33,6 @@ import contextlib
 import logging
 import queue
 import re
-import sys
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
@@ -57,10 +60,13 @@ WORKER_COMMAND = f"dask worker ADDRESS --nthreads 1 --resources {RESOURCE}=1"
 INSTALL = "pip install 'labctl[dist]'"
 # A point's host may die once: Dask (or labctl) runs it again elsewhere; a second death fails it.
 ATTEMPTS = 2
+# A point that reached a worker without running there (a worker with another labctl; a worker
+# that died running the point before it) goes back to the queue, this many times at most.
+REQUEUES = 10
 # A scheduler with no worker yet (jobs still queued): how long a sweep waits for the first one.
 WAIT_FOR_WORKERS_S = 60.0
-# How often the sweep looks at the cluster when nothing happens (a point's task is cancelled
-# within this, plus the task's own half-second poll).
+# How often the sweep looks at its client when nothing happens: a client that gave up
+# reconnecting to a scheduler gone ends the sweep.
 TICK_S = 1.0
 LOCAL_MAX_WORKERS = 256
 
@@ -120,8 +126,7 @@ def host_report() -> dict:
     from labctl import _native
 
     return {"labctl": labctl.__version__, "build": dict(_native.build_info()),
-            "machine": sysinfo.machine(), "context": sysinfo.host_context(),
-            "python": sys.version.split()[0]}
+            "machine": sysinfo.machine(), "context": sysinfo.host_context()}
 
 
 def run_on_host(point: Point, version: str, topic: str, token: str) -> dict:
@@ -188,11 +193,12 @@ class _Tracked:
     label: str
     future: object = None
     submissions: int = 0
+    started: bool = False  # an attempt of the latest submission started
     attempts: dict[str, str] = field(default_factory=dict)  # attempt -> worker address, in order
     deaths: list[str] = field(default_factory=list)  # the workers that died running it
+    requeued: int = 0  # submitted again without having run: refused, or queued where a worker died
     seen: set[tuple[str, int]] = field(default_factory=set)  # (attempt, index) delivered or dropped
     delivered: int = 0  # samples delivered, over all attempts
-    refusals: int = 0
     done: bool = False
 
     @property
@@ -295,6 +301,7 @@ class _Sweep:
 
     def _submit(self, token: str, item: _Tracked) -> None:
         item.submissions += 1
+        item.started = False
         key = f"labctl-{item.point.kernel}-{self.topic.removeprefix('labctl-sweep-')}-{token}-{item.submissions}"
         # Earlier points first: the plan's order (random by default, seeded) is the experiment's.
         item.future = self.client.submit(run_on_host, item.point, labctl.__version__, self.topic,
@@ -322,6 +329,7 @@ class _Sweep:
             # Dask moved the point before labctl heard of its worker's death.
             item.deaths.append(item.running_on)
         item.attempts[attempt] = worker
+        item.started = True
         if len(item.attempts) > ATTEMPTS:
             yield from self._lost(item)
             return
@@ -366,15 +374,23 @@ class _Sweep:
         if future.status == "cancelled":
             raise runner.BackendLost(f"--cluster {self.spec.text}: the scheduler cancelled the points")
         error = future.exception()
+        if isinstance(error, killed_worker) and not item.started:
+            # It waited on a worker that died running another point: it never ran, no death of its.
+            yield from self._requeue(token, item, f"{error}")
+            return
         if isinstance(error, killed_worker):
-            # The scheduler gave up at the first death (its allowed-failures): labctl retries once.
-            if item.running_on and item.running_on not in item.deaths:
-                item.deaths.append(item.running_on)
-            if len(item.deaths) < ATTEMPTS:
-                yield NoteEvent(self._death_note(item, item.deaths[-1] if item.deaths else "?"))
-                self._submit(token, item)
+            # The scheduler gave up at the first death (its allowed-failures is 0): labctl
+            # retries once itself. The death may be known already, from remove-worker.
+            worker = item.running_on or "?"
+            known = worker in item.deaths
+            if not known:
+                item.deaths.append(worker)
+            if len(item.deaths) >= ATTEMPTS:
+                yield from self._lost(item)
                 return
-            yield from self._lost(item)
+            if not known:
+                yield NoteEvent(self._death_note(item, worker))
+            self._submit(token, item)
             return
         self._end(item)
         yield FailureEvent(item.point, "failure", printable(
@@ -383,16 +399,22 @@ class _Sweep:
     def _refused_task(self, token: str, item: _Tracked, result: dict) -> Iterator[Event]:
         """A task reached a worker whose labctl is not this one before labctl saw it join: it
         ran nothing there; the worker is retired and the point goes back to the queue."""
-        item.refusals += 1
         worker = result["worker"]
         if worker not in self.backend.refused:
             note = f"{self.backend.describe(worker)}: {result['refused']}: retired from the cluster, it runs no point"
             self.backend.retire(worker)
             yield NoteEvent(note)
-        if item.refusals > 10:
+        yield from self._requeue(token, item, f"refused by a worker: {result['refused']}")
+
+    def _requeue(self, token: str, item: _Tracked, why: str) -> Iterator[Event]:
+        """Submits a point again that did not run (no attempt of it started): up to REQUEUES
+        times, then it fails, saying why the last time."""
+        item.requeued += 1
+        if item.requeued > REQUEUES:
             self._end(item)
-            yield FailureEvent(item.point, "refused", f"refused by {item.refusals} workers: "
-                                                     f"{result['refused']}")
+            yield FailureEvent(item.point, "lost", printable(
+                f"{item.point.kernel}: sent to a worker {item.requeued} times without running; the "
+                f"last: {why}")[:1000])
             return
         self._submit(token, item)
 

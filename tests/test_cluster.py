@@ -171,10 +171,24 @@ env = { LABCTL_FAULT = "kill_host", LABCTL_FAULT_ONCE = "ONCE" }
 '''
 
 
-def test_a_worker_killed_mid_point_costs_one_retry_then_fails_the_point(labctl, scheduler, tmp_path):
+@pytest.fixture
+def strict_scheduler():
+    """A cluster whose scheduler gives a task up at its worker's first death (allowed-failures
+    0: KilledWorker at once), where labctl resubmits the point itself."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  resources={"host": 1}, memory_limit=0, dashboard_address=":0",
+                                  scheduler_kwargs={"allowed_failures": 0},
+                                  silence_logs=logging.CRITICAL) as local:
+        yield local.scheduler_address
+
+
+@pytest.mark.parametrize("which", ["scheduler", "strict_scheduler"],
+                         ids=["Dask reschedules it", "labctl resubmits it"])
+def test_a_worker_killed_mid_point_costs_one_retry_then_fails_the_point(labctl, request, tmp_path, which):
+    address = request.getfixturevalue(which)
     db = str(tmp_path / "r.db")
     text = KILLED.replace('"ONCE"', json.dumps(str(tmp_path / "once")))
-    swept = labctl("sweep", write(tmp_path, text), "--db", db, "--cluster", scheduler, timeout=300)
+    swept = labctl("sweep", write(tmp_path, text), "--db", db, "--cluster", address, timeout=300)
     assert swept.returncode == 1, swept.stdout + swept.stderr
     assert "1 of 3 points failed" in swept.stderr
     assert "died running skynet" in swept.stderr and "it runs once more" in swept.stderr
