@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from labctl import __version__, experiment, files, kernels, measures, runner, runtimes, text
+from labctl import __version__, cluster, experiment, files, kernels, measures, runner, text
 from labctl.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -27,6 +27,7 @@ from labctl.console import (
     kernel_json,
     params_text,
     print_experiments,
+    print_gate,
     print_kernels,
     print_opened,
     print_plan,
@@ -141,8 +142,7 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
     except kernels.ParamError as error:
         fail(str(error), EXIT_USAGE)
     params = {name: value for name, value in params.items() if value is not None}
-    runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
-    why = measures.refused(measure, runtime.kind, runtime.name)
+    why = measures.refused(measure, params)
     if why:
         fail(f"--measure: {why}", EXIT_USAGE)
     point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout,
@@ -226,20 +226,37 @@ def _plan(plan: experiment.Plan, db: str) -> None:
         print_plan(plan, db, store)
 
 
+def _cluster(ctx: click.Context, param: click.Parameter, value: str | None) -> cluster.Spec | None:
+    """--cluster as a cluster.Spec; a bad value, or no Dask, refused in one line."""
+    if value is None:
+        return None
+    try:
+        spec = cluster.parse(value)
+        cluster.require()
+    except cluster.ClusterError as error:
+        fail(str(error), error.code)
+    return spec
+
+
 @main.command("sweep")
 @click.argument("file", required=False)
 @db_option
 @click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run (id or 'latest').")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
+@click.option("--cluster", "cluster_spec", metavar="ADDRESS|local:N", callback=_cluster,
+              help="Run the points on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT), "
+                   "one at a time per host, or on local:N, N single-thread Dask workers on this "
+                   f"machine (for testing). Needs {cluster.INSTALL}.")
 @old_spelling("--dry-run", "dry_run", is_flag=True)  # it is `labctl plan`
 @seed_option
 @scale_option
 @_store_failures
-def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
-                  seed: int | None, scale: str) -> None:
+def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool,
+                  cluster_spec: cluster.Spec | None, dry_run: bool, seed: int | None, scale: str) -> None:
     """Run an experiment FILE (a path, or the name of an experiment labctl ships: see `labctl
     experiments`): every point in its own worker process, every sample stored the moment it
-    exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
+    exists. `--resume RUN` finishes an interrupted run without redoing its samples. `--cluster`
+    runs the points on a Dask cluster; the samples come back here."""
     if file is None and resume is None:
         fail("sweep: give an experiment FILE, or --resume RUN (FILE may be the name of an "
              "experiment labctl ships: `labctl experiments`)", EXIT_USAGE)
@@ -254,10 +271,30 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         _plan(plan, db)
         stdout.print("dry run: nothing was run (`labctl plan` shows the same)")
         return
+    if cluster_spec is None:
+        _sweep(plan, db, resume, file, retry_failed, runner.LocalBackend())
+        return
+    # Connected before the store is touched: a cluster that cannot be had writes nothing.
+    stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
+    try:
+        backend = cluster.connect(cluster_spec)
+    except cluster.ClusterError as error:
+        fail(str(error), error.code)
+    with backend:
+        stdout.print(safe(backend.summary))
+        _sweep(plan, db, resume, file, retry_failed, backend, cluster_spec.text, backend.warnings)
+
+
+def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str | None,
+           retry_failed: bool, backend: runner.Backend, where: str | None = None,
+           host_warnings: list[str] | None = None, failed_points_fail: bool = True) -> int | None:
+    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes; its id, or None
+    if it had nothing left to run. Failed points end labctl with 1 unless the caller judges them
+    (`failed_points_fail` False)."""
     store = _open_store(db, create=plan is not None)  # resuming never creates a store
     try:
-        opened = runner.start(store, plan, db) if plan is not None else \
-            runner.resume(store, resume, file, retry_failed)
+        opened = runner.start(store, plan, db, where, host_warnings) if plan is not None else \
+            runner.resume(store, resume, file, retry_failed, where, host_warnings)
     except (runner.Refused, StoreError) as error:
         fail(str(error), getattr(error, "code", EXIT_USAGE))
     if opened is None:
@@ -265,35 +302,34 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         stdout.print(f"run {row.id} ({safe(row.name)}) has no point left to run"
                      + ("" if retry_failed or not row.points_failed else
                         f"; {row.points_failed} failed: --retry-failed runs them again"))
-        return
+        return None
     print_opened(opened, db, len(plan.points) if plan else 0)
     started = time.monotonic()
-    result = _execute(store, opened, db, retry_failed)
+    progress = SweepProgress()
+    try:
+        result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
+    except runner.Interrupted as interrupted:
+        progress.stop()
+        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
+             EXIT_INTERRUPTED)
+    except runner.BackendLost as lost:
+        progress.stop()
+        fail(f"{lost}; run {opened.run_id} interrupted with {store.run(opened.run_id).samples} samples "
+             f"stored: finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}` "
+             "(here, or with --cluster)", EXIT_FAILED)
+    except sqlite3.DatabaseError as error:
+        progress.stop()
+        _store_failed_mid_sweep(store, opened.run_id, db, error)
+    progress.stop()
     row = store.run(opened.run_id)
     store.close()
     stdout.print(f"run {row.id} finished in {text.format_seconds(time.monotonic() - started)}: "
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
-    if result.points_failed:
+    if result.points_failed and failed_points_fail:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored", EXIT_FAILED)
-
-
-def _execute(store: Store, opened: runner.Opened, db: str, retry_failed: bool = False) -> runner.SweepResult:
-    """Sweeps an opened run with a progress bar; an interruption or a store failing under it
-    ends labctl in one line saying how to finish the run."""
-    progress = SweepProgress()
-    try:
-        return runner.execute(store, opened.run_id, runner.LocalBackend(), progress, retry_failed)
-    except runner.Interrupted as interrupted:
-        progress.stop()
-        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
-             EXIT_INTERRUPTED)
-    except sqlite3.DatabaseError as error:
-        progress.stop()
-        _store_failed_mid_sweep(store, opened.run_id, db, error)
-    finally:
-        progress.stop()
+    return row.id
 
 
 def _store_failed_mid_sweep(store: Store, run_id: int, db: str, error: sqlite3.DatabaseError) -> None:
@@ -446,45 +482,10 @@ def gate_command(file: str, db: str, baseline: str | None, run: str | None, upda
     """CI's regression gate: sweep EXPERIMENT (default: gate, single-thread kernels measured in
     instructions) and exit 1 where a point executes more than PCT percent more instructions than
     the committed baseline, or has no count. `--update` refreshes the baseline instead."""
-    from labctl import gate
-
     if run is None:
-        plan = _load_plan(file, None)
-        store = _open_store(db)
-        opened = runner.start(store, plan, db)
-        print_opened(opened, db, len(plan.points))
-        _execute(store, opened, db)
-        run_id, source = opened.run_id, plan.source
-    else:
-        store = _open_store(db, create=False)
-        try:
-            run_id = store.resolve_run(run)
-        except StoreError as error:
-            fail(str(error), error.code)
-        source = store.run(run_id).source
-    store.close()
-    try:
-        path = Path(baseline) if baseline else gate.baseline_path(experiment.locate(source))
-    except experiment.ExperimentError as error:
-        fail(f"gate: run {run_id}'s experiment is not here ({error}); give --baseline FILE", EXIT_USAGE)
-    try:
-        if update:
-            gate.write(gate.record(db, run_id), path)
-            stdout.print(f"run {run_id}: wrote the baseline {safe(path)}; commit it with the change "
-                         "that moved the counts")
-            return
-        result = gate.check(db, run_id, gate.read(path), path, threshold)
-    except gate.GateError as error:
-        fail(f"gate: {error}", EXIT_FAILED)
-    except OSError as error:
-        fail(f"gate: --baseline {path}: cannot write: {error.strerror or error}", EXIT_FAILED)
-    click.echo(gate.markdown(result))
-    for row in result.failed:
-        click.echo(f"labctl: gate: {gate.label(row)}: {row.verdict}"
-                   + (f" ({row.change:+.2f}% instructions)" if row.change is not None else "")
-                   + (f" ({row.note})" if row.note and row.change is None else ""), err=True)
-    if result.failed:
-        sys.exit(EXIT_FAILED)
+        run = str(_sweep(_load_plan(file, None), db, None, file, False, runner.LocalBackend(),
+                         failed_points_fail=False))  # a point that failed fails the gate, judged
+    print_gate(db, run, baseline, update, threshold)
 
 
 @main.command("compare")
@@ -502,13 +503,16 @@ def gate_command(file: str, db: str, baseline: str | None, run: str | None, upda
               help="A significant change smaller than PCT percent is reported as no change.")
 @click.option("--fail-on-regression", metavar="PCT", callback=_percent,
               help="Exit 1 if a point of B is significantly slower by more than PCT percent.")
+@click.option("--across-machines", is_flag=True,
+              help="Match a point with the same point of the other run whatever machine each ran "
+                   "on (by default only on the same kind of machine).")
 @output_option("Also write the markdown to FILE.")
 @force_option
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON on stdout.")
 @_store_failures
 def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: str,
                     ignore: tuple[str, ...], min_change: float, fail_on_regression: float | None,
-                    output: str | None, force: bool, as_json: bool) -> None:
+                    across_machines: bool, output: str | None, force: bool, as_json: bool) -> None:
     """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
     interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
     from labctl import compare
@@ -524,7 +528,8 @@ def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: s
         except StoreError as error:
             fail(f"compare: {name}: {error}", error.code)
     try:
-        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change)
+        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change,
+                                 across_machines=across_machines)
     except compare.CompareError as error:
         fail(f"compare: {error}", EXIT_USAGE)
     markdown = compare.markdown(result)

@@ -241,6 +241,9 @@ class SweepProgress:
         self.bar.console.print(f"[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
                                f"{safe(message)}")
 
+    def note(self, message: str) -> None:
+        self.bar.console.print(f"[yellow]note:[/yellow] {safe(message)}")
+
     def stop(self) -> None:
         self.bar.stop()
 
@@ -317,39 +320,19 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
 
     stdout.print(f"[bold]run {row.id}[/bold]: {safe(row.name)} ({safe(row.source)}), "
                  f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
-    stdout.print(safe(f"machine: {machine_line(row.machine)}; load {row.context.get('load_average')}; "
+    groups = analysis.machines(samples)
+    elsewhere = [machine for machine, _, _ in groups] not in ([], [machine_line(row.machine)])
+    stdout.print(safe(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
+                      f"load {row.context.get('load_average')}; "
                       f"labctl {row.context.get('labctl')} {row.context.get('git_describe') or ''}; experiment "
                       f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
     for warning in row.warnings:
         stdout.print(f"[yellow]warning at start:[/yellow] {safe(warning)}")
-    if len(samples):
-        table = analysis.point_table(samples, analysis.TIME).sort_values("position")
-        measured = {p.id: p for p in points}
-        counts = {metric.column: analysis.point_table(samples, metric).set_index("point")
-                  for metric in analysis.counted(samples)}
-        columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s",
-                                         *(count_name(name) for name in counts), "")}
-        for _, point in table.iterrows():
-            columns["n"].append(str(point["n"]))
-            columns["median"].append(format_duration(point["median"]))
-            low, high = point["ci_low"], point["ci_high"]
-            columns["95% CI"].append(f"{format_duration(low)}..{format_duration(high)}"
-                                     if low == low and low is not None else "(n<3)")  # NaN: none
-            columns["cv"].append(f"{point['cv'] * 100:.1f}%")
-            columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
-            for name, medians in counts.items():
-                columns[count_name(name)].append(format_count(medians.loc[point["point"], "median"], name)
-                                                 if point["point"] in medians.index else "-")
-            flags = ["[yellow]noisy[/yellow]"] if point["noisy"] else []
-            if point["measure"] == measures.INSTRUCTIONS:
-                flags.append("time under valgrind")
-            if point["schedule_dependent"]:
-                flags.append("[yellow]schedule-dependent[/yellow]")
-            columns[""].append(", ".join(flags))
-        print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
-        if counts:
-            stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
-                         "`unsupported` says why a counter is missing here)")
+    for machine, hosts, part in groups:
+        if len(groups) > 1 or elsewhere:
+            stdout.print(f"\n[bold]on {safe(machine)}[/bold] (hosts: {safe(', '.join(hosts))}; "
+                         f"{part['point'].nunique()} points)")
+        _print_medians(part, points)
     for p in points:
         if p.status in ("failed", "skipped"):
             status = f"[red]failed[/red] ({safe(p.failure_kind)})" if p.status == "failed" else "[yellow]skipped[/yellow]"
@@ -357,3 +340,73 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
     pending = [p for p in points if p.status == "pending"]
     if pending:
         stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {row.id} --db {safe(shlex.quote(db))}`")
+
+
+def _print_medians(samples: pd.DataFrame, points: list[PointRow]) -> None:
+    """The medians of the points of `samples` (one machine's), a table per kernel: the time, and
+    each count the points' measures took (instructions, cache misses...)."""
+    from labctl import analysis
+
+    table = analysis.point_table(samples, analysis.TIME).sort_values("position")
+    measured = {p.id: p for p in points}
+    counts = {metric.column: analysis.point_table(samples, metric).set_index("point")
+              for metric in analysis.counted(samples)}
+    columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s",
+                                     *(count_name(name) for name in counts), "")}
+    for _, point in table.iterrows():
+        columns["n"].append(str(point["n"]))
+        columns["median"].append(format_duration(point["median"]))
+        low, high = point["ci_low"], point["ci_high"]
+        columns["95% CI"].append(f"{format_duration(low)}..{format_duration(high)}"
+                                 if low == low and low is not None else "(n<3)")  # NaN: none
+        columns["cv"].append(f"{point['cv'] * 100:.1f}%")
+        columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
+        for name, medians in counts.items():
+            columns[count_name(name)].append(format_count(medians.loc[point["point"], "median"], name)
+                                             if point["point"] in medians.index else "-")
+        flags = ["[yellow]noisy[/yellow]"] if point["noisy"] else []
+        if point["measure"] == measures.INSTRUCTIONS:
+            flags.append("time under valgrind")
+        if point["schedule_dependent"]:
+            flags.append("[yellow]schedule-dependent[/yellow]")
+        columns[""].append(", ".join(flags))
+    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
+    if counts:
+        stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
+                     "`unsupported` says why a counter is missing here)")
+
+
+def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold: float) -> None:
+    """`labctl gate` once its run is stored: writes the baseline from it (`update`), or judges it
+    against the baseline, prints the table and ends labctl with 1 where a point fails."""
+    from labctl import gate
+    from labctl.store import StoreError
+
+    try:
+        with Store(db, create=False) as store:
+            run_id = store.resolve_run(run)
+            source = store.run(run_id).source
+    except StoreError as error:
+        fail(str(error), error.code)
+    try:
+        path = Path(baseline) if baseline else gate.baseline_path(experiment.locate(source))
+    except experiment.ExperimentError as error:
+        fail(f"gate: run {run_id}'s experiment is not here ({error}); give --baseline FILE", EXIT_USAGE)
+    try:
+        if update:
+            gate.write(gate.record(db, run_id), path)
+            stdout.print(f"run {run_id}: wrote the baseline {safe(path)}; commit it with the "
+                         "change that moved the counts")
+            return
+        result = gate.check(db, run_id, gate.read(path), path, threshold)
+    except gate.GateError as error:
+        fail(f"gate: {error}", EXIT_FAILED)
+    except OSError as error:
+        fail(f"gate: --baseline {path}: cannot write: {error.strerror or error}", EXIT_FAILED)
+    click.echo(gate.markdown(result))
+    for row in result.failed:
+        click.echo(f"labctl: gate: {printable(gate.label(row))}: {row.verdict}"
+                   + (f" ({row.change:+.2f}% instructions)" if row.change is not None else "")
+                   + (f" ({printable(row.note)})" if row.note and row.change is None else ""), err=True)
+    if result.failed:
+        sys.exit(EXIT_FAILED)

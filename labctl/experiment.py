@@ -27,7 +27,7 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import _native, kernels, measures, runtimes, shipped, stats, studies
+from labctl import _native, kernels, measures, shipped, stats, studies
 from labctl.schema import Catalogue, Figure, Reference
 from labctl.text import printable
 
@@ -442,8 +442,7 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             raise ExperimentError(f"{where}.{section}.{error.param}: {error}") from None
         params = {name: value for name, value in resolved.items() if value is not None}
         measure = grid.measure or spec.measure
-        known = runtimes.runtimes().get(runtime)
-        why = measures.refused(measure, known.kind if known else "", runtime)
+        why = measures.refused(measure, params)
         if why:
             raise ExperimentError(f"{where}.measure: {why}")
         produced.append(PlannedPoint(

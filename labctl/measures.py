@@ -69,11 +69,15 @@ def valgrind_version() -> str | None:
     return done.stdout.strip() or None
 
 
-def refused(measure: str, runtime_kind: str, runtime: str) -> str:
-    """Why a point of a runtime of `runtime_kind` cannot take `measure` anywhere (an external
-    program has no phase labctl can mark); empty if it can."""
-    if measure != TIME and runtime_kind == "external":
-        return (f"measure '{measure}' counts a phase inside labctl's process; runtime '{runtime}' "
+def refused(measure: str, params: Mapping[str, object]) -> str:
+    """Why a point of these parameters cannot take `measure` anywhere (the runtime is an external
+    program: it has no phase labctl can mark); empty if it can."""
+    from labctl import kernels, runtimes
+
+    name = str(params.get(kernels.RUNTIME) or runtimes.OURS)
+    known = runtimes.runtimes().get(name)
+    if measure != TIME and known is not None and known.kind == "external":
+        return (f"measure '{measure}' counts a phase inside labctl's process; runtime '{name}' "
                 f"is an external program (measure it with: {TIME})")
     return ""
 

@@ -67,7 +67,7 @@ STORED: tuple[tuple[str, str], ...] = (
     ("voluntary_switches", "INTEGER"),
     ("involuntary_switches", "INTEGER"),
     ("pid", "INTEGER"),
-    ("instructions", "INTEGER"),  # v4, as the rest
+    ("instructions", "INTEGER"),  # v5, as the rest
     ("l1_misses", "INTEGER"),
     ("cache_misses", "INTEGER"),
     ("cycles", "INTEGER"),
@@ -86,12 +86,14 @@ COUNTS = ("instructions", "cycles", "l1_misses", "cache_misses", "branch_misses"
           "context_switches", "cpu_migrations", "page_faults")
 
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
-# where it comes from, what was stored (the kernel's metrics get columns of their own), and what
-# is derived from it (msgs_per_s, verified, cpu_ns).
+# where it comes from, what was stored (the kernel's metrics get columns of their own), what
+# is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
+# the kind, labctl.text.machine_line; host: its host name).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", *COUNTS, "unsupported", "schedule_dependent", "recorded_at"]
+           "involuntary_switches", *COUNTS, "unsupported", "schedule_dependent", "recorded_at",
+           "machine", "host"]
 # The columns labctl.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",
-                 "status", "failure_kind", "failure"]
+                 "status", "failure_kind", "failure", "machine", "host", "started_at", "finished_at"]

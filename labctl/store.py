@@ -26,7 +26,7 @@ from labctl.schema import Catalogue
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -76,7 +76,12 @@ CREATE TABLE points (
     failure_kind TEXT,
     failure TEXT,
     rlimit_mb INTEGER,                      -- the worker's address-space limit, or NULL (v2)
-    measure TEXT,                           -- time, instructions or counters, NULL: time (v4)
+    machine_id INTEGER REFERENCES machines(id),  -- the host it ran on, NULL: the run's machine (v4)
+    context TEXT,                           -- JSON: that host's state and labctl at the point's
+                                            -- start (sysinfo.host_context), NULL: the run's (v4)
+    started_at TEXT,                        -- its worker process's start and end, on the host's
+    finished_at TEXT,                       -- clock, NULL: not run (or run before v4)
+    measure TEXT,                           -- time, instructions or counters, NULL: time (v5)
     UNIQUE (run_id, position),
     UNIQUE (run_id, key)
 );
@@ -93,12 +98,12 @@ CREATE INDEX points_run ON points (run_id);
 """.replace("{sample_columns}", "\n".join(f"    {name} {kind}," for name, kind in sample.STORED))
 
 
-# Version 4's samples table as it was made: a migration is frozen in time, whatever SCHEMA
+# Version 5's samples table as it was made: a migration is frozen in time, whatever SCHEMA
 # becomes after it.
-_V3_SAMPLE_COLUMNS = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, "
+_V4_SAMPLE_COLUMNS = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, "
                       "metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, "
                       "involuntary_switches, pid, recorded_at")
-_V4_SAMPLES = """CREATE TABLE samples_v4 (
+_V5_SAMPLES = """CREATE TABLE samples_v5 (
     id INTEGER PRIMARY KEY,
     point_id INTEGER NOT NULL REFERENCES points(id),
     repeat INTEGER NOT NULL,
@@ -119,12 +124,16 @@ _V4_SAMPLES = """CREATE TABLE samples_v4 (
 MIGRATIONS = {
     1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
     2: ["ALTER TABLE runs ADD COLUMN catalogue TEXT"],
+    3: ["ALTER TABLE points ADD COLUMN machine_id INTEGER REFERENCES machines(id)",
+        "ALTER TABLE points ADD COLUMN context TEXT",
+        "ALTER TABLE points ADD COLUMN started_at TEXT",
+        "ALTER TABLE points ADD COLUMN finished_at TEXT"],
     # The measures (labctl.measures): a point's measure, and a sample's counts.
-    3: ["ALTER TABLE points ADD COLUMN measure TEXT",
-        _V4_SAMPLES,
-        f"INSERT INTO samples_v4 ({_V3_SAMPLE_COLUMNS}) SELECT {_V3_SAMPLE_COLUMNS} FROM samples",
+    4: ["ALTER TABLE points ADD COLUMN measure TEXT",
+        _V5_SAMPLES,
+        f"INSERT INTO samples_v5 ({_V4_SAMPLE_COLUMNS}) SELECT {_V4_SAMPLE_COLUMNS} FROM samples",
         "DROP TABLE samples",
-        "ALTER TABLE samples_v4 RENAME TO samples",
+        "ALTER TABLE samples_v5 RENAME TO samples",
         "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
@@ -216,7 +225,11 @@ class PointRow:
     failure: str | None
     samples_done: int
     rlimit_mb: int | None = None
-    measure: str = "time"
+    machine: dict | None = None  # the host it ran on (sysinfo.machine); None: the run's machine
+    context: dict | None = None  # that host's state and labctl at its start; None: the run's
+    started_at: str | None = None  # its worker process's start and end, on the host's clock
+    finished_at: str | None = None
+    measure: str = "time"  # time, instructions or counters (labctl.measures)
 
 
 class Store:
@@ -423,15 +436,35 @@ class Store:
                 f"INSERT INTO samples (point_id, repeat, {', '.join(names)}, recorded_at)"
                 f" VALUES (?, ?, {', '.join('?' for _ in names)}, ?)", (point_id, repeat, *values, now()))
 
-    def finish_point(self, point_id: int) -> None:
+    def start_point(self, point_id: int, machine: dict | None, context: dict | None,
+                    started_at: str) -> None:
+        """A point's worker process starts on a host: records the host's machine (NULL where it
+        is the run's own), its state and labctl (`context`) and the time. A point that already
+        has samples (retried or resumed elsewhere) keeps the machine they came from."""
+        machine_id = self.machine_id(machine) if machine is not None else None
         with self._transaction():
-            self.db.execute("UPDATE points SET status = 'done', failure_kind = NULL, failure = NULL"
-                            " WHERE id = ?", (point_id,))
+            (run_machine,) = self.db.execute(
+                "SELECT r.machine_id FROM runs r JOIN points p ON p.run_id = r.id WHERE p.id = ?",
+                (point_id,)).fetchone()
+            self.db.execute(
+                "UPDATE points SET machine_id = CASE WHEN EXISTS (SELECT 1 FROM samples s"
+                " WHERE s.point_id = points.id) THEN machine_id ELSE ? END,"
+                " context = ?, started_at = ?, finished_at = NULL WHERE id = ?",
+                (None if machine_id == run_machine else machine_id,
+                 json.dumps(context, sort_keys=True) if context is not None else None,
+                 started_at, point_id))
 
-    def fail_point(self, point_id: int, kind: str, message: str) -> None:
+    def finish_point(self, point_id: int, finished_at: str | None = None) -> None:
         with self._transaction():
-            self.db.execute("UPDATE points SET status = 'failed', failure_kind = ?, failure = ?"
-                            " WHERE id = ?", (kind, message, point_id))
+            self.db.execute("UPDATE points SET status = 'done', failure_kind = NULL, failure = NULL,"
+                            " finished_at = COALESCE(?, finished_at) WHERE id = ?",
+                            (finished_at, point_id))
+
+    def fail_point(self, point_id: int, kind: str, message: str, finished_at: str | None = None) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE points SET status = 'failed', failure_kind = ?, failure = ?,"
+                            " finished_at = COALESCE(?, finished_at) WHERE id = ?",
+                            (kind, message, finished_at, point_id))
 
     def end_run(self, run_id: int, status: str) -> None:
         with self._transaction():
@@ -493,35 +526,42 @@ class Store:
         rows = self.db.execute(
             "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
             " p.timeout_s, p.status, p.failure_kind, p.failure,"
-            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb, p.measure"
-            " FROM points p WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
+            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb,"
+            " m.info, p.context, p.started_at, p.finished_at, p.measure"
+            " FROM points p LEFT JOIN machines m ON m.id = p.machine_id"
+            " WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
         return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
                          tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
-                         status, kind, failure, done, rlimit_mb, measure or "time")
+                         status, kind, failure, done, rlimit_mb,
+                         json.loads(machine) if machine else None,
+                         json.loads(context) if context else None, started_at, finished_at,
+                         measure or "time")
                 for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
-                     status, kind, failure, done, rlimit_mb, measure) in rows]
+                     status, kind, failure, done, rlimit_mb, machine, context, started_at,
+                     finished_at, measure) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
         sample.STORED, and run, run_name, point, position, point_key, kernel, params, measure,
-        repeat and recorded_at."""
+        repeat, recorded_at and machine (the info of its point's machine, else of its run's)."""
         names = [name for name, _ in sample.STORED]
         query = (
             "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, COALESCE(p.measure, 'time'),"
-            " s.repeat, s.recorded_at, "
+            " s.repeat, s.recorded_at, m.info, "
             + ", ".join(f"s.{name}" for name in names)
-            + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
+            + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id"
+            " JOIN machines m ON m.id = COALESCE(p.machine_id, r.machine_id)")
         args: tuple = ()
         if run_id is not None:
             query += " WHERE r.id = ?"
             args = (run_id,)
         query += " ORDER BY r.id, p.position, s.repeat"
         columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "measure",
-                   "repeat", "recorded_at", *names)
+                   "repeat", "recorded_at", "machine", *names)
         result = []
         for row in self.db.execute(query, args):
             found = dict(zip(columns, row))
-            for name in ("params", *sample.JSON_FIELDS):
+            for name in ("params", "machine", *sample.JSON_FIELDS):
                 found[name] = json.loads(found[name])
             if found["schedule_dependent"] is not None:
                 found["schedule_dependent"] = bool(found["schedule_dependent"])

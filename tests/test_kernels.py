@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 
 import pytest
 
@@ -114,13 +115,37 @@ def test_skynet_at_a_million_leaves_finds_the_published_answer():
 @pytest.mark.parametrize("payload_bytes", [0, 16, 4096])
 @pytest.mark.parametrize("dispatcher", ["one_thread", "active_obj"])
 def test_ping_pong_counts_every_message_with_its_payload(mbox, payload_bytes, dispatcher):
-    result = _native.run("ping_pong", {"messages": 3000 * 2, "mbox": mbox,
+    result = _native.run("ping_pong", {"messages": 3000 * 2, "mbox": mbox, "latency_samples": 500,
                                        "payload_bytes": payload_bytes, "dispatcher": dispatcher})
     assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
     assert result["messages_processed"] == 6000
     metrics = result["metrics"]
     assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
-    assert metrics["round_trip_samples"] == 3000
+    assert metrics["round_trip_samples"] == 500
+    assert metrics["clock_read_ns"] > 0
+
+
+def test_ping_pong_mean_round_trip_is_the_throughput_phase_over_its_round_trips():
+    result = _native.run("ping_pong", {"messages": 20_000, "dispatcher": "thread_pool", "threads": 2,
+                                       "fifo": "individual"})
+    assert result["metrics"]["round_trip_mean_ns"] == pytest.approx(result["elapsed_ns"] / 10_000)
+
+
+def test_ping_pong_times_its_throughput_phase_without_the_latency_phase():
+    # A short exchange, then a latency phase a hundred times longer: none of it is in elapsed_ns,
+    # nor in the messages counted; every probe is verified and timed.
+    start = time.perf_counter_ns()
+    result = _native.run("ping_pong", {"messages": 2000, "latency_samples": 100_000, "dispatcher": "one_thread"})
+    wall = time.perf_counter_ns() - start
+    assert result["messages_processed"] == 2000
+    assert result["metrics"]["round_trip_samples"] == 100_000
+    assert result["elapsed_ns"] * 10 < wall
+
+
+def test_ping_pong_without_a_latency_phase_reports_no_percentiles():
+    metrics = _native.run("ping_pong", {"messages": 2000, "latency_samples": 0})["metrics"]
+    assert metrics["round_trip_samples"] == 0 and metrics["round_trip_p50_ns"] == 0
+    assert metrics["round_trip_mean_ns"] > 0
 
 
 def test_two_thread_dispatchers_report_cpu_time_per_thread():
@@ -192,10 +217,25 @@ def test_one_to_many_delivers_every_number_to_every_worker(work):
 
 
 @pytest.mark.parametrize("start_batch", [1, 7, 1000])
-def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batch):
-    result = _native.run("self_send", {"workers": 5, "messages_per_worker": 100, "start_batch": start_batch})
+@pytest.mark.parametrize("after_report", ["stop", "circulate"])
+def test_self_send_handles_exactly_its_count_whatever_the_start_batch(start_batch, after_report):
+    result = _native.run("self_send", {"workers": 5, "messages_per_worker": 100, "start_batch": start_batch,
+                                       "after_report": after_report})
     assert result["answer"] == "handled=500 reports=5 repeated=0 short_workers=0"
     assert result["messages_processed"] == 505
+
+
+@pytest.mark.parametrize("channel", ["shared", "direct"])
+@pytest.mark.parametrize("dispatcher", [{"dispatcher": "one_thread"}, {"dispatcher": "active_obj"},
+                                        {"dispatcher": "thread_pool", "threads": 2, "fifo": "individual"},
+                                        {"dispatcher": "work_stealing", "threads": 2, "fifo": "individual"}],
+                         ids=lambda d: d["dispatcher"])
+def test_fan_takes_each_message_once_through_the_shared_channel_or_directly(channel, dispatcher):
+    result = _native.run("fan", {"fan_out": 7, "iterations": 300, "channel": channel, **dispatcher})
+    answer = "iterations=300 replies=2100 stray=0 bad_iterations=0 worker_total=2100"
+    # Workers that compete for one channel may take unequal shares; sent to directly, one each.
+    assert result["answer"] == answer + ("" if channel == "shared" else " uneven_workers=0")
+    assert result["messages_processed"] == 4200
 
 
 def test_counting_actor_sums_one_to_n():
@@ -239,9 +279,58 @@ def test_actor_creation_counts_two_to_the_depth_leaves(depth):
     assert result["messages_processed"] == 2 ** (depth + 1) - 2
 
 
-@pytest.mark.parametrize("number", [9973, 1024, 9991, 86028157 * 3])
-def test_mixed_factorizes_primes_powers_and_products(number):
+@pytest.mark.parametrize("number", [2, 3, 4, 9973, 1024, 9991, 86028157 * 3])
+@pytest.mark.parametrize("factorize", ["study", "sqrt"])
+def test_mixed_factorizes_primes_powers_and_products(number, factorize):
     result = _native.run("mixed", {"rings": 3, "ring_size": 5, "initial_token": 4, "repetitions": 2,
-                                   "number": number, "dispatcher": "thread_pool", "fifo": "individual"})
+                                   "number": number, "factorize": factorize,
+                                   "dispatcher": "thread_pool", "fifo": "individual"})
     assert result["answer"] == ("factorizations=6 valid_factorizations=6 ring_rounds=6 "
                                 f"token_hops={6 * 5 * 5} masters_done=3")
+
+
+def test_mixed_runs_the_studys_loop_up_to_the_largest_factor():
+    # 3 x 1000003: the study's loop divides up to the larger factor (about 500,000 divisions), the
+    # square-root loop up to its square root (about 500).
+    ns = {}
+    for factorize in ("study", "sqrt"):
+        result = _native.run("mixed", {"rings": 1, "ring_size": 2, "initial_token": 1, "repetitions": 3,
+                                       "number": 3 * 1000003, "factorize": factorize})
+        ns[factorize] = result["metrics"]["factorize_ns"]
+    assert ns["study"] > 20 * ns["sqrt"]
+
+
+def test_the_libcppa_kernels_default_to_the_published_sizes():
+    mixed = kernels.get("mixed")
+    assert {name: mixed.param(name).default for name in
+            ("rings", "ring_size", "initial_token", "repetitions", "number", "factorize")} == {
+        "rings": 20, "ring_size": 50, "initial_token": 10_000, "repetitions": 5,
+        "number": 86028157 * 329545133, "factorize": "study"}
+    assert kernels.get("actor_creation").param("depth").default == 19  # 2^19 = 524,288 leaves
+
+
+CLOCKED = sorted(name for name, kernel in kernels.catalogue().items() if kernel.param("clock") is not None)
+
+
+def test_the_kernels_whose_studies_time_the_environments_life_have_a_clock():
+    assert CLOCKED == ["actor_creation", "mailbox_n_to_1", "mixed", "one_to_many", "self_send", "skynet"]
+
+
+@pytest.mark.parametrize("kernel", CLOCKED)
+def test_a_lifetime_clock_contains_the_phase_it_reports_beside_it(kernel):
+    phase = _native.run(kernel, {**SMALL[kernel], "clock": "phase"})
+    assert phase["verified"] and "phase_ns" not in phase["metrics"]  # elapsed_ns is the phase
+    start = time.perf_counter_ns()
+    lifetime = _native.run(kernel, {**SMALL[kernel], "clock": "lifetime"})
+    wall = time.perf_counter_ns() - start
+    assert lifetime["verified"]
+    assert lifetime["metrics"]["phase_ns"] < lifetime["elapsed_ns"] <= wall
+
+
+def test_a_lifetime_clock_covers_the_teardown():
+    # 22,223 agents left to the environment's end (deregister=false): destroying them costs about
+    # as much as making them, and only the lifetime clock includes it.
+    params = {"leaves": 20_000, "deregister": False, "dispatcher": "one_thread"}
+    lifetime = _native.run("skynet", {**params, "clock": "lifetime"})
+    teardown = lifetime["elapsed_ns"] - lifetime["metrics"]["phase_ns"]
+    assert teardown > 0.2 * lifetime["metrics"]["phase_ns"]

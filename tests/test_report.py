@@ -97,7 +97,8 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "Fixed: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
     failed = text.split("## Failed points")[1].split("\n## ")[0]
-    assert "| skynet | runtime=labctl leaves=300 branching=10 deregister=false dispatcher=one_thread" in failed
+    assert ("| skynet | runtime=labctl leaves=300 branching=10 deregister=false clock=phase "
+            "dispatcher=one_thread") in failed
     assert "| verification | skynet: wrong answer: got 'corrupted sum=44850" in failed
     # the machine and how to run it again
     provenance = text.split("## Machine and provenance")[1]
@@ -243,3 +244,28 @@ def test_a_store_that_is_not_a_labctl_store_is_refused(labctl, tmp_path):
     result = labctl("report", "1", "--db", str(db), "--out", str(tmp_path / "rep"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert not (tmp_path / "rep").exists()
+
+
+def test_points_of_two_kinds_of_machine_are_reported_apart(labctl, store, tmp_path):
+    # As a sweep on a cluster of two kinds of host leaves it: skynet's points on another machine.
+    db = tmp_path / "two.db"
+    db.write_bytes(store.read_bytes())
+    connection = sqlite3.connect(db)
+    connection.execute("INSERT INTO machines (fingerprint, info) SELECT 'other', json_set(info, "
+                       "'$.cpu_model', 'Other CPU', '$.hostname', 'node7') FROM machines")
+    connection.execute("UPDATE points SET machine_id = (SELECT id FROM machines WHERE fingerprint = "
+                       "'other') WHERE kernel = 'skynet'")
+    connection.commit()
+    connection.close()
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    assert "The points ran on 2 kinds of machine (swept from " in text
+    assert re.search(r"^\| m2 \| Other CPU, .* \| node7 \| 2 \| 6 \|$", text, re.M)
+    assert "## self_send on m1" in text and "## skynet on m2" in text
+    assert "| m2 | skynet | 2 |" in text  # the summary names the machine
+    assert "## Published figures beside ours on m2" in text
+    assert {Path(n).name for n in figures_named(text)} >= {"m1-self_send-threads.png", "m2-skynet-bars.png"}
+    shown = labctl("show", "1", "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    assert "\non Other CPU, " in shown.stdout and "(hosts: node7; 2 points)" in shown.stdout

@@ -45,6 +45,21 @@ def test_every_shipped_experiment_loads_by_name_and_cites_known_studies():
         assert experiment.load(name).studies, f"{name} cites no study"
 
 
+@pytest.mark.parametrize("scale", ["default", "full"])
+@pytest.mark.parametrize("name", STUDY_EXPERIMENTS)
+def test_every_published_figure_stands_for_exactly_one_point_at_both_scales(name, scale):
+    plan = experiment.load(name, scale=scale)
+    for reference in plan.references:
+        for figure in reference.figures:
+            if figure.peer is not None:
+                continue
+            wanted = {**reference.where, **figure.params}
+            matching = [point for point in plan.points if point.kernel == reference.kernel
+                        and all(key in point.params and point.params[key] == value
+                                for key, value in wanted.items())]
+            assert len(matching) == 1, (reference.title, wanted, len(matching))
+
+
 def test_a_path_wins_over_a_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("quickstart").write_text('name = "mine"\n[[grid]]\nkernel = "skynet"\n'

@@ -126,35 +126,43 @@ def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
         Store(path)
 
 
-# What each version added, undone to make a store of an older version from a new one.
-ADDED_BY = {
-    2: ["ALTER TABLE points DROP COLUMN rlimit_mb"],
-    3: ["ALTER TABLE runs DROP COLUMN catalogue"],
-    4: ["ALTER TABLE points DROP COLUMN measure",
+# What undoes each migration (store.MIGRATIONS[version]): a store of an older version, made by
+# undoing every migration from that version on.
+UNDO = {
+    1: ["ALTER TABLE points DROP COLUMN rlimit_mb"],
+    2: ["ALTER TABLE runs DROP COLUMN catalogue"],
+    3: [f"ALTER TABLE points DROP COLUMN {column}"  # where and when it ran
+        for column in ("machine_id", "context", "started_at", "finished_at")],
+    4: ["ALTER TABLE points DROP COLUMN measure",  # the measures: a point's, and a sample's counts
         *(f"ALTER TABLE samples DROP COLUMN {name}" for name in (
             "instructions", "l1_misses", "cache_misses", "cycles", "branch_misses", "task_clock_ns",
             "context_switches", "cpu_migrations", "page_faults", "unsupported", "schedule_dependent"))],
 }
 
 
-def as_version(path, version: int) -> None:
-    """Turns the store at `path` into one of schema `version`, as that version made it."""
+def older_store(path, version: int) -> int:
+    """A store of schema `version` holding one run with a sample; the run's id."""
+    with Store(path) as store:
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
     db = sqlite3.connect(path)
-    for later in range(version + 1, SCHEMA_VERSION + 1):
-        for statement in ADDED_BY[later]:
+    for undone in range(SCHEMA_VERSION - 1, version - 1, -1):
+        for statement in UNDO[undone]:
             db.execute(statement)
     db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
     db.commit()
     db.close()
+    return run
+
+
+def test_every_migration_has_its_undo_for_these_tests():
+    assert set(UNDO) == set(range(1, SCHEMA_VERSION))
 
 
 def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
     # Version 1: points had no rlimit_mb column.
     path = tmp_path / "r.db"
-    with Store(path) as store:
-        run = make_run(store)
-        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
-    as_version(path, 1)
+    run = older_store(path, 1)
     with Store(path) as store:
         assert [p.rlimit_mb for p in store.points(run)] == [None, None]
         assert len(store.samples()) == 1
@@ -165,10 +173,7 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
 def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_their_catalogue(tmp_path):
     # Version 2: runs did not keep their catalogue; their points still tell their parameters.
     path = tmp_path / "r.db"
-    with Store(path) as store:
-        run = make_run(store)
-        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
-    as_version(path, 2)
+    run = older_store(path, 2)
     with Store(path) as store:
         catalogue = store.catalogue(run)
     [kernel] = catalogue.kernels.values()
@@ -178,17 +183,49 @@ def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_t
     assert kernel.param("dispatcher").configuration
 
 
-def test_a_store_of_schema_version_3_is_migrated_its_samples_kept_without_counts(tmp_path):
-    # Version 3: no measures. Its samples keep every value, measured in time and counting nothing;
-    # the samples table is rebuilt so that recorded_at stays its last column.
+def test_a_store_of_schema_version_3_is_migrated_and_its_points_ran_on_the_runs_machine(tmp_path):
+    # Version 3: points did not record the host they ran on, nor when.
     path = tmp_path / "r.db"
+    run = older_store(path, 3)
     with Store(path) as store:
-        run = make_run(store)
         point = store.points(run)[0]
-        store.add_sample(point.id, 0, SAMPLE)
-        before = store.samples(run)
-    as_version(path, 3)
+        assert (point.machine, point.context, point.started_at, point.finished_at) == (None,) * 4
+        [sample] = store.samples(run)
+        assert sample["machine"] == {"hostname": "h", "cpu_model": "c"}  # the run's
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_a_point_records_the_host_it_started_on_and_keeps_the_machine_of_its_samples(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)
+        first, second = (p.id for p in store.points(run))
+        store.start_point(first, {"hostname": "h", "cpu_model": "c"}, None, "2025-01-01T00:00:00.000+00:00")
+        away = {"hostname": "node7", "cpu_model": "other"}
+        store.start_point(second, away, {"load_average": [1, 1, 1], "worker": "tcp://node7:1"},
+                          "2025-01-01T00:00:01.000+00:00")
+        store.add_sample(second, 0, SAMPLE)
+        store.finish_point(second, "2025-01-01T00:00:02.000+00:00")
+        # Retried on the run's machine: the point keeps the machine its sample came from.
+        store.start_point(second, {"hostname": "h", "cpu_model": "c"}, None, "2025-01-01T00:00:03.000+00:00")
+        local, remote = store.points(run)
+        assert local.machine is None and local.started_at.startswith("2025-01-01T00:00:00")
+        assert remote.machine == away and remote.context is None
+        assert (remote.started_at, remote.finished_at) == ("2025-01-01T00:00:03.000+00:00", None)
+        assert store.samples(run)[0]["machine"] == away
+
+
+def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts(tmp_path):
+    # Version 4: no measures. Its samples keep every value, measured in time and counting nothing;
+    # the samples table is rebuilt so that recorded_at stays its last column.
+    with Store(tmp_path / "new.db") as store:  # the same run, made by this version
+        made = make_run(store)
+        store.add_sample(store.points(made)[0].id, 0, SAMPLE)
+        before = store.samples(made)
+    path = tmp_path / "r.db"
+    run = older_store(path, 4)
     with Store(path) as store:
+        point = store.points(run)[0]
         assert [p.measure for p in store.points(run)] == ["time", "time"]
         [kept] = store.samples(run)
         assert kept == {**before[0], "recorded_at": kept["recorded_at"]}

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from labctl import experiment, results, sysinfo
@@ -171,9 +172,15 @@ axes = { branching = [2, 3, 4, 5, 6, 7, 8, 9] }
 '''
 
 
+# Marks the processes of this test session's sweeps (their workers inherit it), so that a
+# worker of another sweep on the machine is never taken for one of ours.
+SESSION_TAG = f"labctl-tests-{os.getpid()}"
+
+
 def start_sweep(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-P", "-m", "labctl", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "LABCTL_TEST_SESSION": SESSION_TAG})
 
 
 def wait_for_samples(db: str, count: int, process: subprocess.Popen, limit: float = 120) -> None:
@@ -191,8 +198,16 @@ def wait_for_samples(db: str, count: int, process: subprocess.Popen, limit: floa
 
 
 def worker_processes() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "labctl.worker" in line]
+    """The worker processes of this session's sweeps that are still alive."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if "labctl.worker" in " ".join(process.info["cmdline"] or []) and \
+                    process.environ().get("LABCTL_TEST_SESSION") == SESSION_TAG:
+                found.append(f"{process.pid} {' '.join(process.info['cmdline'])}")
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL])

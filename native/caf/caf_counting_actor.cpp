@@ -52,7 +52,8 @@ Result run(const Params& params) {
     const caf::actor counter = caf.system().spawn<Counter>(std::ref(caf), messages, std::ref(done));
     caf.keep<Counter>(counter);
 
-    // The sender is the kernel's own thread, outside the actor system, as Theron's main thread is.
+    // The sender is the kernel's own thread, outside the actor system, as ours (the study's page
+    // does not say which thread sends).
     caf_support::CafPhase phase(caf);
     for (std::uint64_t n = 1; n <= messages; ++n) caf::anon_send(counter, Add{n});
     const Count count = caf.await(done);

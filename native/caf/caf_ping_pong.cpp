@@ -39,14 +39,17 @@ typename Inspector::result_type inspect(Inspector& f, Start&) {
     return f(caf::meta::type_name("Start"));
 }
 
+// As ours: the first round_trips pings are the throughput phase's, the rest the latency phase's.
 template <std::size_t N>
 class Ponger final : public caf::event_based_actor {
 public:
-    Ponger(caf::actor_config& config, caf_support::CafRun& run) : caf::event_based_actor(config) {
+    Ponger(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t round_trips)
+        : caf::event_based_actor(config), round_trips_(round_trips) {
         run.watch(*this);
     }
     void reply_to(caf::actor pinger) { pinger_ = std::move(pinger); }
-    const Tally& pings() const noexcept { return pings_; }
+    const Tally& pings() const noexcept { return pings_[0]; }
+    const Tally& probes() const noexcept { return pings_[1]; }
 
     caf::behavior make_behavior() override {
         return {[this](const Ping<N>& ping) { on_ping(ping); }};
@@ -57,23 +60,24 @@ public:
 
 private:
     void on_ping(const Ping<N>& ping) {
-        pings_.count(ping.seq, ping.intact());
+        const bool probe = ping.seq >= round_trips_;
+        pings_[probe].count(ping.seq - (probe ? round_trips_ : 0), ping.intact());
         send(pinger_, Pong<N>(ping));
     }
 
+    const std::uint64_t round_trips_;
     caf::actor pinger_;
-    Tally pings_;
+    Tally pings_[2];
 };
 
 template <std::size_t N>
 class Pinger final : public caf::event_based_actor {
 public:
-    Pinger(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t round_trips,
+    Pinger(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t round_trips, std::uint64_t probes,
            rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), round_trips_(round_trips),
-          stride_(ping_pong::sample_stride(round_trips)), done_(done) {
+        : caf::event_based_actor(config), round_trips_(round_trips), probes_(probes), done_(done) {
         run.watch(*this);
-        outcome_.round_trips_ns.reserve(round_trips / stride_ + 1);
+        outcome_.round_trips_ns.reserve(probes);
     }
     void send_to(caf::actor ponger) { ponger_ = std::move(ponger); }
 
@@ -81,7 +85,7 @@ public:
         return {
             [this](const Start&) {
                 outcome_.start = Clock::now();
-                ping(0);
+                send(ponger_, Ping<N>(0));
             },
             [this](const Pong<N>& pong) { on_pong(pong); },
         };
@@ -91,35 +95,39 @@ public:
 
 private:
     void on_pong(const Pong<N>& pong) {
-        outcome_.pongs.count(pong.seq, pong.intact());
-        if (sampling_) {
-            outcome_.round_trips_ns.push_back((Clock::now() - sampled_at_).count());
-            sampling_ = false;
-        }
         if (outcome_.pongs.received < round_trips_) {
-            ping(pong.seq + 1);
-        } else {
+            // The throughput phase: no clock read until its last pong.
+            outcome_.pongs.count(pong.seq, pong.intact());
+            if (outcome_.pongs.received < round_trips_) {
+                send(ponger_, Ping<N>(pong.seq + 1));
+                return;
+            }
             outcome_.end = Clock::now();
-            done_.set(std::move(outcome_));
+            if (probes_ == 0) {
+                done_.set(std::move(outcome_));
+                return;
+            }
+            outcome_.clock_read_ns = ping_pong::clock_read_ns();
+            probe(0);
+            return;
         }
+        // The latency phase: each round trip timed on its own.
+        const Clock::time_point now = Clock::now();
+        outcome_.round_trips_ns.push_back((now - sampled_at_).count());
+        outcome_.probe_pongs.count(pong.seq - round_trips_, pong.intact());
+        if (outcome_.probe_pongs.received < probes_) probe(outcome_.probe_pongs.received);
+        else done_.set(std::move(outcome_));
     }
 
-    void ping(std::uint64_t seq) {
-        // A countdown, not seq % stride: a division per message would cost more than the rest.
-        if (--until_sample_ == 0) {
-            until_sample_ = stride_;
-            sampling_ = true;
-            sampled_at_ = Clock::now();
-        }
-        send(ponger_, Ping<N>(seq));
+    void probe(std::uint64_t index) {
+        sampled_at_ = Clock::now();
+        send(ponger_, Ping<N>(round_trips_ + index));
     }
 
     const std::uint64_t round_trips_;
-    const std::uint64_t stride_;
+    const std::uint64_t probes_;
     rt::Completion<Outcome>& done_;
     caf::actor ponger_;
-    std::uint64_t until_sample_ = 1;
-    bool sampling_ = false;
     Clock::time_point sampled_at_;
     Outcome outcome_;
 };
@@ -127,11 +135,13 @@ private:
 template <std::size_t N>
 Result run_with_payload(const Params& params) {
     const auto round_trips = std::uint64_t(params.integer("messages")) / 2;
+    const auto probes = std::uint64_t(params.integer("latency_samples"));
 
     rt::Completion<Outcome> done;
     caf_support::CafRun caf(params, done);
-    const caf::actor ponger_handle = caf.system().spawn<Ponger<N>>(std::ref(caf));
-    const caf::actor pinger_handle = caf.system().spawn<Pinger<N>>(std::ref(caf), round_trips, std::ref(done));
+    const caf::actor ponger_handle = caf.system().spawn<Ponger<N>>(std::ref(caf), round_trips);
+    const caf::actor pinger_handle =
+        caf.system().spawn<Pinger<N>>(std::ref(caf), round_trips, probes, std::ref(done));
     Ponger<N>& ponger = caf.keep<Ponger<N>>(ponger_handle);
     Pinger<N>& pinger = caf.keep<Pinger<N>>(pinger_handle);
     // Written here, read in handlers: the Start sent below orders these writes before them.
@@ -145,14 +155,16 @@ Result run_with_payload(const Params& params) {
     phase.finish(result);
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
     // The ponger's last write happened before its last pong, which the pinger received before
-    // done.set(): reading its tally here is ordered after it.
+    // done.set(): reading its tallies here is ordered after it.
     const Tally pings = ponger.pings();
+    const Tally probe_pings = ponger.probes();
     caf.stop();
 
+    ping_pong::check_probes("caf_ping_pong", probe_pings, outcome.probe_pongs, probes);
     result.messages_processed = pings.received + outcome.pongs.received;
     result.answer = ping_pong::describe(pings, outcome.pongs);
     result.expected = ping_pong::expected(round_trips);
-    result.metrics = ping_pong::round_trip_metrics(outcome.round_trips_ns);
+    result.metrics = ping_pong::round_trip_metrics(outcome, round_trips);
     return result;
 }
 
@@ -184,13 +196,14 @@ Kernel make_kernel() {
             "pong carrying the same sequence number and payload, `messages`/2 times; both are "
             "spawned before the phase and each sends to the other's handle. The exchange is timed "
             "inside the pinger, from the kernel's Start message to the last pong, as ours times it "
-            "from on_start; round-trip latency percentiles come from sampled timestamps. With "
+            "from on_start, with no clock read inside; then latency_samples more round trips are "
+            "timed one by one for the percentiles, as ours. With "
             "threads=1 both actors share CAF's one scheduler thread; with more, CAF's scheduler "
             "decides where each runs. Our `mbox` parameter is left out: CAF sends to an actor's "
             "own mailbox (the direct case); a named multi-consumer mbox would be a CAF group.",
         .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
         .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
-                    "with intact payloads",
+                    "with intact payloads; the latency phase's latency_samples pings and pongs too",
         .params = {},
         .check = check,
         .run = run,

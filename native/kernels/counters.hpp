@@ -1,6 +1,7 @@
 // Counting what a measured phase executes, beside its wall time, with tools that do not read the
 // clock (labctl's `instructions` and `counters` measures). MeasuredPhase (phase.hpp) marks the
-// phase's two edges here, and nothing else does:
+// phase's two edges here; a kernel whose clock starts or stops inside a handler (ping_pong's
+// throughput phase) marks them again there, where it reads its clock:
 // - under valgrind's callgrind (started with --instr-atstart=no) the marks are client requests,
 //   so callgrind counts the phase alone, every thread of the process, and dumps its counts after
 //   the phase's end; outside valgrind a client request is a few instructions that do nothing;
@@ -14,7 +15,7 @@
 
 namespace labctl::kernels::counters {
 
-// The phase starts: counting starts from zero.
+// The phase starts: counting starts from zero (again, if it had started: the later edge wins).
 void begin() noexcept;
 
 // The phase ends: counting stops. Called where the phase's clock stops, which may be a runtime

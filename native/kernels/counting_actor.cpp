@@ -44,7 +44,9 @@ Result run(const Params& params) {
         counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, done);
     });
 
-    // The sender is the kernel's own thread, outside the runtime, as Theron's main thread is.
+    // The sender is the kernel's own thread, outside the runtime. The study's page does not say
+    // who sends in its CountingActor (only that "the writing threads ... are able to flood the
+    // unbounded message queues of the reader"): a thread outside the runtime floods it hardest.
     MeasuredPhase phase(env, done);
     for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
     const Count count = await(env, done);
@@ -70,7 +72,9 @@ Kernel make_kernel() {
         .description =
             "The kernel's own thread (outside the runtime) sends 1..messages to a counter agent, "
             "which counts and sums them; the phase ends when it has counted the last. The sender "
-            "is usually faster than the receiver, so the queue, and memory, grows during the run.",
+            "is usually faster than the receiver, so the queue, and memory, grows during the run, "
+            "as the study describes its writers flooding the reader's unbounded queue (its page "
+            "does not say which thread sends).",
         .sources = {{"theron_303", "CountingActor"}},
         .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
         .params = {},

@@ -43,6 +43,9 @@ public:
     explicit DispatcherChoice(const Params& params);
 
     rt::Environment& environment() noexcept { return *environment_; }
+    // Stops and destroys the environment now (its destructor stops it), rather than when this
+    // goes out of scope: the end of a clock that covers the environment's life.
+    void destroy() noexcept { environment_.reset(); }
     // Where to bind the index-th agent (or group of agents): active_group spreads indices over
     // its `threads` groups; every other dispatcher ignores the index.
     rt::Binder binder(unsigned index = 0) const noexcept { return dispatcher_->binder(index); }

@@ -79,7 +79,8 @@ struct Metric {
 };
 
 struct Result {
-    std::int64_t elapsed_ns = 0;      // the measured phase only, steady clock, inside the kernel
+    std::int64_t elapsed_ns = 0;      // the measured phase (or, with clock=lifetime, the
+                                      // environment's life around it), steady clock, inside the kernel
     std::uint64_t messages_processed = 0;  // in the measured phase
     std::string answer;               // what the kernel computed
     std::string expected;             // what it must be

@@ -71,6 +71,7 @@ Result run(const Params& params) {
     const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
     const bool sender_agents = params.text("sender") == "agent";
 
+    Lifetime lifetime(params);
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
@@ -113,11 +114,12 @@ Result run(const Params& params) {
     // handled before done.set(): reading the counts here is ordered after those writes.
     std::uint64_t continues = 0;
     for (const Sender* sender : agents) continues += sender->continues();
-    stop_and_check(env);
+    lifetime.end(result, dispatchers);
 
     result.messages_processed = outcome.received + continues;
     result.answer = describe(outcome);
     result.expected = expected(senders, messages_per_sender);
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -147,6 +149,9 @@ Kernel make_kernel() {
             "of its own, sending bursts of 1000 and self-sending a Continue message between bursts "
             "so that no pool thread is held by one sender; the kernel sends each its first "
             "Continue when the phase begins. The phase ends when the receiver has every message. "
+            "With clock=lifetime elapsed_ns runs from before the environment and the sender "
+            "threads exist to after every thread is joined and the environment is gone, as the "
+            "study timed its whole program. "
             "messages_processed counts the receiver's messages plus, with sender=agent, every "
             "Continue the senders handled.",
         .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
@@ -158,6 +163,7 @@ Kernel make_kernel() {
         .work = work,
     };
     kernel.params = own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;

@@ -41,9 +41,32 @@ struct MasterDone {
     std::uint64_t hops;    // token handlings over every ring
 };
 
-// Trial division, as the study does it (2, then odd d), stopping at sqrt(n) where the study's
-// loop runs d up to n: the work is real and is redone for every Calc, nothing is cached.
-Factors factorize(std::uint64_t n) {
+// Trial division, as the study does it (libcppa's factorize: d = 2, then odd d, while d < n,
+// dividing n by each factor found; what is left, d == n, is the last factor). For p*q with primes
+// p < q, d runs up to q: about q/2 divisions, 165M for the study's number. The work is real and
+// redone for every Calc, nothing is cached.
+Factors factorize_to_n(std::uint64_t n) {
+    Factors factors;
+    if (n <= 3) {
+        factors.factor[factors.count++] = n;
+        return factors;
+    }
+    std::uint64_t d = 2;
+    while (d < n) {
+        if (n % d == 0) {
+            factors.factor[factors.count++] = d;
+            n /= d;
+        } else {
+            d = d == 2 ? 3 : d + 2;
+        }
+    }
+    factors.factor[factors.count++] = d;
+    return factors;
+}
+
+// The same division, stopping at the square root of what is left: about max(p, sqrt(q))/2
+// divisions, 43M for the study's number (a quarter of the study's work).
+Factors factorize_to_sqrt(std::uint64_t n) {
     Factors factors;
     while (n % 2 == 0) {
         factors.factor[factors.count++] = 2;
@@ -124,6 +147,7 @@ struct Setup {
     std::uint64_t initial_token;
     std::uint64_t repetitions;
     std::uint64_t number;
+    bool to_sqrt;  // factorize=sqrt
     rt::Completion<Outcome>& done;
 };
 
@@ -163,7 +187,9 @@ private:
 
 class Worker final : public rt::Agent {
 public:
-    explicit Worker(Collector& collector) : collector_(collector) { subscribe<&Worker::on_calc>(); }
+    Worker(Collector& collector, bool to_sqrt) : collector_(collector), to_sqrt_(to_sqrt) {
+        subscribe<&Worker::on_calc>();
+    }
     std::uint64_t calcs() const noexcept { return calcs_; }
     std::int64_t factorize_ns() const noexcept { return factorize_ns_; }
 
@@ -171,7 +197,7 @@ private:
     void on_calc(const Calc& calc) {
         // Two clock reads per factorization of ~100 ms: nothing.
         const Clock::time_point start = Clock::now();
-        const Factors factors = factorize(calc.number);
+        const Factors factors = to_sqrt_ ? factorize_to_sqrt(calc.number) : factorize_to_n(calc.number);
         factorize_ns_ += (Clock::now() - start).count();
         // Counted before the result goes out: the kernel reads these once the collector has
         // every result, the last of which this handler sends after these writes.
@@ -180,6 +206,7 @@ private:
     }
 
     Collector& collector_;
+    const bool to_sqrt_;
     std::uint64_t calcs_ = 0;
     std::int64_t factorize_ns_ = 0;
 };
@@ -195,7 +222,8 @@ private:
 };
 
 // The study's chain master: one per ring, for the whole run. Each repetition it asks its worker
-// for a factorization and builds a new ring of ring_size - 1 links (in a coop of their own)
+// for a factorization (first, as the study's event-based chain master's new_ring does) and builds
+// a new ring of ring_size - 1 links (in a coop of their own)
 // closed by itself; it decrements the token each time the token comes round, and when 0 has
 // come round the ring is deregistered and the next repetition begins.
 class Master final : public rt::Agent {
@@ -257,12 +285,14 @@ Result run(const Params& params) {
     const auto initial_token = std::uint64_t(params.integer("initial_token"));
     const auto repetitions = std::uint64_t(params.integer("repetitions"));
     const auto number = std::uint64_t(params.integer("number"));
+    const bool to_sqrt = params.text("factorize") == "sqrt";
 
+    Lifetime lifetime(params);
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
     abandon_on_failure(env, done);
-    const Setup setup{dispatchers, rings, ring_size, initial_token, repetitions, number, done};
+    const Setup setup{dispatchers, rings, ring_size, initial_token, repetitions, number, to_sqrt, done};
 
     // Spawning is part of the study's time: the phase begins before any agent exists.
     MeasuredPhase phase(env, done);
@@ -279,7 +309,7 @@ Result run(const Params& params) {
         // queue the ring behind each factorization.
         Worker* worker = nullptr;
         env.introduce_coop(dispatchers.binder(index), [&](rt::Coop& coop) {
-            worker = &coop.make_agent_with_binder<Worker>(dispatchers.binder(index), *collector);
+            worker = &coop.make_agent_with_binder<Worker>(dispatchers.binder(index), *collector, to_sqrt);
         });
         workers.push_back(worker);
         env.introduce_coop(dispatchers.binder(index + 1), [&](rt::Coop& coop) {
@@ -298,7 +328,7 @@ Result run(const Params& params) {
         calcs += worker->calcs();
         factorize_ns += worker->factorize_ns();
     }
-    stop_and_check(env);
+    lifetime.end(result, dispatchers);
 
     auto describe = [](const Outcome& outcome) {
         return "factorizations=" + std::to_string(outcome.factorizations) +
@@ -317,6 +347,7 @@ Result run(const Params& params) {
     result.expected = describe(expected);
     result.metrics = {{"agents", double(agents_created(rings, ring_size, repetitions))},
                       {"factorize_ns", calcs == 0 ? 0.0 : double(factorize_ns) / double(calcs)}};
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -342,17 +373,22 @@ double work(const Params& params) {
 Kernel make_kernel() {
     Kernel kernel{
         .name = "mixed",
-        .summary = "token rings rebuilt per repetition beside CPU-bound factorizations: a mixed load",
+        .summary = "20 token rings of 50 agents rebuilt 5 times beside CPU-bound factorizations: a mixed load",
         .description =
-            "A collector, and per ring a chain master and a worker. Each repetition the master "
-            "sends its worker `number` to factorize (trial division, ~0.1 s for the default on "
-            "one core) and builds a new ring of ring_size - 1 link agents in a new coop, closed by "
-            "itself; it sends a token of `initial_token` round and decrements it each time it "
-            "comes back; when 0 has come round it deregisters the ring and starts the next "
-            "repetition, and after the last it tells the collector. Workers send their factors to "
-            "the collector, which checks them. The phase runs from spawning the first agent to "
-            "the collector's last message. messages_processed counts token hops, Calc messages "
-            "and the collector's messages.",
+            "The study's sizes by default: 20 rings of 50 agents, a token of 10,000, 5 "
+            "repetitions. A collector, and per ring a chain master and a worker. Each repetition "
+            "the master sends its worker `number` to factorize (trial division: with "
+            "factorize=study the study's loop, while d < n, about 165M divisions for the default "
+            "number; with sqrt up to the square root, about 43M) and builds a new ring of "
+            "ring_size - 1 link agents in a new coop, closed by itself; it sends a token of "
+            "`initial_token` round and decrements it each time it comes back; when 0 has come "
+            "round it deregisters the ring and starts the next repetition, and after the last it "
+            "tells the collector. Workers send their factors to the collector, which checks them. "
+            "The phase runs from spawning the first agent to the collector's last message; with "
+            "clock=lifetime elapsed_ns runs from before the environment exists to after it is "
+            "gone (every agent destroyed, every thread joined), as the study timed its whole "
+            "program. messages_processed counts token hops, Calc messages and the collector's "
+            "messages.",
         .sources = {{"libcppa_mixed", "the mixed scenario"}},
         .verifies = "rings*repetitions factorizations, each a list of primes (Miller-Rabin) whose "
                     "product is `number`; rings*repetitions ring rounds; "
@@ -371,19 +407,19 @@ Kernel make_kernel() {
          .maximum = 10'000},
         {.name = "ring_size",
          .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "agents per ring, the master included",
+         .default_value = std::int64_t{50},
+         .help = "agents per ring, the master included (the study's 49 chain links and a master)",
          .minimum = 2,
          .maximum = 100'000},
         {.name = "initial_token",
          .type = ParamType::integer,
-         .default_value = std::int64_t{1000},
+         .default_value = std::int64_t{10'000},
          .help = "the token's first value: it goes round initial_token + 1 times",
          .minimum = 1,
          .maximum = 1'000'000'000},
         {.name = "repetitions",
          .type = ParamType::integer,
-         .default_value = std::int64_t{4},
+         .default_value = std::int64_t{5},
          .help = "rings built (and factorizations made) per chain master",
          .minimum = 1,
          .maximum = 1'000'000},
@@ -391,9 +427,17 @@ Kernel make_kernel() {
          .type = ParamType::integer,
          .default_value = std::int64_t(kStudyNumber),
          .help = "what each worker factorizes by trial division (p*q with primes p < q: about "
-                 "max(p, sqrt(q))/2 divisions)",
+                 "q/2 divisions with factorize=study, max(p, sqrt(q))/2 with sqrt)",
          .minimum = 2,
          .maximum = double(kMaxNumber)},
+        {.name = "factorize",
+         .type = ParamType::choice,
+         .default_value = std::string("study"),
+         .help = "the trial division: study (the study's loop, d up to what is left of n) or sqrt "
+                 "(d up to its square root: the same factors, a quarter of the divisions for the "
+                 "default number)",
+         .choices = {std::string("study"), std::string("sqrt")}},
+        clock_param(),
     };
     for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));

@@ -98,6 +98,7 @@ private:
 Result run(const Params& params) {
     const Setup setup = make_setup(params);
 
+    Lifetime lifetime(params);
     rt::Completion<Outcome> done;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
@@ -106,7 +107,8 @@ Result run(const Params& params) {
     // The producer has a thread of its own, as in the study; the workers are what is measured.
     rt::Dispatcher& producer_thread = env.make_dispatcher<rt::OneThread>();
 
-    // The whole experiment, as the study times it: registration, sending, handling.
+    // The phase: registration, sending, handling; with clock=lifetime also the environment's
+    // set-up before it and its teardown after, as the study times it (around so_5::launch).
     MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, done);
@@ -116,13 +118,14 @@ Result run(const Params& params) {
     const Outcome outcome = await(env, done);
     Result result;
     phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    lifetime.end(result, dispatchers);
 
     result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
     result.answer = describe(outcome);
     result.expected = expected(setup.workers, setup.messages_per_worker);
     result.metrics = {{"send_ns", double(outcome.send_ns)},
                       {"deliveries", double(outcome.received)}};
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -147,8 +150,11 @@ Kernel make_kernel() {
             "delivered to every worker. A worker does nothing (noop), sleeps sleep_ms (sleep) or "
             "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu), and after "
             "its last number reports to the producer. The phase covers registration, sending "
-            "and handling, as the study times it; the metric send_ns is the producer's send "
-            "loop alone.",
+            "and handling, up to the producer's last report; with clock=lifetime elapsed_ns "
+            "also covers the environment's set-up (its dispatchers and their threads started) "
+            "and teardown (every agent deregistered and destroyed, every thread joined), as the "
+            "study times it, from before so_5::launch to after it returns. The metric send_ns "
+            "is the producer's send loop alone.",
         .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
         .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
                     "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
@@ -158,6 +164,7 @@ Kernel make_kernel() {
         .work = work,
     };
     kernel.params = own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;

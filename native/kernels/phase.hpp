@@ -13,6 +13,7 @@
 
 #include "../runtime/runtime.hpp"
 #include "counters.hpp"
+#include "dispatcher_params.hpp"
 #include "kernel.hpp"
 
 namespace labctl::kernels {
@@ -103,6 +104,59 @@ inline void stop_and_check(rt::Environment& environment) {
     environment.stop();
     if (std::exception_ptr error = environment.error()) std::rethrow_exception(error);
 }
+
+// What a kernel's clock covers, where its studies differ: `clock` = phase (the measured phase
+// alone: what the kernel's description calls its phase) or lifetime (from before the environment,
+// its dispatcher and their threads exist to after they are gone: every coop deregistered, every
+// agent finished and destroyed, every runtime thread joined, the environment destroyed), as a
+// study that starts its clock before so_5::launch and stops it after, or times the process.
+inline ParamSpec clock_param() {
+    return {.name = "clock",
+            .type = ParamType::choice,
+            .default_value = std::string("phase"),
+            .help = "what elapsed_ns covers: phase (the measured phase alone) or lifetime (also the "
+                    "environment's set-up and teardown: its threads started, every agent "
+                    "deregistered and destroyed, every thread joined), the phase then reported as "
+                    "the metric phase_ns",
+            .choices = {std::string("phase"), std::string("lifetime")}};
+}
+
+// The clock of a kernel with a `clock` parameter: made first thing in run(), before the
+// environment, and ended where the kernel is done with its environment.
+class Lifetime {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit Lifetime(const Params& params)
+        : whole_(params.text("clock") == "lifetime"), start_(Clock::now()) {}
+
+    // Once the phase is recorded in `result`: stops the environment (rethrowing a handler's
+    // failure, teardown included) and destroys it. With clock=lifetime, elapsed_ns then runs from
+    // this object's construction to here and thread_cpu_ns is each runtime thread's whole life;
+    // add_phase_metric() keeps the phase's time beside it.
+    void end(Result& result, DispatcherChoice& dispatchers) {
+        phase_ns_ = result.elapsed_ns;
+        rt::Environment& environment = dispatchers.environment();
+        stop_and_check(environment);
+        // Every runtime thread has exited: these are their final figures.
+        std::vector<std::int64_t> cpu = environment.thread_cpu_ns();
+        dispatchers.destroy();
+        const Clock::time_point end = Clock::now();
+        if (!whole_) return;
+        result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
+        result.thread_cpu_ns = std::move(cpu);
+    }
+
+    // With clock=lifetime, adds the metric phase_ns: the phase's time beside the lifetime's.
+    void add_phase_metric(Result& result) const {
+        if (whole_) result.metrics.push_back({"phase_ns", double(phase_ns_)});
+    }
+
+private:
+    const bool whole_;
+    const Clock::time_point start_;
+    std::int64_t phase_ns_ = 0;
+};
 
 // The kernel's answer, or the handler's exception.
 template <class T>

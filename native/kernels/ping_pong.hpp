@@ -1,6 +1,8 @@
 // What every ping_pong kernel (ours, caf_ping_pong) shares: the messages, how each side counts
-// what it receives, the answer's format and the latency percentiles, so that they are verified
-// and reported the same way.
+// what it receives, the answer's format and the round-trip metrics, so that they are verified
+// and reported the same way. A run has two phases: the throughput phase (messages/2 round trips,
+// timed as a whole, no clock read inside), then the latency phase (latency_samples round trips,
+// each timed on its own), so that the timing of one never perturbs the other.
 #pragma once
 
 #include <algorithm>
@@ -53,12 +55,14 @@ struct Pong {
     std::array<std::uint8_t, N> payload;
 };
 
-// What the pinger hands to the kernel when the exchange is over.
+// What the pinger hands to the kernel when both phases are over.
 struct Outcome {
-    Tally pongs;
-    std::chrono::steady_clock::time_point start;
+    Tally pongs;         // the throughput phase's
+    Tally probe_pongs;   // the latency phase's
+    std::chrono::steady_clock::time_point start;  // the throughput phase, no clock read inside
     std::chrono::steady_clock::time_point end;
-    std::vector<std::int64_t> round_trips_ns;  // sampled
+    std::vector<std::int64_t> round_trips_ns;  // the latency phase's, one per probe
+    double clock_read_ns = 0;                  // what one clock read costs, measured in the run
 };
 
 inline std::string describe(const Tally& pings, const Tally& pongs) {
@@ -72,10 +76,25 @@ inline std::string expected(std::uint64_t round_trips) {
     return describe(Tally{round_trips, 0, 0}, Tally{round_trips, 0, 0});
 }
 
-// Every how many round trips the pinger samples one: at most ~100k samples, since a clock read
-// costs about as much as a message on one thread.
-inline std::uint64_t sample_stride(std::uint64_t round_trips) {
-    return std::max<std::uint64_t>(1, round_trips / 100'000);
+// The answer covers the throughput phase (what an external runtime is held to); the latency
+// phase's probes are checked here: a lost, repeated or damaged probe is a wrong answer too.
+inline void check_probes(const std::string& kernel, const Tally& pings, const Tally& pongs, std::uint64_t probes) {
+    if (pings.received != probes || pongs.received != probes || pings.out_of_order + pongs.out_of_order != 0 ||
+        pings.corrupt + pongs.corrupt != 0)
+        throw VerificationError(kernel + ": wrong answer in the latency phase: got '" + describe(pings, pongs) +
+                                "', expected '" + expected(probes) + "'");
+}
+
+// The mean cost of one steady_clock read on this thread (a vDSO call of tens of nanoseconds):
+// a timed round trip of the latency phase includes about one (the end of the read that starts
+// it and the start of the read that ends it), so it is reported beside them.
+inline double clock_read_ns() {
+    using Clock = std::chrono::steady_clock;
+    constexpr int kReads = 1000;
+    const Clock::time_point first = Clock::now();
+    Clock::time_point last = first;
+    for (int i = 0; i < kReads; ++i) last = Clock::now();
+    return double(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count()) / kReads;
 }
 
 inline double percentile(const std::vector<std::int64_t>& sorted, double p) {
@@ -84,13 +103,19 @@ inline double percentile(const std::vector<std::int64_t>& sorted, double p) {
     return double(sorted[std::min(rank, sorted.size() - 1)]);
 }
 
-// The metrics of the sampled round trips (sorts them).
-inline std::vector<Metric> round_trip_metrics(std::vector<std::int64_t>& samples) {
+// The round-trip metrics: the mean over the throughput phase (its elapsed time over its round
+// trips: Theron's "200 ns round trip" is 5 s over 25M cycles), and percentiles of the latency
+// phase's probes (sorts them).
+inline std::vector<Metric> round_trip_metrics(Outcome& outcome, std::uint64_t round_trips) {
+    std::vector<std::int64_t>& samples = outcome.round_trips_ns;
     std::sort(samples.begin(), samples.end());
-    return {{"round_trip_p50_ns", percentile(samples, 0.50)},
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
+    return {{"round_trip_mean_ns", round_trips == 0 ? 0.0 : double(elapsed) / double(round_trips)},
+            {"round_trip_p50_ns", percentile(samples, 0.50)},
             {"round_trip_p99_ns", percentile(samples, 0.99)},
             {"round_trip_max_ns", samples.empty() ? 0.0 : double(samples.back())},
-            {"round_trip_samples", double(samples.size())}};
+            {"round_trip_samples", double(samples.size())},
+            {"clock_read_ns", outcome.clock_read_ns}};
 }
 
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
@@ -114,6 +139,14 @@ inline std::vector<ParamSpec> own_params() {
          .help = "bytes carried by each message besides its sequence number",
          .choices = {std::int64_t{0}, std::int64_t{16}, std::int64_t{64}, std::int64_t{256},
                      std::int64_t{1024}, std::int64_t{4096}}},
+        {.name = "latency_samples",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{10'000},
+         .help = "round trips timed one by one after the throughput phase, for the latency "
+                 "percentiles (each includes about one clock read, reported as clock_read_ns); "
+                 "0: none",
+         .minimum = 0,
+         .maximum = 10'000'000},
     };
 }
 

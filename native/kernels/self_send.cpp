@@ -50,24 +50,31 @@ private:
     Tally tally_;
 };
 
-// Keeps at most start_batch ticks in flight and handles exactly messages_per_worker. (The
-// study's worker counts down on every tick and, with start_batch > 1, goes on sending after it
-// reported, so its last ticks wrap around and are never counted.)
+// Keeps at most start_batch ticks in flight and reports once it has handled messages_per_worker.
+// after_report=stop (ours): it sends exactly messages_per_worker ticks, so none is left once it
+// reported. after_report=circulate (the study's): it counts down on every tick and sends another
+// unless the count just reached zero, so with start_batch > 1 the countdown wraps and
+// start_batch - 1 ticks keep circulating after it reported, until the environment stops (they
+// take threads from the workers still counting, and are handled but not counted).
 class Worker final : public rt::Agent {
 public:
-    Worker(std::uint32_t id, std::uint64_t per_worker, std::uint64_t start_batch, Master& master)
-        : id_(id), per_worker_(per_worker), start_batch_(start_batch), master_(master) {
+    Worker(std::uint32_t id, std::uint64_t per_worker, std::uint64_t start_batch, bool circulate, Master& master)
+        : id_(id), per_worker_(per_worker), start_batch_(start_batch), circulate_(circulate), master_(master) {
         subscribe<&Worker::on_tick>();
     }
 
 private:
     void on_start() override {
-        for (; sent_ < std::min(start_batch_, per_worker_); ++sent_) rt::send<Tick>(*this);
+        const std::uint64_t first = circulate_ ? start_batch_ : std::min(start_batch_, per_worker_);
+        for (; sent_ < first; ++sent_) rt::send<Tick>(*this);
     }
 
     void on_tick(const Tick&) {
         ++handled_;
-        if (sent_ < per_worker_) {
+        if (circulate_) {
+            if (handled_ != per_worker_) rt::send<Tick>(*this);
+            else rt::send<WorkerDone>(master_, id_, handled_);
+        } else if (sent_ < per_worker_) {
             rt::send<Tick>(*this);
             ++sent_;
         } else if (handled_ == per_worker_) {
@@ -78,6 +85,7 @@ private:
     const std::uint32_t id_;
     const std::uint64_t per_worker_;
     const std::uint64_t start_batch_;
+    const bool circulate_;
     Master& master_;
     std::uint64_t sent_ = 0;
     std::uint64_t handled_ = 0;
@@ -92,7 +100,9 @@ Result run(const Params& params) {
     const auto workers = std::uint32_t(params.integer("workers"));
     const auto per_worker = std::uint64_t(params.integer("messages_per_worker"));
     const auto start_batch = std::uint64_t(params.integer("start_batch"));
+    const bool circulate = params.text("after_report") == "circulate";
 
+    Lifetime lifetime(params);
     rt::Completion<Tally> done;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
@@ -100,17 +110,19 @@ Result run(const Params& params) {
     // The master has a thread of its own, as in the study; the workers are what is measured.
     rt::Dispatcher& master_thread = env.make_dispatcher<rt::OneThread>();
 
-    // As the study times it: registration, the ticks, the reports.
+    // The phase: registration, the ticks, the reports; with clock=lifetime also the
+    // environment's set-up and teardown, as the study times it (around so_5::launch).
     MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& master = coop.make_agent_with_binder<Master>(master_thread.binder(), workers, per_worker, done);
         for (std::uint32_t i = 0; i < workers; ++i)
-            coop.make_agent_with_binder<Worker>(dispatchers.binder(i), i, per_worker, start_batch, master);
+            coop.make_agent_with_binder<Worker>(dispatchers.binder(i), i, per_worker, start_batch, circulate,
+                                               master);
     });
     const Tally tally = await(env, done);
     Result result;
     phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    lifetime.end(result, dispatchers);
 
     Tally expected;
     expected.handled = std::uint64_t(workers) * per_worker;
@@ -118,6 +130,7 @@ Result run(const Params& params) {
     result.messages_processed = tally.handled + tally.reports;
     result.answer = describe(tally);
     result.expected = describe(expected);
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -134,7 +147,13 @@ Kernel make_kernel() {
             "Each of `workers` agents sends `start_batch` messages to itself when it starts and "
             "one more per message it handles, until it has handled messages_per_worker; it then "
             "reports to a master on a thread of its own. The phase covers registration, the "
-            "messages and the reports, as the study times it. On a pool with individual FIFO "
+            "messages and the reports; with clock=lifetime elapsed_ns also covers the "
+            "environment's set-up and teardown (every agent deregistered and destroyed, every "
+            "thread joined), as the study times it, around so_5::launch. after_report=stop: a "
+            "worker stops sending once it has sent its count; after_report=circulate: as the "
+            "study's worker, which counts down on every message, so with start_batch > 1 its "
+            "countdown wraps and start_batch - 1 messages keep circulating after it reported, "
+            "until the environment stops. On a pool with individual FIFO "
             "(the study's setting and the default) every worker has its own queue, and "
             "max_demands_at_once decides how long a thread stays on one before it moves on.",
         .sources = {{"sobjectizer_tales22", "Observing the bulk effect"}},
@@ -168,6 +187,14 @@ Kernel make_kernel() {
          .help = "messages a worker sends itself at start: how many it keeps in flight",
          .minimum = 1,
          .maximum = 1'000'000},
+        {.name = "after_report",
+         .type = ParamType::choice,
+         .default_value = std::string("stop"),
+         .help = "what a worker's messages still in flight do once it reported: stop (it sends "
+                 "exactly its count) or circulate (the study's: its countdown wraps, so "
+                 "start_batch - 1 keep circulating until the environment stops)",
+         .choices = {std::string("stop"), std::string("circulate")}},
+        clock_param(),
     };
     for (ParamSpec& spec : dispatcher_params({.dispatcher = "thread_pool", .defaults = {.fifo = rt::Fifo::individual}}))
         kernel.params.push_back(std::move(spec));

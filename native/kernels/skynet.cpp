@@ -82,6 +82,7 @@ Result run(const Params& params) {
     const auto branching = std::uint64_t(params.integer("branching"));
     const bool deregister = params.boolean("deregister");
 
+    Lifetime lifetime(params);
     rt::Completion<Subtotal> answer;
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
@@ -101,13 +102,15 @@ Result run(const Params& params) {
     } else {
         phase.finish(result, answer.completed_at());
     }
-    stop_and_check(env);  // outside the phase unless deregister: destroys every agent
+    // Destroys every agent: outside the phase unless deregister, inside a lifetime clock.
+    lifetime.end(result, dispatchers);
 
     result.messages_processed = total.agents - 1;  // every agent but the root reports once
     result.answer = describe(total.sum, total.agents);
     result.expected = expected(leaves, branching);
     result.metrics = {{"agents", double(total.agents)},
                       {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -132,7 +135,13 @@ Kernel make_kernel() {
             "down to `leaves` leaves. Each leaf sends its ordinal (0..leaves-1) to its parent; each "
             "node sends the sum of its children up. With deregister=true each node deregisters its "
             "children's coop once they have reported, and the phase ends when every coop is "
-            "destroyed; otherwise it ends when the root has the sum (agents are destroyed after).",
+            "destroyed; otherwise it ends when the root has the sum (agents are destroyed after). "
+            "The phase starts when the root's coop is introduced, the dispatcher's threads already "
+            "running. With clock=lifetime elapsed_ns runs from before the environment and its "
+            "dispatcher (and their threads) are made to after they are gone: every coop "
+            "deregistered, every agent destroyed, every thread joined (SObjectizer's "
+            "skynet_with_deregistration and skynet_thread_pool stop their clock after the "
+            "environment is destroyed).",
         .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
         .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
                     "number of agents that reported equals the size of the tree (1111111)",
@@ -142,6 +151,7 @@ Kernel make_kernel() {
         .expect = expect,
     };
     kernel.params = own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : dispatcher_params())
         kernel.params.push_back(std::move(spec));
     return kernel;

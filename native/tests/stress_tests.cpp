@@ -1,10 +1,12 @@
 // The runtime under load, through every dispatcher: thousands of agents passing messages that
 // threads inject from outside; cooperations registered and deregistered while messages are in
 // flight; environments started and stopped hundreds of times in a row. Every message is counted:
-// handled or dropped, exactly once. Each test has its own time limit (a hang fails it), and the
+// handled or dropped, exactly once; a channel shared by agents and threads hands each message
+// to one of them. Each test has its own time limit (a hang fails it), and the
 // pool's accounting proves nothing leaked.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -174,6 +176,80 @@ TEST(coops_registered_and_deregistered_while_messages_are_in_flight_lose_or_repe
         CHECK_EQ(churn.caught.load() + env->dropped(), churn.thrown.load());
         CHECK_EQ(notes, churn.caught.load());
         CHECK(churn.caught.load() >= std::uint64_t(rounds) * 12);
+    }
+    check_no_leak();
+}
+
+namespace {
+
+struct Parcel {
+    std::uint32_t producer;
+    std::uint32_t seq;
+};
+
+// Takes parcels from a shared channel one request at a time until the channel closes.
+class ParcelTaker final : public rt::Agent {
+public:
+    ParcelTaker(rt::Channel<Parcel>& channel, std::vector<std::atomic<std::uint8_t>>& seen,
+                std::uint32_t per_producer, std::atomic<int>& closed)
+        : channel_(channel), seen_(seen), per_producer_(per_producer), closed_(closed) {
+        subscribe<&ParcelTaker::on_parcel>();
+        subscribe<&ParcelTaker::on_closed>();
+    }
+
+private:
+    void on_start() override { channel_.request(request_); }
+    void on_parcel(const Parcel& parcel) {
+        seen_[parcel.producer * per_producer_ + parcel.seq].fetch_add(1, std::memory_order_relaxed);
+        channel_.request(request_);
+    }
+    void on_closed(const rt::ChannelClosed&) { closed_.fetch_add(1); }
+
+    rt::Channel<Parcel>& channel_;
+    std::vector<std::atomic<std::uint8_t>>& seen_;
+    const std::uint32_t per_producer_;
+    std::atomic<int>& closed_;
+    rt::ChannelRequest request_{*this};
+};
+
+}  // namespace
+
+TEST(a_channel_shared_by_agents_and_threads_hands_each_message_to_exactly_one_receiver, 600) {
+    constexpr std::uint32_t kProducers = 4, kThreadReceivers = 2;
+    for (const Config& config : configs()) {
+        const std::uint32_t agents = thread_per_agent(config) ? 8 : 64;
+        const std::uint32_t per_producer = thread_per_agent(config) ? 5'000 : 25'000;
+        rt::Channel<Parcel> channel;  // outlives the environment's agents
+        std::vector<std::atomic<std::uint8_t>> seen(kProducers * per_producer);
+        std::atomic<int> closed{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+            for (std::uint32_t i = 0; i < agents; ++i)
+                coop.make_agent_with_binder<ParcelTaker>(dispatcher.binder(i), channel, seen, per_producer, closed);
+        });
+        // Threads compete with the agents for the same parcels, blocking when there are none.
+        std::vector<std::thread> threads;
+        for (std::uint32_t r = 0; r < kThreadReceivers; ++r)
+            threads.emplace_back([&] {
+                while (std::optional<Parcel> parcel = channel.receive())
+                    seen[parcel->producer * per_producer + parcel->seq].fetch_add(1, std::memory_order_relaxed);
+            });
+        std::vector<std::thread> producers;
+        for (std::uint32_t p = 0; p < kProducers; ++p)
+            producers.emplace_back([&, p] {
+                for (std::uint32_t seq = 0; seq < per_producer; ++seq) CHECK(channel.send(p, seq));
+            });
+        for (auto& t : producers) t.join();
+        // Closing while agents and threads still take: what is queued is drained, then each
+        // agent gets one ChannelClosed and each thread returns.
+        channel.close();
+        for (auto& t : threads) t.join();
+        while (closed.load() < int(agents)) std::this_thread::sleep_for(1ms);
+        env->stop();
+        CHECK_EQ(closed.load(), int(agents));
+        for (const auto& times : seen) CHECK_EQ(int(times.load()), 1);
+        CHECK_EQ(env->dropped(), std::uint64_t{0});
     }
     check_no_leak();
 }

@@ -52,10 +52,11 @@ var kernels = map[string]struct {
 	},
 	"ping_pong": {
 		params: map[string]param{
-			"messages": {10000000, 2, 10000000000},
-			"threads":  {1, 1, 1024},
+			"messages":        {10000000, 2, 10000000000},
+			"latency_samples": {10000, 0, 10000000},
+			"threads":         {1, 1, 1024},
 		},
-		run: func(p map[string]int64) result { return pingPong(p["messages"]) },
+		run: func(p map[string]int64) result { return pingPong(p["messages"], p["latency_samples"]) },
 	},
 }
 
