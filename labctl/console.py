@@ -138,9 +138,11 @@ def _print_runtimes(selected: list[Kernel]) -> None:
 
 # -- points, samples and sweeps -----------------------------------------------------------------
 
-def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
+def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]],
+                 folding: frozenset[str] = frozenset({""})) -> None:
     """One table per kernel: its points, the parameters that vary among them, then `extra`
-    columns (one value per point, in `points` order); its fixed parameters underneath."""
+    columns (one value per point, in `points` order); its fixed parameters underneath. Where the
+    table is too wide, only the `folding` columns fold onto more lines; no figure is cut."""
     from labctl.analysis import varying  # pandas: imported by the commands that print points
 
     for kernel in dict.fromkeys(kernel for kernel, _ in points):
@@ -149,13 +151,13 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) ->
         spec = kernels.catalogue().get(kernel) or Kernel(kernel, "", "", (), "", "", ())
         vary = varying(rows, spec, missing_varies=True) if spec.params else \
             [n for n in sorted({n for row in rows for n in row}) if len({repr(r.get(n)) for r in rows}) > 1]
-        table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
+        table = Table(box=None, padding=(0, 2 if len(extra) < 7 else 1), show_edge=False, pad_edge=False,
                       title=f"[bold]{safe(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
         for name in vary:
             table.add_column(name)
         for name in extra:
-            table.add_column(name, justify="right")
+            table.add_column(name, justify="right", no_wrap=name not in folding, overflow="fold")
         for i, params in zip(indices, rows):
             table.add_row(str(i + 1), *[safe(show(params[n])) if n in params else "-" for n in vary],
                           *[values[i] for values in extra.values()])
@@ -370,7 +372,8 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow]) -> None:
         if point["schedule_dependent"]:
             flags.append("[yellow]schedule-dependent[/yellow]")
         columns[""].append(", ".join(flags))
-    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
+    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns,
+                 frozenset({"", "95% CI"}))
     if counts:
         stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
                      "`unsupported` says why a counter is missing here)")
