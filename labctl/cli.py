@@ -125,7 +125,7 @@ def kernels_command(describe: str | None, as_json: bool) -> None:
               help="Seconds the whole point may take before its worker is killed.")
 @click.option("--measure", type=click.Choice(measures.MEASURES), default=measures.TIME, show_default=True,
               help="time: the clock; instructions: counted by valgrind's callgrind (the same every "
-                   "run; 50-100x slower); counters: the CPU's and the kernel's perf_event counters.")
+                   "run; 70-200x slower); counters: the CPU's and the kernel's perf_event counters.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per sample on stdout.")
 @click.pass_context
 def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | None, warmup: int,

@@ -1,7 +1,7 @@
 """How a point is measured: `time` (the steady clock inside the kernel, the default),
 `instructions` (the worker runs under valgrind's callgrind, which counts the instructions of the
 measured phase, and simulates its cache misses: the same count run after run on a noisy machine,
-at 50-100x the time) or `counters` (perf_event counters of the CPU and the kernel around the
+at 70-200x the time) or `counters` (perf_event counters of the CPU and the kernel around the
 phase). What each needs, how its worker starts, and how its counts are read back.
 
 The phase's edges are marked in native code (native/kernels/counters.hpp), where MeasuredPhase
@@ -32,10 +32,11 @@ CALLGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=
 OUT_FILE = "callgrind.out"
 
 # What the instructions measure costs, for `labctl plan`'s estimates of points never measured so:
-# a phase takes this many times its native time (ping_pong messages=1000000 one_thread: 35 ms
-# natively, 2.0-2.6 s under callgrind without the cache simulation, 3-5 s with it, on the 2-vCPU
-# VM), and a worker this long to start (Python and labctl imported under valgrind).
-CALLGRIND_SLOWDOWN = 100.0
+# a phase takes this many times its native time (on one_thread, on the 2-vCPU VM: skynet
+# leaves=100000 10 ms natively, 0.75 s under callgrind with the cache simulation, 70x;
+# ping_pong messages=1000000 10.6 ms and 2.1 s, 200x), and a worker this long to start (Python
+# and labctl imported under valgrind).
+CALLGRIND_SLOWDOWN = 150.0
 CALLGRIND_START_S = 3.0
 
 # A thread was at work in a phase when it used at least this share of the process's CPU time in

@@ -222,7 +222,7 @@ def _measures_section(samples: pd.DataFrame) -> list[str]:
         lines += ["Points measured in `instructions` ran under valgrind's callgrind, which counted "
                   "the instructions of the measured phase alone (and simulated its L1 and last-level "
                   "cache misses): the same count run after run, on a noisy machine too. Their times "
-                  "were taken under valgrind, 50-100x slower than natively: read their counts, not "
+                  "were taken under valgrind, 70-200x slower than natively: read their counts, not "
                   "their times.", ""]
     if measures.COUNTERS in taken:
         lines += ["Points measured in `counters` counted the measured phase with perf_event: the "
