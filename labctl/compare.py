@@ -404,7 +404,7 @@ def markdown(c: Comparison) -> str:
         if points:
             out += [title, "", *(f"- {text.cell(label(k, p))}" for k, p in points), ""]
     if c.unmeasured:
-        out += [f"No {c.metric} samples on a side (failed, or not a metric of the kernel):", "",
+        out += [f"No {c.metric} samples on a side (failed, not a metric of the kernel, or not counted by the point's measure):", "",
                 *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
     notes = (f"B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U "
              f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}, or, where "
