@@ -143,25 +143,32 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     # Figures from two kinds of machine are never pooled: with several, each kernel gets a
     # section, and each set of published figures a comparison, per machine (m1, m2, ...).
     several = len(groups) > 1
-    views = []  # (machine number or None, kernel, metric, point table)
+    # A kernel whose points were measured in more than one way gets a section per measure: a
+    # time taken under valgrind is never plotted beside a native one.
+    views = []  # (machine number or None, kernel, metric, point table, measure or "")
     counts = []  # beside each view: [(a count's metric, its point table)], the measures' figures
     for number_, (_, _, part) in enumerate(groups, 1):
         for kernel in dict.fromkeys(part["kernel"]):
-            kernel_samples = part[part["kernel"] == kernel]
-            metric = kernel_metric(kernel_samples)
-            views.append((number_ if several else None, kernel, metric, point_table(kernel_samples, metric)))
-            counts.append([(count, point_table(kernel_samples, count)) for count in counted(kernel_samples)])
+            of_kernel = part[part["kernel"] == kernel]
+            taken = list(dict.fromkeys(of_kernel["measure"]))
+            for measure in taken:
+                kernel_samples = of_kernel[of_kernel["measure"] == measure]
+                metric = kernel_metric(kernel_samples)
+                views.append((number_ if several else None, kernel, metric, point_table(kernel_samples, metric),
+                              measure if len(taken) > 1 else ""))
+                counts.append([(count, point_table(kernel_samples, count)) for count in counted(kernel_samples)])
     if views:
         lines += ["## Summary", "", "The best and the worst configuration of each kernel in this run "
                   "(medians; time when every run did the same work, throughput otherwise).", ""]
         summary_rows = []
-        for machine, kernel, metric, table in views:
+        for machine, kernel, metric, table, measure in views:
             vary = varying(table, kernel)
             ordered = table.sort_values("median", ascending=metric.lower_is_better)
             best, worst = ordered.iloc[0], ordered.iloc[-1]
             spread = (worst["median"] / best["median"] if metric.lower_is_better
                       else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
-            summary_rows.append([*([f"m{machine}"] if several else []), kernel, len(table),
+            summary_rows.append([*([f"m{machine}"] if several else []),
+                                 kernel + (f" ({measure})" if measure else ""), len(table),
                                  f"{label(best, vary) or 'one point'}: {_value(best['median'], metric)}",
                                  f"{label(worst, vary) or 'one point'}: {_value(worst['median'], metric)}",
                                  f"{spread:.2f}x"])
@@ -170,10 +177,11 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
 
     lines += _measures_section(samples)
     for number_ in (range(1, len(groups) + 1) if several else [None]):
-        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table in views
-                                    if machine == number_}, _on(number_))
-    for (machine, kernel, metric, table), counted_ in zip(views, counts):
-        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_)
+        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table, measure in views
+                                    if machine == number_ and measure in ("", measures.TIME)}, _on(number_))
+    for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
+        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
+                                 measure)
 
     lines += _failures(catalogue, failed)
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
@@ -245,17 +253,20 @@ def _measures_section(samples: pd.DataFrame) -> list[str]:
 
 def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd.DataFrame,
                     folder: Path, figures: list[str], machine: str = "",
-                    counts: list[tuple[Metric, pd.DataFrame]] = ()) -> list[str]:
-    """A kernel's figures (its metric, and each count its measures took), then its table."""
+                    counts: list[tuple[Metric, pd.DataFrame]] = (), measure: str = "") -> list[str]:
+    """A kernel's figures (its metric, and each count its measures took), then its table; of its
+    points measured in `measure` alone where it has points of more than one."""
     spec = catalogue.kernels.get(kernel)
     vary = varying(table, kernel)
-    lines = [f"## {kernel}" + (f" on {machine}" if machine else ""), ""]
+    lines = [f"## {kernel}" + (f" on {machine}" if machine else "")
+             + (f", measured in {measure}" if measure else ""), ""]
     if spec is not None and spec.summary:
         lines += [printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")), ""]
     groups = scenarios(table, kernel)
     for scenario, part in groups:
         stem = kernel if len(groups) == 1 or not scenario else f"{kernel}-{file_name(scenario)}"
         stem = f"{machine}-{stem}" if machine else stem
+        stem = f"{stem}-{measure}" if measure else stem
         if scenario:
             lines += [f"**{printable(scenario)}**", ""]
         x, y = axes_for(part, kernel)
