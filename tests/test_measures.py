@@ -246,6 +246,18 @@ def test_the_report_has_a_column_and_a_figure_per_count(tmp_path):
     assert any("l1_misses" in f for f in written.figures) and any("cache_misses" in f for f in written.figures)
 
 
+def test_the_report_never_plots_a_time_under_valgrind_beside_a_native_one(tmp_path):
+    from labctl import report
+
+    db = tmp_path / "r.db"
+    mixed = COUNTED + '[[grid]]\nkernel = "ping_pong"\nparams = { messages = 100 }\naxes = { spin_us = [0, 20] }\nmeasure = "time"\n'
+    run = stored_counts(db, [[12_000] * 3, [12_500] * 3, [9_000] * 3, [9_100] * 3], mixed)
+    written = report.write(db, run, tmp_path / "out")
+    text = (written.folder / "report.md").read_text(encoding="utf-8")
+    assert "## ping_pong, measured in instructions" in text
+    assert "| ping_pong (instructions) | 2 |" in text
+
+
 def test_compare_matches_points_by_measure_and_compares_their_counts(tmp_path, labctl):
     from labctl import compare
 
