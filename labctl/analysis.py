@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from labctl import results, stats
+from labctl.sample import COUNTS
 from labctl.schema import OURS, RUNTIME, Kernel, Param
 from labctl.text import show
 
@@ -45,6 +46,11 @@ class Metric:
     def is_time(self) -> bool:
         return self.column.endswith("_ns")
 
+    @property
+    def is_count(self) -> bool:
+        """A count of what a phase executed (instructions, cache misses...), not a time."""
+        return self.column in COUNTS and not self.is_time
+
     def scale(self, values) -> tuple[float, str]:
         """A divisor and unit that suit `values`: (1e6, "ms"), or (1e6, "M msgs/s")."""
         largest = max((abs(v) for v in values if v == v), default=1.0)
@@ -55,6 +61,10 @@ class Metric:
             return 1.0, "ns"
         if self.column == "msgs_per_s":
             return (1e6, "M msgs/s") if largest >= 1e5 else (1.0, "msgs/s")
+        if self.is_count:
+            for unit, factor in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+                if largest >= factor:
+                    return factor, unit
         return 1.0, ""
 
     @property
@@ -68,6 +78,13 @@ class Metric:
 
 TIME = Metric("elapsed_ns", True)
 THROUGHPUT = Metric("msgs_per_s", False)
+
+
+def counted(samples: pd.DataFrame) -> list[Metric]:
+    """The counts (instructions, cache misses...; labctl.sample.COUNTS) these samples have values
+    of, in that order: what the instructions and counters measures add beside the time."""
+    return [Metric(name, True) for name in COUNTS
+            if name in samples and samples[name].notna().any()]
 
 
 
@@ -97,12 +114,15 @@ def machines(frame: pd.DataFrame) -> list[tuple[str, list[str], pd.DataFrame]]:
 
 
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
-    """One row per point of `samples`: its parameters, sample count, the median of `metric`
-    (divided by the parameter `per`) with its 95% interval, cv and noise flag, and the median
-    throughput."""
+    """One row per point of `samples` that has values of `metric`: its parameters, sample count,
+    the median of `metric` (divided by the parameter `per`) with its 95% interval, cv and noise
+    flag, the median throughput, its measure, and whether its counts are schedule-dependent."""
     rows = []
     params = results.param_columns(samples)
     for point, group in samples.groupby("point", sort=True):
+        group = group[group[metric.column].notna()]  # a count the point's measure did not take
+        if group.empty:
+            continue
         values = group[metric.column].astype(float)
         if per is not None:
             values = values / group[per].astype(float)
@@ -113,6 +133,9 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
             "n": summary.count, "median": summary.median, "ci_low": summary.ci_low,
             "ci_high": summary.ci_high, "cv": summary.cv, "noisy": summary.noisy,
             "rate_median": float(group["msgs_per_s"].median()),
+            "measure": group["measure"].iloc[0] if "measure" in group else "time",
+            "schedule_dependent": bool(group["schedule_dependent"].fillna(False).any())
+            if "schedule_dependent" in group else False,
         })
     table = pd.DataFrame(rows)
     table.attrs.update(samples.attrs)  # its parameters are the samples': their catalogue goes with it

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from labctl import __version__, cluster, experiment, files, kernels, runner, text
+from labctl import __version__, cluster, experiment, files, kernels, measures, runner, text
 from labctl.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -27,6 +27,7 @@ from labctl.console import (
     kernel_json,
     params_text,
     print_experiments,
+    print_gate,
     print_kernels,
     print_opened,
     print_plan,
@@ -122,10 +123,13 @@ def kernels_command(describe: str | None, as_json: bool) -> None:
 @click.option("--timeout", default=600.0, show_default=True,
               type=click.FloatRange(min=0.1, max=experiment.MAX_TIMEOUT_S),
               help="Seconds the whole point may take before its worker is killed.")
+@click.option("--measure", type=click.Choice(measures.MEASURES), default=measures.TIME, show_default=True,
+              help="time: the clock; instructions: counted by valgrind's callgrind (the same every "
+                   "run; 70-200x slower); counters: the CPU's and the kernel's perf_event counters.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per sample on stdout.")
 @click.pass_context
 def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | None, warmup: int,
-                timeout: float, as_json: bool) -> None:
+                timeout: float, measure: str, as_json: bool) -> None:
     """Run KERNEL in a worker process and print its samples.
 
     Kernel parameters follow as --name value (see `labctl kernels`), e.g.
@@ -138,23 +142,28 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
     except kernels.ParamError as error:
         fail(str(error), EXIT_USAGE)
     params = {name: value for name, value in params.items() if value is not None}
-    point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout)
+    why = measures.refused(measure, params)
+    if why:
+        fail(f"--measure: {why}", EXIT_USAGE)
+    point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout,
+                         measure=measure)
     if not as_json:
-        stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  "))
-    elapsed: list[float] = []
+        stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  ")
+                     + (f"  (measure: {measure})" if measure != measures.TIME else ""))
+    taken = []
     try:
         for sample in runner.run_point(point):
             if sample.warmup:
                 continue
-            elapsed.append(sample.elapsed_ns)
+            taken.append(sample)
             if as_json:
                 click.echo(json.dumps(sample.to_json()))
             else:
                 stdout.print(sample_line(sample, repeats))
     except runner.PointFailed as error:
         fail(f"{spec.name} failed: {error}", EXIT_USAGE if error.kind == "param" else EXIT_FAILED)
-    if not as_json and len(elapsed) > 1:
-        stdout.print(runs_summary(elapsed))
+    if not as_json and len(taken) > 1:
+        stdout.print(runs_summary(taken))
 
 
 def _load_plan(path: str, seed: int | None, scale: str = "default") -> experiment.Plan:
@@ -278,8 +287,10 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
 
 def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str | None,
            retry_failed: bool, backend: runner.Backend, where: str | None = None,
-           host_warnings: list[str] | None = None) -> None:
-    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes."""
+           host_warnings: list[str] | None = None, failed_points_fail: bool = True) -> int | None:
+    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes; its id, or None
+    if it had nothing left to run. Failed points end labctl with 1 unless the caller judges them
+    (`failed_points_fail` False)."""
     store = _open_store(db, create=plan is not None)  # resuming never creates a store
     try:
         opened = runner.start(store, plan, db, where, host_warnings) if plan is not None else \
@@ -291,10 +302,10 @@ def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str 
         stdout.print(f"run {row.id} ({safe(row.name)}) has no point left to run"
                      + ("" if retry_failed or not row.points_failed else
                         f"; {row.points_failed} failed: --retry-failed runs them again"))
-        return
+        return None
     print_opened(opened, db, len(plan.points) if plan else 0)
-    progress = SweepProgress()
     started = time.monotonic()
+    progress = SweepProgress()
     try:
         result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
     except runner.Interrupted as interrupted:
@@ -316,8 +327,9 @@ def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str 
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
-    if result.points_failed:
+    if result.points_failed and failed_points_fail:
         fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored", EXIT_FAILED)
+    return row.id
 
 
 def _store_failed_mid_sweep(store: Store, run_id: int, db: str, error: sqlite3.DatabaseError) -> None:
@@ -412,6 +424,8 @@ def export_command(run: str, db: str, fmt: str, output: str | None, force: bool)
         fail(str(error), error.code)
     if fmt == "csv":  # a list in a CSV cell: as JSON
         frame["thread_cpu_ns"] = frame["thread_cpu_ns"].map(json.dumps)
+    if fmt in ("csv", "parquet"):  # a mapping of any keys, often none: as JSON
+        frame["unsupported"] = frame["unsupported"].map(json.dumps)
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -448,6 +462,30 @@ def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> f
     if not number >= 0 or math.isinf(number):
         fail(f"{ctx.info_name}: {param.opts[0]} takes a percentage >= 0, got '{value}'", EXIT_USAGE)
     return number
+
+
+@main.command("gate")
+@click.argument("file", default="gate", metavar="[EXPERIMENT]")
+@db_option
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="The baseline (default: beside the experiment file, gate.baseline.json).")
+@click.option("--run", "run", metavar="RUN",
+              help="Judge a stored run (an id or 'latest') instead of sweeping the experiment.")
+@click.option("--update", is_flag=True,
+              help="Write the baseline from the run instead of judging it: on purpose, committed "
+                   "with the change that moved the counts.")
+@click.option("--threshold", default="2", show_default=True, metavar="PCT", callback=_percent,
+              help="A point fails above PCT percent more instructions than its baseline.")
+@_store_failures
+def gate_command(file: str, db: str, baseline: str | None, run: str | None, update: bool,
+                 threshold: float) -> None:
+    """CI's regression gate: sweep EXPERIMENT (default: gate, single-thread kernels measured in
+    instructions) and exit 1 where a point executes more than PCT percent more instructions than
+    the committed baseline, or has no count. `--update` refreshes the baseline instead."""
+    if run is None:
+        run = str(_sweep(_load_plan(file, None), db, None, file, False, runner.LocalBackend(),
+                         failed_points_fail=False))  # a point that failed fails the gate, judged
+    print_gate(db, run, baseline, update, threshold)
 
 
 @main.command("compare")

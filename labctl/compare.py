@@ -1,14 +1,16 @@
 """Two runs compared point by point: is B faster, slower, or is the difference noise?
 
-Points are matched by kernel, parameters, environment and CPUs (what makes a point key), less the
-parameters the caller ignores, and by the kind of machine each point ran on (labctl.results'
-`machine`): a point of one kind of host is compared with one of another kind only when asked
-(across_machines), and the header says so. For each point measured in both runs: the ratio of medians B/A of
+Points are matched by kernel, parameters, environment, CPUs and measure (what makes a point key),
+less the parameters the caller ignores, and by the kind of machine each point ran on
+(labctl.results' `machine`): a point of one kind of host is compared with one of another kind only
+when asked (across_machines), and the header says so. For each point measured in both runs: the ratio of medians B/A of
 a metric with its 95% bootstrap interval, the Mann-Whitney U test (two-sided), and a verdict.
 Below 3 samples on a side there is no verdict: two single values are never "significant". Where
 the test cannot reach alpha at the sample sizes (3 against 3: p is never below 0.1) it says so,
-rather than "no difference". Pure functions over the frames of labctl.results, and a markdown
-renderer.
+rather than "no difference". A metric that reproduces (instruction counts: each side's values
+within QUIET_SPREAD of each other) is judged without the test, which has nothing to rank there:
+two such samples whose ranges do not overlap differ, however little. Pure functions over the
+frames of labctl.results, and a markdown renderer.
 """
 
 from __future__ import annotations
@@ -24,13 +26,22 @@ import numpy as np
 import pandas as pd
 
 from labctl import analysis, results, stats, text
+from labctl.sample import COUNTS
 from labctl.schema import Catalogue, Kernel
 from labctl.store import Store
 
 ALPHA = 0.05
 DEFAULT_METRIC = "elapsed_ns"
-# Metrics of every sample; a kernel's own (round_trip_p50_ns, ...) come with its samples.
-SAMPLE_METRICS = ("elapsed_ns", "msgs_per_s", "cpu_ns")
+# Metrics of every sample (the counts where its measure took them); a kernel's own
+# (round_trip_p50_ns, ...) come with its samples.
+SAMPLE_METRICS = ("elapsed_ns", "msgs_per_s", "cpu_ns", *COUNTS)
+# A sample is quiet when its values spread (max - min) by at most this share of its median: an
+# instruction count of a single-thread kernel varies by a few hundred in 10^8 (0.001%) between
+# runs, a time by 1-30%. For two quiet samples the rank test is the wrong tool: ties leave it
+# nothing to rank, and at 3 against 3 it never reaches alpha however far apart the counts are.
+# So their verdict is by their ranges: apart, they differ, by however little (a real change of
+# the code, not noise); overlapping, they do not; equal and constant, no change at all.
+QUIET_SPREAD = 0.001
 
 # Verdicts. The last two are no verdict: the samples cannot tell.
 FASTER = "faster"
@@ -62,6 +73,7 @@ class Difference:
     verdict: str
     lower_is_better: bool
     min_change: float  # percent
+    quiet: bool = False  # both sides within QUIET_SPREAD: judged by their ranges, not the test
 
     @property
     def change(self) -> float:
@@ -86,15 +98,19 @@ class Difference:
             return (f"no change (below {self.min_change:g}%)" if self.min_change
                     else "no change (equal medians)")
         if self.verdict in (FASTER, SLOWER):
-            return f"{self.verdict} ({self.factor:.2f}x)"
+            size = f"{self.factor:.2f}x" if self.factor >= 1.005 else f"{self.change:+.2g}%"
+            return f"{self.verdict} ({size}" + ("; ranges apart, no noise)" if self.quiet else ")")
+        if self.verdict == NO_DIFFERENCE and self.quiet:
+            return "no difference (ranges overlap, no noise)"
         return self.verdict
 
 
 def difference(a: Sequence[float], b: Sequence[float], lower_is_better: bool = True,
                min_change: float = 0.0, alpha: float = ALPHA) -> Difference:
     """Compares sample B with sample A (each at least one value). A verdict needs 3 values a
-    side, sizes at which the rank test can reach `alpha`, p below alpha, and a change of the
-    median of at least `min_change` percent either way."""
+    side; then, where both sides are quiet (QUIET_SPREAD), ranges that do not overlap; otherwise
+    sizes at which the rank test can reach `alpha` and p below alpha. And a change of the median
+    of at least `min_change` percent either way."""
     if not a or not b:
         raise ValueError("each side needs at least one value")
     median_a, median_b = statistics.median(a), statistics.median(b)
@@ -103,22 +119,37 @@ def difference(a: Sequence[float], b: Sequence[float], lower_is_better: bool = T
     else:
         ratio = math.inf if median_b else math.nan
     interval = p_value = None
+    quiet = False
     if min(len(a), len(b)) < stats.MIN_SAMPLES_FOR_INTERVAL:
         verdict = TOO_FEW
     else:
         interval = stats.ratio_interval(a, b)
         p_value = stats.rank_test(a, b)
-        if stats.smallest_p(len(a), len(b)) >= alpha:
+        quiet = _quiet(a) and _quiet(b)
+        if quiet:
+            apart = max(a) < min(b) or max(b) < min(a)
+            verdict = NO_DIFFERENCE if not apart else SLOWER if (median_b > median_a) == lower_is_better else FASTER
+            if verdict == NO_DIFFERENCE and median_a == median_b and len(set(a) | set(b)) == 1:
+                verdict = NO_CHANGE
+        elif stats.smallest_p(len(a), len(b)) >= alpha:
             verdict = CANNOT_BE_SIGNIFICANT
         elif p_value >= alpha:
             verdict = NO_DIFFERENCE
-        elif median_a == median_b or abs((ratio - 1) * 100) < min_change:
+        elif median_a == median_b:
             verdict = NO_CHANGE
         else:
             verdict = SLOWER if (median_b > median_a) == lower_is_better else FASTER
+        if verdict in (FASTER, SLOWER) and abs((ratio - 1) * 100) < min_change:
+            verdict = NO_CHANGE
     return Difference(len(a), len(b), median_a, median_b, ratio,
                       interval[0] if interval else None, interval[1] if interval else None,
-                      p_value, verdict, lower_is_better, min_change)
+                      p_value, verdict, lower_is_better, min_change, quiet)
+
+
+def _quiet(values: Sequence[float]) -> bool:
+    """Whether values spread by at most QUIET_SPREAD of their median (all equal, say)."""
+    middle = abs(statistics.median(values))
+    return max(values) - min(values) <= QUIET_SPREAD * middle
 
 
 def geometric_mean(ratios: Iterable[float]) -> float | None:
@@ -307,8 +338,10 @@ def _points(side: Side, ignore: Sequence[str], across_machines: bool = False) ->
         params = {name: _plain(record[name]) for name in order if not _missing(record[name])}
         matched = {name: value for name, value in params.items() if name not in ignore}
         machine = None if across_machines else record.get("machine")
-        key = json.dumps([record["kernel"], matched, record["env"], record["cpus"], machine],
-                         sort_keys=True)
+        # A point of another measure is another point (its time was taken under valgrind, say).
+        measure = record.get("measure") or "time"
+        key = json.dumps([record["kernel"], matched, record["env"], record["cpus"], machine]
+                         + ([measure] if measure != "time" else []), sort_keys=True)
         if key in found:
             _, kernel, other = found[key]
             raise CompareError(
@@ -371,10 +404,12 @@ def markdown(c: Comparison) -> str:
         if points:
             out += [title, "", *(f"- {text.cell(label(k, p))}" for k, p in points), ""]
     if c.unmeasured:
-        out += [f"No {c.metric} samples on a side (failed, or not a metric of the kernel):", "",
+        out += [f"No {c.metric} samples on a side (failed, not a metric of the kernel, or not counted by the point's measure):", "",
                 *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
     notes = (f"B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U "
-             f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}")
+             f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}, or, where "
+             f"both sides are without noise (values within {QUIET_SPREAD:.1%} of each other, as "
+             "instruction counts are), ranges that do not overlap")
     if c.min_change:
         notes += f", and a change of {c.min_change:g}% or more (else \"no change\")"
     if c.ignored:
@@ -451,6 +486,8 @@ def _summary(c: Comparison) -> str:
 
 
 def _figure(metric: str, value: float) -> str:
+    if metric in COUNTS:
+        return text.format_count(value, metric)
     if stats.lower_is_better(metric):
         return text.format_duration(value)
     if metric == "msgs_per_s":

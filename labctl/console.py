@@ -17,12 +17,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from labctl import experiment, kernels, runner, runtimes, stats, studies
+from labctl import experiment, kernels, measures, runner, runtimes, stats, studies
 from labctl.runner import Point
-from labctl.sample import Sample
+from labctl.sample import COUNTS, Sample
 from labctl.schema import Kernel
 from labctl.store import PointRow, RunRow, Store
-from labctl.text import format_duration, format_seconds, machine_line, printable, show
+from labctl.text import count_name, format_count, format_duration, format_seconds, machine_line, printable, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,9 +138,11 @@ def _print_runtimes(selected: list[Kernel]) -> None:
 
 # -- points, samples and sweeps -----------------------------------------------------------------
 
-def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) -> None:
+def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]],
+                 folding: frozenset[str] = frozenset({""})) -> None:
     """One table per kernel: its points, the parameters that vary among them, then `extra`
-    columns (one value per point, in `points` order); its fixed parameters underneath."""
+    columns (one value per point, in `points` order); its fixed parameters underneath. Where the
+    table is too wide, only the `folding` columns fold onto more lines; no figure is cut."""
     from labctl.analysis import varying  # pandas: imported by the commands that print points
 
     for kernel in dict.fromkeys(kernel for kernel, _ in points):
@@ -149,13 +151,13 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) ->
         spec = kernels.catalogue().get(kernel) or Kernel(kernel, "", "", (), "", "", ())
         vary = varying(rows, spec, missing_varies=True) if spec.params else \
             [n for n in sorted({n for row in rows for n in row}) if len({repr(r.get(n)) for r in rows}) > 1]
-        table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False,
+        table = Table(box=None, padding=(0, 2 if len(extra) < 7 else 1), show_edge=False, pad_edge=False,
                       title=f"[bold]{safe(kernel)}[/bold]", title_justify="left")
         table.add_column("#", justify="right")
         for name in vary:
             table.add_column(name)
         for name in extra:
-            table.add_column(name, justify="right")
+            table.add_column(name, justify="right", no_wrap=name not in folding, overflow="fold")
         for i, params in zip(indices, rows):
             table.add_row(str(i + 1), *[safe(show(params[n])) if n in params else "-" for n in vary],
                           *[values[i] for values in extra.values()])
@@ -166,20 +168,41 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]]) ->
 
 
 def sample_line(sample: Sample, repeat: int) -> str:
-    """One run of `labctl run`: its time, throughput, the kernel's metrics and its answer."""
-    figures = [f"run {sample.index + 1}/{repeat}", f"{format_duration(sample.elapsed_ns):>9}",
+    """One run of `labctl run`: its time, throughput, what it counted (the measure's), the
+    kernel's metrics and its answer."""
+    valgrind = sample.measure == measures.INSTRUCTIONS
+    figures = [f"run {sample.index + 1}/{repeat}", f"{format_duration(sample.elapsed_ns):>9}"
+               + (" (under valgrind)" if valgrind else ""),
                f"{stats.throughput(sample.messages_processed, sample.elapsed_ns) / 1e6:7.2f} M msgs/s"]
+    figures += [f"{format_count(value, name)} {count_name(name)}" for name in COUNTS
+                if (value := getattr(sample, name)) is not None]
+    if sample.unsupported:
+        figures.append(f"[yellow]unsupported here:[/yellow] {', '.join(map(count_name, sample.unsupported))}")
+    if sample.schedule_dependent:
+        figures.append("[yellow]schedule-dependent[/yellow]")
     for name, value in sample.metrics.items():
         figures.append(f"{name.removesuffix('_ns')} {format_duration(value)}"
                        if name.endswith("_ns") else f"{name} {show(round(value, 2))}")
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {safe(sample.answer)}"
 
 
-def runs_summary(elapsed: list[float]) -> str:
-    """The median of `labctl run`'s runs, with the fastest and the slowest."""
-    s = stats.summarize(elapsed)
-    return (f"  median {format_duration(s.median)}  (min {format_duration(s.minimum)}, "
-            f"max {format_duration(s.maximum)}, {s.count} runs)")
+def runs_summary(samples: list[Sample]) -> str:
+    """The median of `labctl run`'s runs, with the fastest and the slowest; of each count too,
+    with its spread ((max - min) / median)."""
+    lines = []
+    s = stats.summarize([sample.elapsed_ns for sample in samples])
+    under = " under valgrind" if samples[0].measure == measures.INSTRUCTIONS else ""
+    lines.append(f"  median {format_duration(s.median)}{under}  (min {format_duration(s.minimum)}, "
+                 f"max {format_duration(s.maximum)}, {s.count} runs)")
+    for name in COUNTS:
+        values = [value for sample in samples if (value := getattr(sample, name)) is not None]
+        if len(values) == len(samples):
+            c = stats.summarize(values)
+            spread = (c.maximum - c.minimum) / c.median * 100 if c.median else 0.0
+            lines.append(f"  median {format_count(c.median, name)} {count_name(name)}  (min "
+                         f"{format_count(c.minimum, name)}, max {format_count(c.maximum, name)}, "
+                         f"spread {spread:.3g}%, {c.count} runs)")
+    return "\n".join(lines)
 
 
 class SweepProgress:
@@ -255,8 +278,10 @@ def print_plan(plan: experiment.Plan, db: str, store: Store | None) -> None:
     stdout.print(f"[bold]{safe(plan.name)}[/bold]: {safe(plan.description)}  "
                  f"({safe(plan.source)}{', scale full' if plan.scale == 'full' else ''})")
     stdout.print(f"{len(plan.points)} points, {samples} measured samples; order {order}")
-    print_points([(p.kernel, p.params) for p in plan.points],
-                 {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]})
+    extra = {"warmup+repeats": [f"{p.warmup}+{p.repeats}" for p in plan.points]}
+    if any(p.measure != measures.TIME for p in plan.points):
+        extra["measure"] = [p.measure for p in plan.points]
+    print_points([(p.kernel, p.params) for p in plan.points], extra)
     for note in plan.notes:
         stdout.print(f"note: {safe(note)}")
     stdout.print(safe(runner.estimate(plan.points, store).text(db)))
@@ -320,12 +345,16 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
 
 
 def _print_medians(samples: pd.DataFrame, points: list[PointRow]) -> None:
-    """The medians of the points of `samples` (one machine's), a table per kernel."""
+    """The medians of the points of `samples` (one machine's), a table per kernel: the time, and
+    each count the points' measures took (instructions, cache misses...)."""
     from labctl import analysis
 
     table = analysis.point_table(samples, analysis.TIME).sort_values("position")
     measured = {p.id: p for p in points}
-    columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s", "")}
+    counts = {metric.column: analysis.point_table(samples, metric).set_index("point")
+              for metric in analysis.counted(samples)}
+    columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s",
+                                     *(count_name(name) for name in counts), "")}
     for _, point in table.iterrows():
         columns["n"].append(str(point["n"]))
         columns["median"].append(format_duration(point["median"]))
@@ -334,5 +363,53 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow]) -> None:
                                  if low == low and low is not None else "(n<3)")  # NaN: none
         columns["cv"].append(f"{point['cv'] * 100:.1f}%")
         columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
-        columns[""].append("[yellow]noisy[/yellow]" if point["noisy"] else "")
-    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
+        for name, medians in counts.items():
+            columns[count_name(name)].append(format_count(medians.loc[point["point"], "median"], name)
+                                             if point["point"] in medians.index else "-")
+        flags = ["[yellow]noisy[/yellow]"] if point["noisy"] else []
+        if point["measure"] == measures.INSTRUCTIONS:
+            flags.append("time under valgrind")
+        if point["schedule_dependent"]:
+            flags.append("[yellow]schedule-dependent[/yellow]")
+        columns[""].append(", ".join(flags))
+    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns,
+                 frozenset({"", "95% CI"}))
+    if counts:
+        stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
+                     "`unsupported` says why a counter is missing here)")
+
+
+def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold: float) -> None:
+    """`labctl gate` once its run is stored: writes the baseline from it (`update`), or judges it
+    against the baseline, prints the table and ends labctl with 1 where a point fails."""
+    from labctl import gate
+    from labctl.store import StoreError
+
+    try:
+        with Store(db, create=False) as store:
+            run_id = store.resolve_run(run)
+            source = store.run(run_id).source
+    except StoreError as error:
+        fail(str(error), error.code)
+    try:
+        path = Path(baseline) if baseline else gate.baseline_path(experiment.locate(source))
+    except experiment.ExperimentError as error:
+        fail(f"gate: run {run_id}'s experiment is not here ({error}); give --baseline FILE", EXIT_USAGE)
+    try:
+        if update:
+            gate.write(gate.record(db, run_id), path)
+            stdout.print(f"run {run_id}: wrote the baseline {safe(path)}; commit it with the "
+                         "change that moved the counts")
+            return
+        result = gate.check(db, run_id, gate.read(path), path, threshold)
+    except gate.GateError as error:
+        fail(f"gate: {error}", EXIT_FAILED)
+    except OSError as error:
+        fail(f"gate: --baseline {path}: cannot write: {error.strerror or error}", EXIT_FAILED)
+    click.echo(gate.markdown(result))
+    for row in result.failed:
+        click.echo(f"labctl: gate: {printable(gate.label(row))}: {row.verdict}"
+                   + (f" ({row.change:+.2f}% instructions)" if row.change is not None else "")
+                   + (f" ({printable(row.note)})" if row.note and row.change is None else ""), err=True)
+    if result.failed:
+        sys.exit(EXIT_FAILED)

@@ -27,7 +27,7 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import _native, kernels, shipped, stats, studies
+from labctl import _native, kernels, measures, shipped, stats, studies
 from labctl.schema import Catalogue, Figure, Reference
 from labctl.text import printable
 
@@ -44,6 +44,7 @@ Warmup = Annotated[int, Field(strict=True, ge=0, le=1_000)]
 TimeoutS = Annotated[float, Field(strict=True, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
 RlimitMb = Annotated[int, Field(strict=True, ge=1, le=MAX_RLIMIT_MB)]
 Seed = Annotated[int, Field(strict=True, ge=-2**63, le=2**63 - 1)]
+Measure = Literal[measures.MEASURES]  # type: ignore[valid-type]
 
 
 class ExperimentError(ValueError):
@@ -78,6 +79,7 @@ class GridSpec(BaseModel):
     warmup: Warmup | None = None
     timeout_s: TimeoutS | None = None
     rlimit_mb: RlimitMb | None = None
+    measure: Measure | None = None
     env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
     cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
 
@@ -139,6 +141,8 @@ class ExperimentSpec(BaseModel):
     timeout_s: TimeoutS = 600.0
     # The worker's address-space limit (RLIMIT_AS) in MiB; thread stacks count (8 MiB each).
     rlimit_mb: RlimitMb | None = None
+    # How each point is measured (labctl.measures): the clock, or counts of what its phase ran.
+    measure: Measure = "time"
     order: Literal["random", "grid"] = "random"
     seed: Seed | None = None  # of the random order; derived from the text when absent, recorded
     grid: Annotated[list[GridSpec], Field(min_length=1)]
@@ -157,13 +161,24 @@ class PlannedPoint:
     env: dict[str, str] = field(default_factory=dict)
     cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
     rlimit_mb: int | None = None  # the worker's address-space limit
-    skip: str = ""  # why it cannot run on this machine (a runtime or allocator missing); stored, not run
+    measure: str = measures.TIME  # time, instructions or counters (labctl.measures)
+    skip: str = ""  # why it cannot run on this machine (a runtime, an allocator, valgrind missing); stored, not run
 
     @property
     def key(self) -> str:
         """Identifies the point across runs: same kernel, parameters and setting, same key."""
-        canonical = json.dumps([self.kernel, self.params, self.env, self.cpus], sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return point_key(self.kernel, self.params, self.env, self.cpus, self.measure)
+
+
+def point_key(kernel: str, params: dict, env: dict, cpus: tuple[int, ...] | list[int] | None,
+              measure: str) -> str:
+    """What makes a point the same point in another run: its kernel, parameters, environment,
+    CPUs and measure (a point timed under valgrind is not the one timed natively; the time
+    measure adds nothing, so keys from before measures stay as they were)."""
+    setting = [kernel, params, env, list(cpus) if cpus else cpus]
+    if measure != measures.TIME:
+        setting.append(measure)
+    return hashlib.sha256(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -426,6 +441,10 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             section = "axes" if error.param in grid.axes else "params"
             raise ExperimentError(f"{where}.{section}.{error.param}: {error}") from None
         params = {name: value for name, value in resolved.items() if value is not None}
+        measure = grid.measure or spec.measure
+        why = measures.refused(measure, params)
+        if why:
+            raise ExperimentError(f"{where}.measure: {why}")
         produced.append(PlannedPoint(
             kernel=kernel.name,
             params=params,
@@ -435,7 +454,8 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             env=dict(grid.env),
             cpus=cpus,
             rlimit_mb=grid.rlimit_mb or spec.rlimit_mb,
-            skip=kernels.missing(params),
+            measure=measure,
+            skip=kernels.missing(params) or measures.missing(measure),
         ))
     if not produced:
         raise ExperimentError(f"{where}: empty grid: every combination is excluded")

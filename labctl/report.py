@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl import __version__, files, results, stats
+from labctl import __version__, files, measures, results, stats
 from labctl.analysis import (
     SHORT,
     Metric,
     _key,
+    _with_attrs,
     axes_for,
+    counted,
     fixed,
     heatmap_panels,
     kernel_metric,
@@ -42,7 +44,16 @@ from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_
 from labctl.references import TIE_RATIO, Comparison, Match, compare_reference, in_unit, rank, ranks
 from labctl.schema import OURS, RUNTIME, Catalogue
 from labctl.store import RunRow, Store, now
-from labctl.text import format_duration, machine_line, markdown_table, number, printable, show
+from labctl.text import (
+    count_name,
+    format_count,
+    format_duration,
+    machine_line,
+    markdown_table,
+    number,
+    printable,
+    show,
+)
 
 
 @dataclass
@@ -132,34 +143,45 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     # Figures from two kinds of machine are never pooled: with several, each kernel gets a
     # section, and each set of published figures a comparison, per machine (m1, m2, ...).
     several = len(groups) > 1
-    views = []  # (machine number or None, kernel, metric, point table)
+    # A kernel whose points were measured in more than one way gets a section per measure: a
+    # time taken under valgrind is never plotted beside a native one.
+    views = []  # (machine number or None, kernel, metric, point table, measure or "")
+    counts = []  # beside each view: [(a count's metric, its point table)], the measures' figures
     for number_, (_, _, part) in enumerate(groups, 1):
         for kernel in dict.fromkeys(part["kernel"]):
-            kernel_samples = part[part["kernel"] == kernel]
-            metric = kernel_metric(kernel_samples)
-            views.append((number_ if several else None, kernel, metric, point_table(kernel_samples, metric)))
+            of_kernel = part[part["kernel"] == kernel]
+            taken = list(dict.fromkeys(of_kernel["measure"]))
+            for measure in taken:
+                kernel_samples = of_kernel[of_kernel["measure"] == measure]
+                metric = kernel_metric(kernel_samples)
+                views.append((number_ if several else None, kernel, metric, point_table(kernel_samples, metric),
+                              measure if len(taken) > 1 else ""))
+                counts.append([(count, point_table(kernel_samples, count)) for count in counted(kernel_samples)])
     if views:
         lines += ["## Summary", "", "The best and the worst configuration of each kernel in this run "
                   "(medians; time when every run did the same work, throughput otherwise).", ""]
         summary_rows = []
-        for machine, kernel, metric, table in views:
+        for machine, kernel, metric, table, measure in views:
             vary = varying(table, kernel)
             ordered = table.sort_values("median", ascending=metric.lower_is_better)
             best, worst = ordered.iloc[0], ordered.iloc[-1]
             spread = (worst["median"] / best["median"] if metric.lower_is_better
                       else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
-            summary_rows.append([*([f"m{machine}"] if several else []), kernel, len(table),
+            summary_rows.append([*([f"m{machine}"] if several else []),
+                                 kernel + (f" ({measure})" if measure else ""), len(table),
                                  f"{label(best, vary) or 'one point'}: {_value(best['median'], metric)}",
                                  f"{label(worst, vary) or 'one point'}: {_value(worst['median'], metric)}",
                                  f"{spread:.2f}x"])
         headers = [*(["machine"] if several else []), "kernel", "points", "best", "worst", "worst/best"]
         lines += [markdown_table(headers, summary_rows, {1 + several, 4 + several}), ""]
 
+    lines += _measures_section(samples)
     for number_ in (range(1, len(groups) + 1) if several else [None]):
-        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table in views
-                                    if machine == number_}, _on(number_))
-    for machine, kernel, metric, table in views:
-        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine))
+        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table, measure in views
+                                    if machine == number_ and measure in ("", measures.TIME)}, _on(number_))
+    for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
+        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
+                                 measure)
 
     lines += _failures(catalogue, failed)
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
@@ -198,17 +220,53 @@ def _when(stamp: str | None) -> str:
     return (stamp or "")[:19].replace("T", " ") + " UTC"
 
 
+def _measures_section(samples: pd.DataFrame) -> list[str]:
+    """What the run's measures counted, beside the time, and what this machine could not."""
+    taken = set(samples["measure"]) - {measures.TIME} if not samples.empty else set()
+    if not taken:
+        return []
+    lines = ["## Measures", ""]
+    if measures.INSTRUCTIONS in taken:
+        lines += ["Points measured in `instructions` ran under valgrind's callgrind, which counted "
+                  "the instructions of the measured phase alone (and simulated its L1 and last-level "
+                  "cache misses): the same count run after run, on a noisy machine too. Their times "
+                  "were taken under valgrind, 70-200x slower than natively: read their counts, not "
+                  "their times.", ""]
+    if measures.COUNTERS in taken:
+        lines += ["Points measured in `counters` counted the measured phase with perf_event: the "
+                  "CPU's counters (user space) and the kernel's, for every thread of the process.", ""]
+    dependent = samples[samples["schedule_dependent"].fillna(False)]
+    if not dependent.empty:
+        lines += [f"{dependent['point'].nunique()} points are marked schedule-dependent: more than one "
+                  "thread did their phase's work, so their counts change with how the threads "
+                  "interleaved (a queue found empty, a thread parked and woken); they vary between "
+                  "runs, less than times do.", ""]
+    missing: dict[str, str] = {}
+    for unsupported in samples["unsupported"]:
+        for name, why in (unsupported or {}).items():
+            missing.setdefault(name, why)
+    if missing:
+        lines += ["Counters this machine does not have (left empty, never counted as 0):", "",
+                  markdown_table(["counter", "why"], [[count_name(n), w] for n, w in missing.items()]), ""]
+    return lines
+
+
 def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd.DataFrame,
-                    folder: Path, figures: list[str], machine: str = "") -> list[str]:
+                    folder: Path, figures: list[str], machine: str = "",
+                    counts: list[tuple[Metric, pd.DataFrame]] = (), measure: str = "") -> list[str]:
+    """A kernel's figures (its metric, and each count its measures took), then its table; of its
+    points measured in `measure` alone where it has points of more than one."""
     spec = catalogue.kernels.get(kernel)
     vary = varying(table, kernel)
-    lines = [f"## {kernel}" + (f" on {machine}" if machine else ""), ""]
+    lines = [f"## {kernel}" + (f" on {machine}" if machine else "")
+             + (f", measured in {measure}" if measure else ""), ""]
     if spec is not None and spec.summary:
         lines += [printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")), ""]
     groups = scenarios(table, kernel)
     for scenario, part in groups:
         stem = kernel if len(groups) == 1 or not scenario else f"{kernel}-{file_name(scenario)}"
         stem = f"{machine}-{stem}" if machine else stem
+        stem = f"{stem}-{measure}" if measure else stem
         if scenario:
             lines += [f"**{printable(scenario)}**", ""]
         x, y = axes_for(part, kernel)
@@ -221,10 +279,21 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         if x is None and len(part) > 1:
             path = save(plot_bars(part, kernel, metric), folder, f"{stem}-bars", figures)
             lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
+        for count, count_table in counts:
+            counted_part = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
+            if x is not None and counted_part[x].notna().any():
+                path = save(plot_lines(counted_part, kernel, count, x), folder,
+                            f"{stem}-{x}-{file_name(count.column)}", figures, svg=True)
+                lines += [f"![{kernel}: {count.title} vs {x}]({path})", ""]
+            elif len(counted_part) > 1:
+                path = save(plot_bars(counted_part, kernel, count), folder,
+                            f"{stem}-bars-{file_name(count.column)}", figures)
+                lines += [f"![{kernel}: {count.title} per configuration]({path})", ""]
     unvaried = fixed(table, kernel, vary)
     if unvaried:
         lines += [f"Fixed: {printable(unvaried)}.", ""]
     ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(sort_key)) if vary else table
+    medians = {count.column: count_table.set_index("point")["median"] for count, count_table in counts}
     rows = []
     for _, point in ordered.iterrows():
         interval = (f"{_value(point['ci_low'], metric)} .. {_value(point['ci_high'], metric)}"
@@ -232,13 +301,20 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         flags = []
         if point["noisy"]:
             flags.append(f"noisy (cv > {stats.NOISE_CV:.0%})")
+        if point["measure"] == measures.INSTRUCTIONS:
+            flags.append("time under valgrind")
+        if point["schedule_dependent"]:
+            flags.append("schedule-dependent counts")
         rows.append([*(show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
                      point["n"], _value(point["median"], metric), interval,
                      f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
+                     *(format_count(found[point["point"]], name) if point["point"] in found.index else "-"
+                       for name, found in medians.items()),
                      ", ".join(flags)])
     headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.title}", "95% interval",
-                                                  "cv", "msgs/s", ""]
-    right = set(range(len(vary), len(vary) + 5))
+                                                  "cv", "msgs/s",
+                                                  *(f"median {count_name(n)}" for n in medians), ""]
+    right = set(range(len(vary), len(vary) + 5 + len(medians)))
     lines += [markdown_table(headers, rows, right), ""]
     return lines
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
-from labctl.sample import POINT_COLUMNS
+from labctl.sample import COUNTS, POINT_COLUMNS
 from labctl.schema import Catalogue
 from labctl.store import Store
 from labctl.text import machine_line
@@ -22,7 +22,10 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     one column per parameter (named as in the kernel's schema; empty where it does not apply) and
     per kernel metric. msgs_per_s is derived from elapsed_ns and messages_processed; `machine`
     is the kind of machine the sample's point ran on (its CPU, CPUs, cores, SMT and OS kernel:
-    hosts alike in these are one machine) and `host` the host's name."""
+    hosts alike in these are one machine) and `host` the host's name. `measure` is the point's
+    (under `instructions`, elapsed_ns was taken under valgrind); the counts (instructions,
+    cycles, ...) are empty where the measure did not count them, and `unsupported` says why a
+    counter the measure counts is empty on this machine."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run) if run is not None else None
         samples = store.samples(run_id)
@@ -47,6 +50,9 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     known = catalogue(db, run_id)
     params = _in_schema_order(known, params)
     frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics), rows, params)
+    for name in COUNTS:  # whole numbers with gaps: pandas' nullable integers, not floats
+        frame[name] = pd.array([row.get(name) for row in rows], dtype="Int64")
+    frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
     frame.attrs["catalogue"] = known.to_json()
     return frame
 
@@ -107,16 +113,16 @@ def param_columns(frame: pd.DataFrame) -> list[str]:
 
 def points(db: str | Path, run: int | str) -> pd.DataFrame:
     """The points of a run, failed ones included (status, failure kind and message), with the
-    worker's environment and CPUs (env, cpus): with the kernel and parameters, what makes a
-    point the same point in another run; and where and when it ran (machine and host as in
-    load; started_at and finished_at on the host's clock, empty for a point not run)."""
+    worker's environment, CPUs and measure (env, cpus, measure): with the kernel and parameters,
+    what makes a point the same point in another run; and where and when it ran (machine and
+    host as in load; started_at and finished_at on the host's clock, empty for a point not run)."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         rows = store.points(run_id)
         machine = store.run(run_id).machine
     records = [{
         "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
-        "env": p.env, "cpus": p.cpus, "repeats": p.repeats, "samples": p.samples_done,
+        "env": p.env, "cpus": p.cpus, "measure": p.measure, "repeats": p.repeats, "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
         "machine": machine_line(p.machine or machine), "host": (p.machine or machine).get("hostname"),
         "started_at": p.started_at, "finished_at": p.finished_at,

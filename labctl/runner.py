@@ -16,10 +16,12 @@ import json
 import os
 import queue
 import shlex
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -29,7 +31,7 @@ from typing import Protocol
 
 import psutil
 
-from labctl import experiment, kernels, runtimes, stats, sysinfo, text
+from labctl import experiment, kernels, measures, runtimes, stats, sysinfo, text
 from labctl.experiment import Plan, PlannedPoint
 from labctl.sample import Sample
 from labctl.store import Store, now
@@ -48,6 +50,7 @@ class Point:
     cpus: tuple[int, ...] | None = None  # pin the worker process to these OS CPUs
     env: dict[str, str] = field(default_factory=dict)  # extra environment (e.g. LD_PRELOAD)
     rlimit_mb: int | None = None  # the worker's address-space limit (RLIMIT_AS), in MiB
+    measure: str = measures.TIME  # time, instructions (the worker under callgrind) or counters
     tag: object = None  # the caller's handle on the point (the sweep: store id, first repeat)
 
 
@@ -139,7 +142,21 @@ def _pump(stream, lines: queue.Queue) -> None:
 def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sample]:
     """Runs `point` in a fresh worker process and yields its samples (warmups flagged) as they
     arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout, or
-    (kind `cancelled`) when another thread sets `stop`; the worker never survives the generator."""
+    (kind `cancelled`) when another thread sets `stop`, or if this machine cannot take the point's
+    measure (valgrind missing); the worker never survives the generator."""
+    why = measures.missing(point.measure)
+    if why:
+        raise PointFailed("unavailable", why)
+    # The instructions measure: callgrind writes each phase's counts into a folder of the point's.
+    counts = Path(tempfile.mkdtemp(prefix="labctl-counts-")) if point.measure == measures.INSTRUCTIONS else None
+    try:
+        yield from _run_worker(point, counts, stop)
+    finally:
+        if counts is not None:
+            shutil.rmtree(counts, ignore_errors=True)
+
+
+def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None) -> Iterator[Sample]:
     env = {**os.environ, **point.env}
     # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
     env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
@@ -151,9 +168,11 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
         "cpus": list(point.cpus) if point.cpus else None,
         "rlimit_mb": point.rlimit_mb,
         "parent": os.getpid(),
+        "measure": point.measure,
+        "callgrind_out": str(counts / measures.OUT_FILE) if counts else None,
     }
     process = subprocess.Popen(
-        _worker_command(),
+        measures.worker_prefix(point.measure, counts) + _worker_command(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -294,7 +313,7 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
             continue
         todo.append(Point(kernel=row.kernel, params=row.params, repeat=missing, warmup=row.warmup,
                           timeout_s=row.timeout_s, cpus=row.cpus, env=row.env, rlimit_mb=row.rlimit_mb,
-                          tag=(row.id, row.samples_done)))
+                          measure=row.measure, tag=(row.id, row.samples_done)))
     result = SweepResult()
     if progress:
         progress.started(len(todo), sum(p.repeat for p in todo))
@@ -497,29 +516,37 @@ class Estimate:
 def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Estimate:
     """The time `points` take to run: from their own past samples in `store` where it has them,
     else from the kernel's size (kernels.work) times its cost per message in the store's runs of
-    the same configuration, else times a nominal cost (a guess, and said to be one)."""
+    the same configuration, else times a nominal cost (a guess, and said to be one). A point of
+    the instructions measure runs under callgrind: its time is its native time times
+    measures.CALLGRIND_SLOWDOWN where only native times are known."""
     result = Estimate()
     rates: dict[str, list[tuple[dict, float]]] = {}
     for point in points:
         if point.skip:
             continue
         runs = point.warmup + point.repeats
+        under_valgrind = point.measure == measures.INSTRUCTIONS
+        start_s = WORKER_START_S + (measures.CALLGRIND_START_S if under_valgrind else 0.0)
         previous = store.previous_elapsed(point.key) if store else []
-        if previous:
+        if previous:  # the same point, so the same measure: its own times
             result.known += 1
-            result.seconds += WORKER_START_S + runs * stats.summarize(previous).median / 1e9
+            result.seconds += start_s + runs * stats.summarize(previous).median / 1e9
             continue
         try:
             size = kernels.work(point.kernel, point.params)
         except kernels.ParamError:  # a kernel of a stored run that is not this build's
             size = 0.0
         if not size and point.params.get("duration_s"):
-            result.known += 1
-            result.seconds += WORKER_START_S + runs * float(point.params["duration_s"])
+            result.known += 1  # a fixed time of the clock's, under valgrind too
+            result.seconds += start_s + runs * float(point.params["duration_s"])
             continue
         if store and point.kernel not in rates:
-            rates[point.kernel] = [(params, elapsed / messages) for params, elapsed, messages
-                                   in store.previous_samples(point.kernel) if messages]
+            # Native costs per message: a sample taken under valgrind counts for a fraction.
+            rates[point.kernel] = [
+                (params, elapsed / messages / (measures.CALLGRIND_SLOWDOWN
+                                               if measure == measures.INSTRUCTIONS else 1.0))
+                for params, elapsed, messages, measure in store.previous_samples(point.kernel)
+                if messages]
         shape = _configuration(point.kernel, point.params)
         alike = [ns for params, ns in rates.get(point.kernel, ())
                  if _configuration(point.kernel, params) == shape]
@@ -530,7 +557,8 @@ def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Esti
             result.guessed += 1
             ns_per_message = (GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
                               if point.params.get("dispatcher") == "active_obj" else GUESS_NS_PER_MESSAGE)
-        result.seconds += WORKER_START_S + runs * max(size, 1.0) * ns_per_message / 1e9
+        slowdown = measures.CALLGRIND_SLOWDOWN if under_valgrind else 1.0
+        result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * slowdown / 1e9
     return result
 
 

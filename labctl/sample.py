@@ -1,7 +1,7 @@
 """What a sample is, in one place: the fields every sample of every kernel has, on every runtime,
 as the worker reports them (Sample), the store keeps them (STORED: a column each) and
 labctl.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
-migration of the store. Metric names a kernel or an external program reports may not be any of
+migration of the store (labctl.store.MIGRATIONS). Metric names a kernel or an external program reports may not be any of
 the column names."""
 
 from __future__ import annotations
@@ -28,6 +28,21 @@ class Sample:
     peak_rss_kb: int | None = None
     voluntary_switches: int | None = None
     involuntary_switches: int | None = None
+    # How the point is measured (labctl.measures): kept with the point, not the sample. Under
+    # `instructions` the elapsed time was taken under valgrind.
+    measure: str = "time"
+    # What the measured phase executed, counted (None where the measure does not count it):
+    instructions: int | None = None  # instructions: callgrind's; counters: the CPU's (user space)
+    l1_misses: int | None = None  # instructions: callgrind's simulated first-level misses
+    cache_misses: int | None = None  # last-level misses: callgrind's simulated, or the CPU's
+    cycles: int | None = None  # counters, and the rest: perf_event
+    branch_misses: int | None = None
+    task_clock_ns: int | None = None
+    context_switches: int | None = None
+    cpu_migrations: int | None = None
+    page_faults: int | None = None
+    unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is None here
+    schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -52,17 +67,33 @@ STORED: tuple[tuple[str, str], ...] = (
     ("voluntary_switches", "INTEGER"),
     ("involuntary_switches", "INTEGER"),
     ("pid", "INTEGER"),
+    ("instructions", "INTEGER"),  # v5, as the rest
+    ("l1_misses", "INTEGER"),
+    ("cache_misses", "INTEGER"),
+    ("cycles", "INTEGER"),
+    ("branch_misses", "INTEGER"),
+    ("task_clock_ns", "INTEGER"),
+    ("context_switches", "INTEGER"),
+    ("cpu_migrations", "INTEGER"),
+    ("page_faults", "INTEGER"),
+    ("unsupported", "TEXT NOT NULL DEFAULT '{}'"),  # JSON
+    ("schedule_dependent", "INTEGER"),  # 0, 1, or NULL under the time measure
 )
-JSON_FIELDS = ("metrics", "thread_cpu_ns")
+JSON_FIELDS = ("metrics", "thread_cpu_ns", "unsupported")
+
+# The fields that count what a phase executed (lower is better), in the order tables show them.
+COUNTS = ("instructions", "cycles", "l1_misses", "cache_misses", "branch_misses", "task_clock_ns",
+          "context_switches", "cpu_migrations", "page_faults")
 
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
 # where it comes from, what was stored (the kernel's metrics get columns of their own), what
 # is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
 # the kind, labctl.text.machine_line; host: its host name).
-COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat",
+COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", "recorded_at", "machine", "host"]
+           "involuntary_switches", *COUNTS, "unsupported", "schedule_dependent", "recorded_at",
+           "machine", "host"]
 # The columns labctl.results.points gives every point besides its parameters.
-POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "repeats", "samples", "status",
-                 "failure_kind", "failure", "machine", "host", "started_at", "finished_at"]
+POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",
+                 "status", "failure_kind", "failure", "machine", "host", "started_at", "finished_at"]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labctl.sample import COUNTS
+
 # A point whose samples vary by more than this (standard deviation over mean) is flagged noisy.
 NOISE_CV = 0.10
 # Below this many samples there is no interval: a median of two values is not an estimate.
@@ -126,8 +128,9 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 def lower_is_better(metric: str) -> bool:
-    """Times (*_ns) are better lower; everything else (msgs_per_s, ...) higher."""
-    return metric.endswith("_ns")
+    """Times (*_ns) and counts of what a phase executed (instructions, cache misses, ...) are
+    better lower; everything else (msgs_per_s, ...) higher."""
+    return metric.endswith("_ns") or metric in COUNTS
 
 
 def throughput(messages: int, elapsed_ns: int) -> float:

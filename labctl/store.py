@@ -26,7 +26,7 @@ from labctl.schema import Catalogue
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -81,6 +81,7 @@ CREATE TABLE points (
                                             -- start (sysinfo.host_context), NULL: the run's (v4)
     started_at TEXT,                        -- its worker process's start and end, on the host's
     finished_at TEXT,                       -- clock, NULL: not run (or run before v4)
+    measure TEXT,                           -- time, instructions or counters, NULL: time (v5)
     UNIQUE (run_id, position),
     UNIQUE (run_id, key)
 );
@@ -97,8 +98,29 @@ CREATE INDEX points_run ON points (run_id);
 """.replace("{sample_columns}", "\n".join(f"    {name} {kind}," for name, kind in sample.STORED))
 
 
+# Version 5's samples table as it was made: a migration is frozen in time, whatever SCHEMA
+# becomes after it.
+_V4_SAMPLE_COLUMNS = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, "
+                      "metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, "
+                      "involuntary_switches, pid, recorded_at")
+_V5_SAMPLES = """CREATE TABLE samples_v5 (
+    id INTEGER PRIMARY KEY,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repeat INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL, messages_processed INTEGER NOT NULL, answer TEXT NOT NULL,
+    expected TEXT NOT NULL, metrics TEXT NOT NULL, thread_cpu_ns TEXT NOT NULL,
+    peak_rss_kb INTEGER, voluntary_switches INTEGER, involuntary_switches INTEGER, pid INTEGER,
+    instructions INTEGER, l1_misses INTEGER, cache_misses INTEGER, cycles INTEGER,
+    branch_misses INTEGER, task_clock_ns INTEGER, context_switches INTEGER,
+    cpu_migrations INTEGER, page_faults INTEGER, unsupported TEXT NOT NULL DEFAULT '{}',
+    schedule_dependent INTEGER,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (point_id, repeat)
+)"""
+
 # What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
-# table too, so that migrated and new stores have the same layout.
+# table too, so that migrated and new stores have the same layout; where it cannot (a sample's
+# field goes before recorded_at), the migration rebuilds the table.
 MIGRATIONS = {
     1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
     2: ["ALTER TABLE runs ADD COLUMN catalogue TEXT"],
@@ -106,6 +128,13 @@ MIGRATIONS = {
         "ALTER TABLE points ADD COLUMN context TEXT",
         "ALTER TABLE points ADD COLUMN started_at TEXT",
         "ALTER TABLE points ADD COLUMN finished_at TEXT"],
+    # The measures (labctl.measures): a point's measure, and a sample's counts.
+    4: ["ALTER TABLE points ADD COLUMN measure TEXT",
+        _V5_SAMPLES,
+        f"INSERT INTO samples_v5 ({_V4_SAMPLE_COLUMNS}) SELECT {_V4_SAMPLE_COLUMNS} FROM samples",
+        "DROP TABLE samples",
+        "ALTER TABLE samples_v5 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
 
@@ -200,6 +229,7 @@ class PointRow:
     context: dict | None = None  # that host's state and labctl at its start; None: the run's
     started_at: str | None = None  # its worker process's start and end, on the host's clock
     finished_at: str | None = None
+    measure: str = "time"  # time, instructions or counters (labctl.measures)
 
 
 class Store:
@@ -374,11 +404,11 @@ class Store:
             run_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO points (run_id, position, key, kernel, params, env, cpus, repeats,"
-                " warmup, timeout_s, rlimit_mb, status, failure_kind, failure)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " warmup, timeout_s, rlimit_mb, measure, status, failure_kind, failure)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, position, p.key, p.kernel, json.dumps(p.params, sort_keys=True),
                   json.dumps(p.env, sort_keys=True), json.dumps(list(p.cpus)) if p.cpus else None,
-                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb,
+                  p.repeats, p.warmup, p.timeout_s, p.rlimit_mb, p.measure,
                   "skipped" if p.skip else "pending", "unavailable" if p.skip else None, p.skip or None)
                  for position, p in enumerate(plan.points)])
         return run_id
@@ -497,26 +527,28 @@ class Store:
             "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
             " p.timeout_s, p.status, p.failure_kind, p.failure,"
             " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb,"
-            " m.info, p.context, p.started_at, p.finished_at"
+            " m.info, p.context, p.started_at, p.finished_at, p.measure"
             " FROM points p LEFT JOIN machines m ON m.id = p.machine_id"
             " WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
         return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
                          tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
                          status, kind, failure, done, rlimit_mb,
                          json.loads(machine) if machine else None,
-                         json.loads(context) if context else None, started_at, finished_at)
+                         json.loads(context) if context else None, started_at, finished_at,
+                         measure or "time")
                 for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
                      status, kind, failure, done, rlimit_mb, machine, context, started_at,
-                     finished_at) in rows]
+                     finished_at, measure) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
-        sample.STORED, and run, run_name, point, position, point_key, kernel, params, repeat,
-        recorded_at and machine (the info of its point's machine, else of its run's)."""
+        sample.STORED, and run, run_name, point, position, point_key, kernel, params, measure,
+        repeat, recorded_at and machine (the info of its point's machine, else of its run's)."""
         names = [name for name, _ in sample.STORED]
         query = (
-            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat, s.recorded_at, "
-            + "m.info, " + ", ".join(f"s.{name}" for name in names)
+            "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, COALESCE(p.measure, 'time'),"
+            " s.repeat, s.recorded_at, m.info, "
+            + ", ".join(f"s.{name}" for name in names)
             + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id"
             " JOIN machines m ON m.id = COALESCE(p.machine_id, r.machine_id)")
         args: tuple = ()
@@ -524,13 +556,15 @@ class Store:
             query += " WHERE r.id = ?"
             args = (run_id,)
         query += " ORDER BY r.id, p.position, s.repeat"
-        columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "repeat",
-                   "recorded_at", "machine", *names)
+        columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "measure",
+                   "repeat", "recorded_at", "machine", *names)
         result = []
         for row in self.db.execute(query, args):
             found = dict(zip(columns, row))
             for name in ("params", "machine", *sample.JSON_FIELDS):
                 found[name] = json.loads(found[name])
+            if found["schedule_dependent"] is not None:
+                found["schedule_dependent"] = bool(found["schedule_dependent"])
             result.append(found)
         return result
 
@@ -540,12 +574,13 @@ class Store:
             "SELECT s.elapsed_ns FROM samples s JOIN points p ON s.point_id = p.id WHERE p.key = ?",
             (key,))]
 
-    def previous_samples(self, kernel: str) -> list[tuple[dict, int, int]]:
-        """(parameters, elapsed ns, messages) of every sample of `kernel` in any run: what a time
-        estimate scales to another size."""
-        return [(json.loads(params), elapsed, messages) for params, elapsed, messages in self.db.execute(
-            "SELECT p.params, s.elapsed_ns, s.messages_processed FROM samples s"
-            " JOIN points p ON s.point_id = p.id WHERE p.kernel = ?", (kernel,))]
+    def previous_samples(self, kernel: str) -> list[tuple[dict, int, int, str]]:
+        """(parameters, elapsed ns, messages, measure) of every sample of `kernel` in any run:
+        what a time estimate scales to another size (or measure)."""
+        return [(json.loads(params), elapsed, messages, measure or "time")
+                for params, elapsed, messages, measure in self.db.execute(
+                    "SELECT p.params, s.elapsed_ns, s.messages_processed, p.measure FROM samples s"
+                    " JOIN points p ON s.point_id = p.id WHERE p.kernel = ?", (kernel,))]
 
 
 def _layout(db: sqlite3.Connection) -> dict[str, list[str]]:

@@ -56,6 +56,20 @@ def format_duration(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
+def format_count(value: float, name: str = "") -> str:
+    """A count as people read it, whole: 104,040,705 (a time counted in ns, task_clock_ns, as a
+    duration)."""
+    if name.endswith("_ns"):
+        return format_duration(value)
+    return f"{value:,.0f}"
+
+
+def count_name(name: str) -> str:
+    """A count's field in words: l1_misses -> L1 misses, task_clock_ns -> task clock."""
+    words = name.removesuffix("_ns").replace("_", " ")
+    return {"l1 misses": "L1 misses", "cpu migrations": "CPU migrations"}.get(words, words)
+
+
 def format_seconds(seconds: float) -> str:
     """A duration people plan by: 45 s, 12 min, 2.5 h."""
     if seconds < 90:

@@ -2,15 +2,19 @@
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
 Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
-"rlimit_mb"?, "parent"?}. The params name the runtime (ours, CAF built in, or an external program
-run once per sample) and the allocator (preloaded by the caller; checked here). Reply: one
+"rlimit_mb"?, "parent"?, "measure"?, "callgrind_out"?}. The params name the runtime (ours, CAF
+built in, or an external program run once per sample) and the allocator (preloaded by the caller;
+checked here). The measure (labctl.measures) says what else a sample counts: under
+`instructions` the caller started this worker under callgrind, which writes each phase's counts
+to callgrind_out.N; under `counters`, perf_event counters are read around each phase. Reply: one
 {"sample": {...}} line per run, warmups included and flagged; on failure one
 {"error": {"kind", "message"}} line and a non-zero exit.
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
-commit that fault; allocate (only under rlimit_mb) allocates until the limit stops it; sigkill
-kills the worker after its first sample; kill_host kills the process that started the worker
-(on a cluster, the Dask worker: a host lost mid-point) after its first sample. With
+commit that fault; outside_work adds costly work before and after the kernel, outside its phase
+(no measure may count it); allocate (only under rlimit_mb) allocates until the limit stops it;
+sigkill kills the worker after its first sample; kill_host kills the process that started the
+worker (on a cluster, the Dask worker: a host lost mid-point) after its first sample. With
 LABCTL_FAULT_ONCE=PATH the fault strikes only the worker that creates PATH, the first.
 """
 
@@ -26,10 +30,10 @@ import traceback
 
 import psutil
 
-from labctl import _native, kernels, runtimes
+from labctl import _native, kernels, measures, runtimes
 from labctl.sample import Sample
 
-NATIVE_FAULTS = ("wrong_answer", "crash", "hang")
+NATIVE_FAULTS = ("wrong_answer", "crash", "hang", "outside_work")
 EXIT_PARAM = 2
 EXIT_FAILED = 3
 
@@ -87,13 +91,21 @@ def run(request: dict) -> None:
     runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
     runtimes.check_allocator(params.get(kernels.ALLOCATOR))
     own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
+    measure = request.get("measure") or measures.TIME
+    why = measures.refused(measure, params)
+    if why:
+        raise Unavailable(why)
+    if measure == measures.INSTRUCTIONS and not _native.under_valgrind():
+        raise RuntimeError("measure instructions: this worker does not run under valgrind "
+                           "(labctl.runner starts it so)")
     warmup = int(request.get("warmup", 0))
     for index in range(warmup + int(request.get("repeat", 1))):
         if runtime.kind == "external":
             measured = _external_sample(runtime, kernel, own)
         else:
-            measured = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none")
-        measured.kernel, measured.params = kernel, params
+            measured = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none",
+                                      measure, request.get("callgrind_out"), index + 1)
+        measured.kernel, measured.params, measured.measure = kernel, params, measure
         measured.index = index - warmup if index >= warmup else index
         measured.warmup = index < warmup
         _reply({"sample": measured.to_json()})
@@ -104,20 +116,38 @@ def run(request: dict) -> None:
             signal.pause()
 
 
-def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> Sample:
+def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str,
+                   measure: str = measures.TIME, callgrind_out: str | None = None,
+                   phase: int = 1) -> Sample:
+    """One run in this process; `phase` counts the process's runs from 1 (callgrind numbers its
+    dumps so)."""
     name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
     worker = psutil.Process()
     before = worker.num_ctx_switches()
-    result = _native.run(name, params, fault)
+    result = _native.run(name, params, fault, counters=measure == measures.COUNTERS)
     after = worker.num_ctx_switches()
     # Peak RSS: getrusage's (psutil gives the current RSS, not the peak).
     peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return Sample(kernel=kernel, params=params, index=0, warmup=False,
-                  elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
-                  answer=result["answer"], expected=result["expected"], verified=result["verified"],
-                  metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
-                  peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
-                  involuntary_switches=after.involuntary - before.involuntary)
+    measured = Sample(kernel=kernel, params=params, index=0, warmup=False,
+                      elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
+                      answer=result["answer"], expected=result["expected"], verified=result["verified"],
+                      metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
+                      peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
+                      involuntary_switches=after.involuntary - before.involuntary)
+    if measure == measures.TIME:
+        return measured
+    if measure == measures.INSTRUCTIONS:
+        dump = measures.dump_file(callgrind_out, phase)
+        counts = measures.read_callgrind(dump)
+        dump.unlink()
+    else:
+        counts = result["counters"]
+        measured.unsupported = result["unsupported"]
+    for field_name, value in counts.items():
+        setattr(measured, field_name, value)
+    measured.schedule_dependent = measures.schedule_dependent(params, result["thread_cpu_ns"],
+                                                              result["process_cpu_ns"])
+    return measured
 
 
 def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sample:

@@ -114,6 +114,33 @@ def test_tied_samples_use_the_normal_approximation():
     assert stats.rank_test([1.0, 1.0, 2.0, 2.0, 1.0], [3.0, 3.0, 4.0, 4.0, 3.0]) < 0.05
 
 
+def test_counts_without_noise_are_judged_by_their_ranges_however_small_the_change():
+    # Instruction counts repeat: tied values leave the rank test nothing but ties to rank, and
+    # at 3 against 3 its exact form never reaches p < 0.05. Two quiet samples apart differ, by
+    # however little: the verdict is by their ranges, not the test.
+    counts = [104_040_705.0] * 3
+    d = compare.difference(counts, [104_041_000.0] * 3)
+    assert d.verdict == compare.SLOWER and d.quiet
+    assert d.text == "slower (+0.00028%; ranges apart, no noise)"
+    same = compare.difference(counts, counts)
+    assert same.verdict == compare.NO_CHANGE and same.text == "no change (equal medians)"
+    # A few instructions of jitter in 10^5: overlapping ranges are no difference, apart ones are.
+    jitter = [100_000.0, 100_020.0, 100_010.0]
+    overlap = compare.difference(jitter, [100_015.0, 100_005.0, 100_030.0])
+    assert overlap.verdict == compare.NO_DIFFERENCE and overlap.text == "no difference (ranges overlap, no noise)"
+    assert compare.difference(jitter, [100_050.0, 100_060.0, 100_055.0]).verdict == compare.SLOWER
+    assert compare.difference([100_050.0, 100_060.0, 100_055.0], jitter).verdict == compare.FASTER
+    assert compare.difference(counts, [104_000_000.0] * 3, min_change=1).verdict == compare.NO_CHANGE
+    # One side with noise (a time, a schedule-dependent count): the rank test, as before.
+    noisy = compare.difference([100.0, 101.0, 99.0], [100_050.0, 100_060.0, 100_055.0])
+    assert noisy.verdict == compare.CANNOT_BE_SIGNIFICANT and not noisy.quiet
+
+
+def test_counts_are_better_lower():
+    assert all(stats.lower_is_better(name) for name in ("instructions", "cache_misses", "page_faults"))
+    assert compare.difference([10.0] * 3, [12.0] * 3, lower_is_better=True).verdict == compare.SLOWER
+
+
 # -- stores filled by real sweeps --------------------------------------------------------------
 
 BASE = '''

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -131,6 +133,10 @@ UNDO = {
     2: ["ALTER TABLE runs DROP COLUMN catalogue"],
     3: [f"ALTER TABLE points DROP COLUMN {column}"  # where and when it ran
         for column in ("machine_id", "context", "started_at", "finished_at")],
+    4: ["ALTER TABLE points DROP COLUMN measure",  # the measures: a point's, and a sample's counts
+        *(f"ALTER TABLE samples DROP COLUMN {name}" for name in (
+            "instructions", "l1_misses", "cache_misses", "cycles", "branch_misses", "task_clock_ns",
+            "context_switches", "cpu_migrations", "page_faults", "unsupported", "schedule_dependent"))],
 }
 
 
@@ -187,7 +193,7 @@ def test_a_store_of_schema_version_3_is_migrated_and_its_points_ran_on_the_runs_
         [sample] = store.samples(run)
         assert sample["machine"] == {"hostname": "h", "cpu_model": "c"}  # the run's
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
 
 
 def test_a_point_records_the_host_it_started_on_and_keeps_the_machine_of_its_samples(tmp_path):
@@ -207,6 +213,43 @@ def test_a_point_records_the_host_it_started_on_and_keeps_the_machine_of_its_sam
         assert remote.machine == away and remote.context is None
         assert (remote.started_at, remote.finished_at) == ("2025-01-01T00:00:03.000+00:00", None)
         assert store.samples(run)[0]["machine"] == away
+
+
+def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts(tmp_path):
+    # Version 4: no measures. Its samples keep every value, measured in time and counting nothing;
+    # the samples table is rebuilt so that recorded_at stays its last column.
+    with Store(tmp_path / "new.db") as store:  # the same run, made by this version
+        made = make_run(store)
+        store.add_sample(store.points(made)[0].id, 0, SAMPLE)
+        before = store.samples(made)
+    path = tmp_path / "r.db"
+    run = older_store(path, 4)
+    with Store(path) as store:
+        point = store.points(run)[0]
+        assert [p.measure for p in store.points(run)] == ["time", "time"]
+        [kept] = store.samples(run)
+        assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
+        assert kept["instructions"] is None and kept["unsupported"] == {} and kept["schedule_dependent"] is None
+        counted = Sample(**{**SAMPLE.to_json(), "instructions": 12345, "unsupported": {"cycles": "none here"},
+                            "schedule_dependent": False})
+        store.add_sample(point.id, 1, counted)
+        assert [s["instructions"] for s in store.samples(run)] == [None, 12345]
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
+    assert columns[-1] == "recorded_at" and "instructions" in columns
+    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+
+
+def test_a_point_measured_otherwise_is_another_point_and_time_keeps_the_old_keys():
+    plan = experiment.parse(PLAN_TEXT, "t.toml")
+    counted = experiment.parse(PLAN_TEXT.replace('order = "grid"', 'order = "grid"\nmeasure = "counters"'), "t.toml")
+    assert [p.measure for p in counted.points] == ["counters", "counters"]
+    assert {p.key for p in plan.points}.isdisjoint(p.key for p in counted.points)
+    # The key of a point measured in time is what it was before there were measures.
+    point = plan.points[0]
+    old = hashlib.sha256(json.dumps([point.kernel, point.params, point.env, point.cpus],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    assert point.key == old
 
 
 def test_a_folder_is_refused_as_a_store(tmp_path):

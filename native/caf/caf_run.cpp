@@ -146,11 +146,14 @@ void CafRun::stop() {
 }
 
 void CafPhase::finish(Result& result, Clock::time_point end) const {
+    counters::end();
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
     result.thread_cpu_ns = run_.thread_cpu_ns();
     // Threads started during the phase were at zero when it began.
     for (std::size_t i = 0; i < cpu_at_start_.size() && i < result.thread_cpu_ns.size(); ++i)
         result.thread_cpu_ns[i] -= cpu_at_start_[i];
+    result.process_cpu_ns = counters::process_cpu_ns();
+    counters::record();
 }
 
 }  // namespace labctl::kernels::caf_support

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "../kernels/counters.hpp"
 #include "../kernels/kernel.hpp"
 #include "../runtime/completion.hpp"
 
@@ -119,7 +120,13 @@ class CafPhase {
 public:
     using Clock = std::chrono::steady_clock;
 
-    explicit CafPhase(const CafRun& run) : run_(run), cpu_at_start_(run.thread_cpu_ns()), start_(Clock::now()) {}
+    // Marks the phase for counting tools as MeasuredPhase does (counters.hpp); the counts of a
+    // phase that ends at a completion include the waiting thread's wake-up here.
+    explicit CafPhase(const CafRun& run)
+        : run_(run), cpu_at_start_(run.thread_cpu_ns()) {
+        counters::begin();
+        start_ = Clock::now();
+    }
 
     Clock::time_point start() const noexcept { return start_; }
 

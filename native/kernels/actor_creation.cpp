@@ -88,7 +88,7 @@ Result run(const Params& params) {
     abandon_on_failure(env, answer);
     const Tree tree{dispatchers, deregister, answer};
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase = deregister ? MeasuredPhase(env) : MeasuredPhase(env, answer);
     rt::Coop& root = env.introduce_coop(dispatchers.binder(1), [&](rt::Coop& coop) {
         coop.make_agent_with_binder<Node>(dispatchers.binder(1), tree, nullptr, 0, depth, 1);
     });

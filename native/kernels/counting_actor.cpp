@@ -47,7 +47,7 @@ Result run(const Params& params) {
     // The sender is the kernel's own thread, outside the runtime. The study's page does not say
     // who sends in its CountingActor (only that "the writing threads ... are able to flood the
     // unbounded message queues of the reader"): a thread outside the runtime floods it hardest.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
     const Count count = await(env, done);
     Result result;

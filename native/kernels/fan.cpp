@@ -171,7 +171,7 @@ Result run(const Params& params) {
     rt::Environment& env = dispatchers.environment();
     abandon_on_failure(env, done);
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     std::vector<Worker*> workers;
     workers.reserve(fan_out);
     // One coop: with a cooperation FIFO pool master and workers share one queue, so the pool

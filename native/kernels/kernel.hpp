@@ -86,6 +86,9 @@ struct Result {
     std::string expected;             // what it must be
     std::vector<Metric> metrics;      // kernel-specific figures (agents, latency percentiles...)
     std::vector<std::int64_t> thread_cpu_ns;  // per runtime thread, over the measured phase
+    // Every thread of the process over the phase: beside the runtime's, the kernel's own (which
+    // sends in counting_actor) and any other that takes part.
+    std::int64_t process_cpu_ns = 0;
 };
 
 // What a correct run must report, known from the parameters alone: how external programs
@@ -95,8 +98,9 @@ struct Expectation {
     std::uint64_t messages = 0;
 };
 
-// Faults a test can ask a run to commit, to prove the layers above handle them.
-enum class Fault { none, wrong_answer, crash, hang };
+// Faults a test can ask a run to commit, to prove the layers above handle them; outside_work
+// adds costly work before and after the kernel, outside its phase, which no measure may count.
+enum class Fault { none, wrong_answer, crash, hang, outside_work };
 
 // Where a kernel comes from: a study of studies.hpp (its key) and the part of it the kernel
 // follows ("ThreadRing", "the skynet table").

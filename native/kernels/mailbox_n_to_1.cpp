@@ -100,7 +100,7 @@ Result run(const Params& params) {
         threads.emplace(senders, messages_per_sender, send);
     }
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     if (sender_agents) {
         for (Sender* sender : agents) rt::send<Continue>(*sender);
     } else {

@@ -295,7 +295,7 @@ Result run(const Params& params) {
     const Setup setup{dispatchers, rings, ring_size, initial_token, repetitions, number, to_sqrt, done};
 
     // Spawning is part of the study's time: the phase begins before any agent exists.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     Collector* collector = nullptr;
     env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
         collector = &coop.make_agent_with_binder<Collector>(dispatchers.binder(0), setup);

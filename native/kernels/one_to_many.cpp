@@ -109,7 +109,7 @@ Result run(const Params& params) {
 
     // The phase: registration, sending, handling; with clock=lifetime also the environment's
     // set-up before it and its teardown after, as the study times it (around so_5::launch).
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, done);
         for (std::uint32_t i = 0; i < setup.workers; ++i)

@@ -1,40 +1,68 @@
 // The measured phase of a kernel: wall time on the steady clock and CPU time per runtime thread,
-// taken inside the kernel around the phase only; and waiting for the kernel's answer.
+// taken inside the kernel around the phase only, and the marks where counting tools start and
+// stop (counters.hpp: callgrind's instructions, perf_event counters); and waiting for the
+// kernel's answer.
 #pragma once
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "../runtime/runtime.hpp"
+#include "counters.hpp"
 #include "dispatcher_params.hpp"
 #include "kernel.hpp"
 
 namespace labctl::kernels {
 
+// Every kernel's phase starts and ends here, so the clock and the counters cover the same work.
 class MeasuredPhase {
 public:
     using Clock = std::chrono::steady_clock;
 
+    // A phase that ends when finish() is called.
     explicit MeasuredPhase(rt::Environment& environment)
-        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()), start_(Clock::now()) {}
+        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()) {
+        counters::begin();
+        start_ = Clock::now();
+    }
+
+    // A phase that ends when `ends_at` is set, in the thread that sets it: its counters stop
+    // there, and finish(result) takes the completion's time, so neither counts the waiting
+    // thread's wake-up. `ends_at` must outlive the phase.
+    template <class T>
+    MeasuredPhase(rt::Environment& environment, rt::Completion<T>& ends_at)
+        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()),
+          ended_at_([&ends_at] { return ends_at.completed_at(); }) {
+        ends_at.call_on_set(&counters::end);
+        counters::begin();
+        start_ = Clock::now();
+    }
 
     Clock::time_point start() const noexcept { return start_; }
 
+    // Ends the phase (now, or when the completion it ends at was set) and records it in `result`.
+    void finish(Result& result) const { finish(result, ended_at_ ? ended_at_() : Clock::now()); }
+
     // Ends the phase at `end` and records it in `result`.
-    void finish(Result& result, Clock::time_point end = Clock::now()) const {
+    void finish(Result& result, Clock::time_point end) const {
+        counters::end();
         result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
         result.thread_cpu_ns = environment_.thread_cpu_ns();
         // Threads started during the phase were at zero when it began.
         for (std::size_t i = 0; i < cpu_at_start_.size() && i < result.thread_cpu_ns.size(); ++i)
             result.thread_cpu_ns[i] -= cpu_at_start_[i];
+        result.process_cpu_ns = counters::process_cpu_ns();
+        counters::record();
     }
 
 private:
     rt::Environment& environment_;
     std::vector<std::int64_t> cpu_at_start_;
+    std::function<Clock::time_point()> ended_at_;  // empty: the phase ends at finish()
     Clock::time_point start_;
 };
 

@@ -102,7 +102,7 @@ Result run(const Params& params) {
     abandon_on_failure(env, done);
     std::vector<Producer*> senders;
     // The phase covers registration: the producers start sending as soon as they start.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
         for (std::uint32_t p = 0; p < producers; ++p)

@@ -88,7 +88,7 @@ Result run(const Params& params) {
     abandon_on_failure(env, done);
     const Lead lead{laps, run_duration(params), done};
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     std::vector<Member*> ring;
     ring.reserve(actors);
     // One coop: with a cooperation FIFO pool the ring shares one queue (one hop at a time,

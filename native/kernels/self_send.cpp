@@ -112,7 +112,7 @@ Result run(const Params& params) {
 
     // The phase: registration, the ticks, the reports; with clock=lifetime also the
     // environment's set-up and teardown, as the study times it (around so_5::launch).
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         auto& master = coop.make_agent_with_binder<Master>(master_thread.binder(), workers, per_worker, done);
         for (std::uint32_t i = 0; i < workers; ++i)

@@ -89,7 +89,7 @@ Result run(const Params& params) {
     abandon_on_failure(env, answer);
     const Tree tree{dispatchers, branching, deregister, answer};
 
-    MeasuredPhase phase(env);
+    MeasuredPhase phase = deregister ? MeasuredPhase(env) : MeasuredPhase(env, answer);
     rt::Coop& root = env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         coop.make_agent<Node>(tree, nullptr, 0, leaves);
     });

@@ -92,7 +92,7 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     });
 
     // The phase covers the hops: from the first injection to the last token's end.
-    MeasuredPhase phase(env);
+    MeasuredPhase phase(env, done);
     for (std::uint32_t j = 0; j < tokens; ++j) rt::send<Token>(*ring[plan.start[j]], j, plan.hops[j], 0);
     const Outcome outcome = await(env, done);
     Result result;

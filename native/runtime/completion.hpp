@@ -16,6 +16,7 @@ public:
 
     void set(T value) {
         const Clock::time_point now = Clock::now();
+        if (on_set_ != nullptr) on_set_();
         {
             std::lock_guard lock(mutex_);
             value_ = std::move(value);
@@ -23,6 +24,12 @@ public:
         }
         changed_.notify_all();
     }
+
+    // A function set() calls in the setting thread right after it reads the clock: where a
+    // measured phase that ends at this completion stops its counters (kernels/counters.hpp), as
+    // its clock stops there, not when the waiting thread wakes up. Give it before any thread can
+    // call set().
+    void call_on_set(void (*hook)() noexcept) noexcept { on_set_ = hook; }
 
     void abandon() {
         {
@@ -51,6 +58,7 @@ private:
     std::optional<T> value_;
     bool abandoned_ = false;
     Clock::time_point completed_at_{};
+    void (*on_set_)() noexcept = nullptr;
 };
 
 }  // namespace labctl::rt

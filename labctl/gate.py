@@ -1,0 +1,222 @@
+"""CI's regression gate: the instruction counts of a run of the gate experiment (experiments/
+gate.toml: single-thread kernels at small sizes, measure = "instructions") against a baseline
+committed beside it (experiments/gate.baseline.json), point by point.
+
+A single-thread kernel's count repeats to a few hundred instructions in 10^8 on any machine with
+the same build, so the rule needs no statistics: a point fails when its median count is more
+than THRESHOLD percent above the baseline's (DEPENDENT_THRESHOLD for schedule-dependent counts). A point the baseline lacks, one it has that the run
+lacks, and one that failed or was skipped fail too: the gate never passes by measuring less.
+Counts depend on the compiler, its flags and the C library: a baseline taken with others cannot
+judge this build, and the gate says so rather than guess. `labctl gate --update` writes the
+baseline from a run, on purpose. Reads the store only.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labctl import measures, results, text
+from labctl.store import Store, now
+
+EXPERIMENT = "gate"
+METRIC = "instructions"
+THRESHOLD = 2.0  # percent more instructions than the baseline that fails a point
+# ... whose counts are schedule-dependent (labctl.measures.schedule_dependent): they vary between
+# runs by up to 2% (counting_actor: how far its sender runs ahead of the counter decides how
+# many envelopes the pool must find), so a tighter rule would fail on noise.
+DEPENDENT_THRESHOLD = 5.0
+VERSION = 1  # of the baseline file's layout
+# What a count depends on besides labctl's code (the run's context), and must match.
+BUILD_KEYS = ("compiler", "flags", "libc")
+
+OK = "ok"
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+NOT_IN_BASELINE = "not in the baseline"
+NOT_IN_RUN = "not in the run"
+NOT_MEASURED = "not measured"
+FAILING = (REGRESSION, NOT_IN_BASELINE, NOT_IN_RUN, NOT_MEASURED)
+
+
+class GateError(ValueError):
+    """A baseline that cannot be read or cannot judge the run, or a run that cannot make one."""
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    params: dict
+    baseline: int | None  # instructions
+    measured: float | None  # the run's median
+    spread: float | None  # (max - min) / median of the run's counts, percent
+    verdict: str
+    note: str = ""  # why a point is not measured; schedule-dependent counts
+
+    @property
+    def change(self) -> float | None:
+        """Percent more instructions than the baseline (negative: fewer)."""
+        if self.baseline and self.measured is not None:
+            return (self.measured / self.baseline - 1) * 100
+        return None
+
+
+@dataclass
+class Result:
+    run: int
+    baseline: Path
+    threshold: float
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Row]:
+        return [row for row in self.rows if row.verdict in FAILING]
+
+
+def baseline_path(experiment_file: Path) -> Path:
+    """Where an experiment's baseline lives: beside it (gate.toml: gate.baseline.json)."""
+    return experiment_file.with_name(f"{experiment_file.stem}.baseline.json")
+
+
+def _build(context: dict) -> dict:
+    build = context.get("build") or {}
+    return {"compiler": build.get("compiler"), "flags": (build.get("flags") or "").strip(),
+            "libc": context.get("libc"), "valgrind": context.get("valgrind")}
+
+
+def _measured(db: str | Path, run_id: int) -> tuple[dict, list[tuple]]:
+    """The run's context, and for each of its points: (key, kernel, params, status, failure,
+    measure, counts)."""
+    with Store(db, create=False) as store:
+        row = store.run(run_id)
+        points = store.points(run_id)
+    samples = results.load(db, run_id)
+    counts = {int(point): [int(v) for v in group[METRIC].dropna()]
+              for point, group in samples.groupby("point")} if not samples.empty else {}
+    dependent = set(samples[samples["schedule_dependent"].fillna(False)]["point"]) if not samples.empty else set()
+    return row.context, [(p.key, p.kernel, p.params, p.status, p.failure or "", p.measure,
+                          counts.get(p.id, []), p.id in dependent) for p in points]
+
+
+def record(db: str | Path, run: int | str) -> dict:
+    """The baseline a run makes: each point's median count, with the build it was taken with.
+    Raises GateError for a run with a point that has no count (failed, skipped, or not measured
+    in instructions): a baseline is whole or not written."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run)
+        row = store.run(run_id)
+    context, points = _measured(db, run_id)
+    entries = []
+    for key, kernel, params, status, failure, measure, counts, dependent in points:
+        if measure != measures.INSTRUCTIONS or not counts:
+            why = failure or (f"measured in {measure}" if measure != measures.INSTRUCTIONS else status)
+            raise GateError(f"run {run_id}: {kernel} {_params(params)} has no instruction count "
+                            f"({why}); a baseline needs every point")
+        entries.append({"kernel": kernel, "params": params, "key": key,
+                        METRIC: int(statistics.median(counts)), "samples": len(counts),
+                        "spread_pct": round(_spread(counts), 6), "schedule_dependent": dependent})
+    return {"version": VERSION, "experiment": row.name, "metric": METRIC, "recorded_at": now(),
+            "command": "labctl gate --update", "run": {"id": run_id, "started_at": row.started_at,
+                                                       "git_describe": context.get("git_describe")},
+            "build": _build(context), "points": entries}
+
+
+def write(baseline: dict, path: Path) -> None:
+    """Writes a baseline beside `path` and renames it into place."""
+    staging = path.with_name(f".{path.name}.new")
+    staging.write_text(json.dumps(baseline, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    staging.replace(path)
+
+
+def read(path: Path) -> dict:
+    """A baseline file. Raises GateError naming the file and what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GateError(f"--baseline {path}: no such file; make one with `labctl gate --update`") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise GateError(f"--baseline {path}: not a baseline ({error})") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("points"), list):
+        raise GateError(f"--baseline {path}: not a baseline of version {VERSION} (write one with "
+                        "`labctl gate --update`)")
+    return data
+
+
+def check(db: str | Path, run: int | str, baseline: dict, path: Path,
+          threshold: float = THRESHOLD) -> Result:
+    """Judges a run against a baseline. Raises GateError where the baseline's build differs."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run)
+    context, points = _measured(db, run_id)
+    theirs, ours = baseline.get("build") or {}, _build(context)
+    differ = [f"{key} {theirs.get(key)!r} there, {ours.get(key)!r} here" for key in BUILD_KEYS
+              if theirs.get(key) != ours.get(key)]
+    if differ:
+        raise GateError(f"--baseline {path}: taken with another build ({'; '.join(differ)}): its "
+                        "counts cannot judge this one; refresh it with `labctl gate --update`")
+    result = Result(run_id, path, threshold)
+    expected = {entry["key"]: entry for entry in baseline["points"]}
+    for key, kernel, params, status, failure, measure, counts, dependent in points:
+        entry = expected.pop(key, None)
+        dependent = dependent or bool(entry and entry.get("schedule_dependent"))
+        note = f"schedule-dependent, judged at {max(threshold, DEPENDENT_THRESHOLD):g}%" if dependent else ""
+        if not counts or measure != measures.INSTRUCTIONS:
+            why = failure or (f"measured in {measure}" if measure != measures.INSTRUCTIONS else status)
+            result.rows.append(Row(kernel, params, entry and entry[METRIC], None, None, NOT_MEASURED,
+                                   text.printable(why)))
+            continue
+        median = statistics.median(counts)
+        if entry is None:
+            result.rows.append(Row(kernel, params, None, median, _spread(counts), NOT_IN_BASELINE, note))
+            continue
+        change = (median / entry[METRIC] - 1) * 100
+        limit = max(threshold, DEPENDENT_THRESHOLD) if dependent else threshold
+        verdict = REGRESSION if change > limit else IMPROVEMENT if change < -limit else OK
+        result.rows.append(Row(kernel, params, entry[METRIC], median, _spread(counts), verdict, note))
+    for entry in expected.values():
+        result.rows.append(Row(entry["kernel"], entry["params"], entry[METRIC], None, None, NOT_IN_RUN))
+    return result
+
+
+def label(row: Row) -> str:
+    """A point in words: its kernel and parameters."""
+    return f"{row.kernel} {_params(row.params)}"
+
+
+def _spread(counts: list[int]) -> float:
+    middle = statistics.median(counts)
+    return (max(counts) - min(counts)) / middle * 100 if middle else 0.0
+
+
+def _params(params: dict) -> str:
+    return " ".join(f"{name}={text.show(value)}" for name, value in params.items())
+
+
+def markdown(result: Result) -> str:
+    """The gate's table: a row per point (the parameters every point shares are said once
+    under it), its baseline, its count, the change and the verdict."""
+    names = dict.fromkeys(n for row in result.rows for n in row.params)
+    shared = {n: result.rows[0].params[n] for n in names
+              if all(n in row.params and row.params[n] == result.rows[0].params[n] for row in result.rows)}
+    rows = []
+    for row in result.rows:
+        shown = {n: v for n, v in row.params.items() if n not in shared}
+        change = row.change
+        rows.append([f"{row.kernel} {_params(shown)}".strip(),
+                     text.format_count(row.baseline) if row.baseline is not None else "-",
+                     text.format_count(row.measured) if row.measured is not None else "-",
+                     f"{change:+.3f}%" if change is not None else "-",
+                     f"{row.spread:.3g}%" if row.spread is not None else "-",
+                     row.verdict + (f": {row.note}" if row.note else "")])
+    failed = result.failed
+    verdict = (f"**{len(failed)} of {len(result.rows)} points fail**" if failed
+               else f"all {len(result.rows)} points pass")
+    return "\n".join([
+        f"## Gate: run {result.run} against {result.baseline}, {METRIC}, fail above +{result.threshold:g}%",
+        "", text.markdown_table(["point", "baseline", "median here", "change", "spread", "verdict"],
+                                rows, {1, 2, 3, 4}),
+        "", f"Every point: {_params(shared) or '-'}.",
+        "", f"{verdict}. An improvement past {result.threshold:g}% passes; refresh the baseline "
+            "with `labctl gate --update` to keep it.", ""])

@@ -1,0 +1,142 @@
+"""How a point is measured: `time` (the steady clock inside the kernel, the default),
+`instructions` (the worker runs under valgrind's callgrind, which counts the instructions of the
+measured phase, and simulates its cache misses: the same count run after run on a noisy machine,
+at 70-200x the time) or `counters` (perf_event counters of the CPU and the kernel around the
+phase). What each needs, how its worker starts, and how its counts are read back.
+
+The phase's edges are marked in native code (native/kernels/counters.hpp), where MeasuredPhase
+starts and ends every kernel's phase, so every measure covers the same work as the clock. The
+analysis after the store reads the names here without the extension: only the functions that ask
+this build or run a kernel import it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+TIME = "time"
+INSTRUCTIONS = "instructions"
+COUNTERS = "counters"
+MEASURES = (TIME, INSTRUCTIONS, COUNTERS)
+
+# How a worker of the instructions measure starts: under callgrind, instrumenting nothing until
+# the phase begins (Python's start-up and the kernel's set-up run at valgrind's plain speed and
+# count for nothing), a cache simulation for the misses, and a dump of the counts at each
+# phase's end into OUT.1, OUT.2, ... (the N-th phase of the process). Only totals are read, so
+# the dumps are kept small.
+CALLGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes",
+             "--dump-line=no")
+OUT_FILE = "callgrind.out"
+
+# What the instructions measure costs, for `labctl plan`'s estimates of points never measured so:
+# a phase takes this many times its native time (on one_thread, on the 2-vCPU VM: skynet
+# leaves=100000 10 ms natively, 0.75 s under callgrind with the cache simulation, 70x;
+# ping_pong messages=1000000 10.6 ms and 2.1 s, 200x), and a worker this long to start (Python
+# and labctl imported under valgrind).
+CALLGRIND_SLOWDOWN = 150.0
+CALLGRIND_START_S = 3.0
+
+# A thread was at work in a phase when it used at least this share of the process's CPU time in
+# it (see schedule_dependent). thread_ring's collector, woken once at the end, uses 5% of it;
+# counting_actor's sender 35% under valgrind and half natively; the kernel's own thread, which
+# only starts the phase and waits, 2% (20% in a process's first phase under valgrind, which
+# translates the code it runs for the first time).
+AT_WORK = 0.25
+
+
+def missing(measure: str) -> str:
+    """Why this machine cannot take `measure`; empty if it can."""
+    if measure != INSTRUCTIONS:
+        return ""
+    if shutil.which("valgrind") is None:
+        return "measure instructions: valgrind not found on PATH (apt-get install valgrind)"
+    from labctl import _native
+
+    why = _native.build_info().get("callgrind_missing", "")
+    return f"measure instructions: {why}" if why else ""
+
+
+def valgrind_version() -> str | None:
+    """`valgrind --version` (valgrind-3.19.0), or None where there is none."""
+    if shutil.which("valgrind") is None:
+        return None
+    try:
+        done = subprocess.run(["valgrind", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
+def refused(measure: str, params: Mapping[str, object]) -> str:
+    """Why a point of these parameters cannot take `measure` anywhere (the runtime is an external
+    program: it has no phase labctl can mark); empty if it can."""
+    from labctl import kernels, runtimes
+
+    name = str(params.get(kernels.RUNTIME) or runtimes.OURS)
+    known = runtimes.runtimes().get(name)
+    if measure != TIME and known is not None and known.kind == "external":
+        return (f"measure '{measure}' counts a phase inside labctl's process; runtime '{name}' "
+                f"is an external program (measure it with: {TIME})")
+    return ""
+
+
+def worker_prefix(measure: str, folder: Path) -> list[str]:
+    """What goes before the worker's command line: valgrind for the instructions measure."""
+    if measure == INSTRUCTIONS:
+        return [*CALLGRIND, f"--callgrind-out-file={folder / OUT_FILE}"]
+    return []
+
+
+def dump_file(out: str, phase: int) -> Path:
+    """The file callgrind wrote at the end of the process's `phase`-th phase (from 1)."""
+    return Path(f"{out}.{phase}")
+
+
+def read_callgrind(path: Path) -> dict[str, int | None]:
+    """The counts of one phase from a callgrind dump: instructions (Ir), l1_misses (I1mr + D1mr
+    + D1mw) and cache_misses (last level: ILmr + DLmr + DLmw); the misses are None without the
+    cache simulation. Raises ValueError for a file that is not such a dump."""
+    events: list[str] = []
+    totals: list[int] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("totals:"):
+            totals = [int(value) for value in line.split()[1:]]
+    if "Ir" not in events:
+        raise ValueError(f"{path}: not a callgrind dump (no events line with Ir)")
+    counts = dict(zip(events, totals + [0] * (len(events) - len(totals))))
+
+    def total(*names: str) -> int | None:
+        return sum(counts[name] for name in names) if all(name in counts for name in names) else None
+
+    return {"instructions": counts["Ir"], "l1_misses": total("I1mr", "D1mr", "D1mw"),
+            "cache_misses": total("ILmr", "DLmr", "DLmw")}
+
+
+def schedule_dependent(params: Mapping[str, object], thread_cpu_ns: Sequence[int],
+                       process_cpu_ns: int) -> bool:
+    """Whether a phase's counts depend on the schedule: more than one thread did its work. Then
+    their interleaving (valgrind runs one thread at a time, but the OS decides which; a spinning
+    thread spins for a time, not a count) changes the work itself: a queue found empty, a thread
+    parked and woken, more envelopes in flight. That is so when the dispatcher runs the kernel's
+    agents on more than one thread (a thread per agent, or `threads` > 1), on a runtime other
+    than ours (CAF has threads of its own), and when two or more threads were at work (AT_WORK):
+    runtime threads (one_to_many's producer has one of its own), or the threads outside the
+    runtime together (counting_actor's sender is the kernel's own thread). One busy runtime
+    thread, with the kernel's thread waiting for the answer, gives the same count every run."""
+    from labctl import _native
+
+    if (params.get("runtime") or "labctl") != "labctl":
+        return True
+    dispatcher = next((d for d in _native.dispatchers() if d["name"] == params.get("dispatcher")), None)
+    if (dispatcher is not None and dispatcher["thread_per_agent"]) or int(params.get("threads") or 1) > 1:
+        return True
+    if process_cpu_ns <= 0:
+        return False
+    busy = sum(t >= AT_WORK * process_cpu_ns for t in thread_cpu_ns)
+    outside = process_cpu_ns - sum(thread_cpu_ns)
+    return busy + (outside >= AT_WORK * process_cpu_ns) > 1
