@@ -1,35 +1,34 @@
 """The `labctl` command: its options and what each command prints. The work is the modules'
-(kernels, experiment, runner, store, results, report, compare); printing is labctl.console's.
+(kernels, experiment, runner, store, results, report, compare, gate); printing is
+labctl.console's, and a sweep as the command runs it labctl.sweeping's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import math
 import shlex
 import sqlite3
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-from labctl import __version__, cluster, experiment, files, kernels, measures, runner, text
+from labctl import __version__, cluster, experiment, files, kernels, measures, runner, sweeping
 from labctl.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
-    SweepProgress,
     fail,
     kernel_json,
+    load_plan,
+    open_store,
     params_text,
+    past_runs,
     print_experiments,
     print_gate,
     print_kernels,
-    print_opened,
     print_plan,
     print_runs,
     print_show,
@@ -39,7 +38,7 @@ from labctl.console import (
     stderr,
     stdout,
 )
-from labctl.store import Store, StoreError, explain, failure_kind
+from labctl.store import StoreError, explain, failure_kind
 
 DEFAULT_DB = "results.db"
 
@@ -166,46 +165,13 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
         stdout.print(runs_summary(taken))
 
 
-def _load_plan(path: str, seed: int | None, scale: str = "default") -> experiment.Plan:
-    try:
-        return experiment.load(path, seed, scale)
-    except experiment.ExperimentError as error:
-        for line in str(error).splitlines():
-            click.echo(f"labctl: {line}", err=True)
-        sys.exit(EXIT_USAGE)
-
-
-def _open_store(path: str, create: bool = True) -> Store:
-    try:
-        return Store(path, create=create)
-    except StoreError as error:  # a file that is no store (2), or one the system refuses (1)
-        fail(str(error), error.code)
-
-
-@contextlib.contextmanager
-def _past_runs(db: str) -> Iterator[Store | None]:
-    """The store at `db` for estimates from its past runs, or None if there is none (a warning
-    if the file is not one)."""
-    store = None
-    if Path(db).exists():
-        try:
-            store = Store(db, create=False)
-        except StoreError as error:
-            stderr.print(f"[yellow]warning:[/yellow] {safe(error)}; the estimate leaves it out")
-    try:
-        yield store
-    finally:
-        if store:
-            store.close()
-
-
 @main.command("experiments")
 @db_option
 @_store_failures
 def experiments_command(db: str) -> None:
     """List the experiments labctl ships: each study it reproduces, and more. `labctl plan NAME`
     shows one; `labctl sweep NAME` runs it."""
-    with _past_runs(db) as store:
+    with past_runs(db) as store:
         print_experiments(experiment.shipped_experiments(), store)
 
 
@@ -218,11 +184,11 @@ def experiments_command(db: str) -> None:
 def plan_command(file: str, db: str, seed: int | None, scale: str) -> None:
     """Print the points an experiment FILE (or NAME) expands to, and an estimate of the time; run
     nothing."""
-    _plan(_load_plan(file, seed, scale), db)
+    _plan(load_plan(file, seed, scale), db)
 
 
 def _plan(plan: experiment.Plan, db: str) -> None:
-    with _past_runs(db) as store:
+    with past_runs(db) as store:
         print_plan(plan, db, store)
 
 
@@ -266,13 +232,13 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         option = "--scale" if scale != "default" else "--dry-run" if dry_run else "--seed"
         fail(f"sweep: {option} goes with an experiment FILE; a resumed run keeps its own points and "
              "order", EXIT_USAGE)
-    plan = _load_plan(file, seed, scale) if resume is None else None
+    plan = load_plan(file, seed, scale) if resume is None else None
     if dry_run:
         _plan(plan, db)
         stdout.print("dry run: nothing was run (`labctl plan` shows the same)")
         return
     if cluster_spec is None:
-        _sweep(plan, db, resume, file, retry_failed, runner.LocalBackend())
+        sweeping.sweep(plan, db, resume, file, retry_failed, runner.LocalBackend())
         return
     # Connected before the store is touched: a cluster that cannot be had writes nothing.
     stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
@@ -282,68 +248,7 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         fail(str(error), error.code)
     with backend:
         stdout.print(safe(backend.summary))
-        _sweep(plan, db, resume, file, retry_failed, backend, cluster_spec.text, backend.warnings)
-
-
-def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str | None,
-           retry_failed: bool, backend: runner.Backend, where: str | None = None,
-           host_warnings: list[str] | None = None, failed_points_fail: bool = True) -> int | None:
-    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes; its id, or None
-    if it had nothing left to run. Failed points end labctl with 1 unless the caller judges them
-    (`failed_points_fail` False)."""
-    store = _open_store(db, create=plan is not None)  # resuming never creates a store
-    try:
-        opened = runner.start(store, plan, db, where, host_warnings) if plan is not None else \
-            runner.resume(store, resume, file, retry_failed, where, host_warnings)
-    except (runner.Refused, StoreError) as error:
-        fail(str(error), getattr(error, "code", EXIT_USAGE))
-    if opened is None:
-        row = store.run(store.resolve_run(resume))
-        stdout.print(f"run {row.id} ({safe(row.name)}) has no point left to run"
-                     + ("" if retry_failed or not row.points_failed else
-                        f"; {row.points_failed} failed: --retry-failed runs them again"))
-        return None
-    print_opened(opened, db, len(plan.points) if plan else 0)
-    started = time.monotonic()
-    progress = SweepProgress()
-    try:
-        result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
-    except runner.Interrupted as interrupted:
-        progress.stop()
-        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
-             EXIT_INTERRUPTED)
-    except runner.BackendLost as lost:
-        progress.stop()
-        fail(f"{lost}; run {opened.run_id} interrupted with {store.run(opened.run_id).samples} samples "
-             f"stored: finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}` "
-             "(here, or with --cluster)", EXIT_FAILED)
-    except sqlite3.DatabaseError as error:
-        progress.stop()
-        _store_failed_mid_sweep(store, opened.run_id, db, error)
-    progress.stop()
-    row = store.run(opened.run_id)
-    store.close()
-    stdout.print(f"run {row.id} finished in {text.format_seconds(time.monotonic() - started)}: "
-                 f"{row.points_done} points done, {row.points_failed} failed, "
-                 + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
-                 + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
-    if result.points_failed and failed_points_fail:
-        fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored", EXIT_FAILED)
-    return row.id
-
-
-def _store_failed_mid_sweep(store: Store, run_id: int, db: str, error: sqlite3.DatabaseError) -> None:
-    """Stops a sweep whose store failed under it (runner.execute marked the run interrupted where
-    it could), in one line. Every sample committed before stays."""
-    try:
-        stored = f" with {store.run(run_id).samples} samples stored"
-    except sqlite3.Error:
-        stored = ""
-    message = f"{db}: {explain(error, db)}; run {run_id} stopped{stored}"
-    if failure_kind(error) == "damaged":
-        fail(message, EXIT_USAGE)
-    fail(f"{message}; once the store can be written, finish it with "
-         f"`labctl sweep --resume {run_id} --db {shlex.quote(db)}`", EXIT_FAILED)
+        sweeping.sweep(plan, db, resume, file, retry_failed, backend, cluster_spec.text, backend.warnings)
 
 
 @main.command("runs")
@@ -351,7 +256,7 @@ def _store_failed_mid_sweep(store: Store, run_id: int, db: str, error: sqlite3.D
 @_store_failures
 def runs_command(db: str) -> None:
     """List the runs in a store."""
-    store = _open_store(db, create=False)
+    store = open_store(db, create=False)
     print_runs(store.runs())
 
 
@@ -363,7 +268,7 @@ def show_command(run: str, db: str) -> None:
     """Medians per point of a RUN (an id or 'latest'), with their spread and failures."""
     from labctl import results
 
-    store = _open_store(db, create=False)
+    store = open_store(db, create=False)
     try:
         run_id = store.resolve_run(run)
     except StoreError as error:
@@ -385,7 +290,7 @@ def report_command(run: str, db: str, output: str | None, out: str | None) -> No
     the failures, the machine, and the published figures beside ours."""
     from labctl import report
 
-    store = _open_store(db, create=False)
+    store = open_store(db, create=False)
     try:
         run_id = store.resolve_run(run)
         name = store.run(run_id).name
@@ -413,7 +318,7 @@ def export_command(run: str, db: str, fmt: str, output: str | None, force: bool)
     """Every sample of a RUN as CSV, Parquet or JSON: one row per sample."""
     from labctl import results
 
-    _open_store(db, create=False).close()
+    open_store(db, create=False).close()
     if output is None and fmt == "parquet":
         fail("export: parquet is binary: give --output FILE", EXIT_USAGE)
     if output is not None:  # before the work: a refused target costs nothing
@@ -483,7 +388,7 @@ def gate_command(file: str, db: str, baseline: str | None, run: str | None, upda
     instructions) and exit 1 where a point executes more than PCT percent more instructions than
     the committed baseline, or has no count. `--update` refreshes the baseline instead."""
     if run is None:
-        run = str(_sweep(_load_plan(file, None), db, None, file, False, runner.LocalBackend(),
+        run = str(sweeping.sweep(load_plan(file, None), db, None, file, False, runner.LocalBackend(),
                          failed_points_fail=False))  # a point that failed fails the gate, judged
     print_gate(db, run, baseline, update, threshold)
 
@@ -522,7 +427,7 @@ def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: s
         _output(output, stores, force)
     sides = []
     for name, run, store in (("RUN_A", run_a, db), ("RUN_B", run_b, db_b or db)):
-        _open_store(store, create=False).close()
+        open_store(store, create=False).close()
         try:
             sides.append(compare.load(store, run))
         except StoreError as error:

@@ -5,23 +5,23 @@ bar of a sweep. Everything that came from outside (a file, a store, a peer) is e
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from labctl import experiment, kernels, measures, runner, runtimes, stats, studies
-from labctl.runner import Point
 from labctl.sample import COUNTS, Sample
 from labctl.schema import Kernel
-from labctl.store import PointRow, RunRow, Store
+from labctl.store import PointRow, RunRow, Store, StoreError
 from labctl.text import count_name, format_count, format_duration, format_seconds, machine_line, printable, show
 
 if TYPE_CHECKING:
@@ -47,6 +47,39 @@ def fail(message: str, code: int) -> None:
 def safe(value: object) -> str:
     """Text from outside for rich: no control character, no markup."""
     return escape(printable(value))
+
+
+def open_store(path: str, create: bool = True) -> Store:
+    try:
+        return Store(path, create=create)
+    except StoreError as error:  # a file that is no store (2), or one the system refuses (1)
+        fail(str(error), error.code)
+
+
+def load_plan(path: str, seed: int | None, scale: str = "default") -> experiment.Plan:
+    try:
+        return experiment.load(path, seed, scale)
+    except experiment.ExperimentError as error:
+        for line in str(error).splitlines():
+            click.echo(f"labctl: {line}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def past_runs(db: str) -> Iterator[Store | None]:
+    """The store at `db` for estimates from its past runs, or None if there is none (a warning
+    if the file is not one)."""
+    store = None
+    if Path(db).exists():
+        try:
+            store = Store(db, create=False)
+        except StoreError as error:
+            stderr.print(f"[yellow]warning:[/yellow] {safe(error)}; the estimate leaves it out")
+    try:
+        yield store
+    finally:
+        if store:
+            store.close()
 
 
 def wrapped(line: str, indent: str = "", style: str | None = None, out: Console = stdout) -> None:
@@ -205,51 +238,6 @@ def runs_summary(samples: list[Sample]) -> str:
     return "\n".join(lines)
 
 
-class SweepProgress:
-    """A progress bar of samples, with points done and failed, and the time left (a
-    runner.Progress)."""
-
-    def __init__(self) -> None:
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("samples  {task.fields[points]}"), TimeRemainingColumn(),
-                            console=stderr)
-        self.task = None
-        self.points_total = self.points_done = self.failed = 0
-        self.produced: dict[object, int] = {}  # samples each point has delivered so far
-
-    def _points(self) -> str:
-        failed = f", [red]{self.failed} failed[/red]" if self.failed else ""
-        return f"points {self.points_done}/{self.points_total}{failed}"
-
-    def started(self, points: int, samples: int) -> None:
-        self.points_total = points
-        self.bar.start()
-        self.task = self.bar.add_task("sweep", total=samples, points=self._points())
-
-    def sample(self, point: Point) -> None:
-        self.produced[point.tag] = self.produced.get(point.tag, 0) + 1
-        self.bar.advance(self.task)
-
-    def point_done(self, point: Point) -> None:
-        self.points_done += 1
-        self.bar.update(self.task, points=self._points())
-
-    def point_failed(self, point: Point, kind: str, message: str) -> None:
-        self.points_done += 1
-        self.failed += 1
-        # The samples a failed point will never produce leave the total, so the bar can finish.
-        missing = point.repeat - self.produced.get(point.tag, 0)
-        self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
-        self.bar.console.print(f"[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
-                               f"{safe(message)}")
-
-    def note(self, message: str) -> None:
-        self.bar.console.print(f"[yellow]note:[/yellow] {safe(message)}")
-
-    def stop(self) -> None:
-        self.bar.stop()
-
-
 def print_experiments(shipped: dict[str, Path], store: Store | None) -> None:
     """The shipped experiments: name, the studies each reproduces, its points and its estimated
     time (from the runs in `store`, else a guess)."""
@@ -285,22 +273,6 @@ def print_plan(plan: experiment.Plan, db: str, store: Store | None) -> None:
     for note in plan.notes:
         stdout.print(f"note: {safe(note)}")
     stdout.print(safe(runner.estimate(plan.points, store).text(db)))
-
-
-def print_opened(opened: runner.Opened, db: str, points: int) -> None:
-    """A sweep's start: the machine's warnings, the run, and what will be skipped or was stored."""
-    for warning in opened.warnings:
-        stderr.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-    if not opened.resumed:
-        stdout.print(f"run {opened.run_id}: {safe(opened.name)}, {points} points -> {safe(db)}")
-        for reason, count in opened.skipped.items():
-            stderr.print(f"[yellow]skipped:[/yellow] {count} points: {safe(reason)}")
-        return
-    if opened.other_machine is not None:
-        stderr.print(f"[yellow]warning:[/yellow] run {opened.run_id} started on another machine "
-                     f"({safe(opened.other_machine.get('hostname'))}, "
-                     f"{safe(opened.other_machine.get('cpu_model'))})")
-    stdout.print(f"run {opened.run_id}: resuming {safe(opened.name)} ({opened.stored} samples already stored)")
 
 
 def print_runs(runs: list[RunRow]) -> None:
@@ -383,7 +355,6 @@ def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold:
     """`labctl gate` once its run is stored: writes the baseline from it (`update`), or judges it
     against the baseline, prints the table and ends labctl with 1 where a point fails."""
     from labctl import gate
-    from labctl.store import StoreError
 
     try:
         with Store(db, create=False) as store:
