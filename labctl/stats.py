@@ -125,9 +125,14 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
+def is_time(metric: str) -> bool:
+    """Whether a metric is a time in nanoseconds: elapsed_ns, round_trip_p50_ns, ns_per_hop."""
+    return metric.endswith("_ns") or metric.startswith("ns_per_")
+
+
 def lower_is_better(metric: str) -> bool:
-    """Times (*_ns) are better lower; everything else (msgs_per_s, ...) higher."""
-    return metric.endswith("_ns")
+    """Times (*_ns, ns_per_*) are better lower; everything else (msgs_per_s, ...) higher."""
+    return is_time(metric)
 
 
 def throughput(messages: int, elapsed_ns: int) -> float:
