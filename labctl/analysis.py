@@ -79,6 +79,23 @@ def kernel_metric(samples: pd.DataFrame) -> Metric:
     return TIME if same_work and not fixed_time else THROUGHPUT
 
 
+def machines(frame: pd.DataFrame) -> list[tuple[str, list[str], pd.DataFrame]]:
+    """The samples (or points) of `frame` split by the machine their points ran on: (the machine
+    in words, its hosts, its rows), in the order the machines first appear. One entry for a run
+    on one machine (or a frame without a `machine` column, whose machine is then ""); none for
+    an empty frame. Figures from two kinds of machine are never pooled: each gets its own."""
+    if frame.empty:
+        return []
+    if "machine" not in frame:
+        return [("", [], frame)]
+    found = []
+    for machine in dict.fromkeys(frame["machine"]):
+        part = _with_attrs(frame[frame["machine"] == machine], frame)
+        hosts = sorted({str(h) for h in part["host"] if _key(h) is not None}) if "host" in part else []
+        found.append((machine, hosts, part))
+    return found
+
+
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
     """One row per point of `samples`: its parameters, sample count, the median of `metric`
     (divided by the parameter `per`) with its 95% interval, cv and noise flag, and the median

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from labctl import __version__, experiment, files, kernels, runner, text
+from labctl import __version__, cluster, experiment, files, kernels, runner, text
 from labctl.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -217,20 +217,37 @@ def _plan(plan: experiment.Plan, db: str) -> None:
         print_plan(plan, db, store)
 
 
+def _cluster(ctx: click.Context, param: click.Parameter, value: str | None) -> cluster.Spec | None:
+    """--cluster as a cluster.Spec; a bad value, or no Dask, refused in one line."""
+    if value is None:
+        return None
+    try:
+        spec = cluster.parse(value)
+        cluster.require()
+    except cluster.ClusterError as error:
+        fail(str(error), error.code)
+    return spec
+
+
 @main.command("sweep")
 @click.argument("file", required=False)
 @db_option
 @click.option("--resume", "resume", metavar="RUN", help="Finish an interrupted run (id or 'latest').")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again too.")
+@click.option("--cluster", "cluster_spec", metavar="ADDRESS|local:N", callback=_cluster,
+              help="Run the points on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT), "
+                   "one at a time per host, or on local:N, N single-thread Dask workers on this "
+                   f"machine (for testing). Needs {cluster.INSTALL}.")
 @old_spelling("--dry-run", "dry_run", is_flag=True)  # it is `labctl plan`
 @seed_option
 @scale_option
 @_store_failures
-def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool, dry_run: bool,
-                  seed: int | None, scale: str) -> None:
+def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool,
+                  cluster_spec: cluster.Spec | None, dry_run: bool, seed: int | None, scale: str) -> None:
     """Run an experiment FILE (a path, or the name of an experiment labctl ships: see `labctl
     experiments`): every point in its own worker process, every sample stored the moment it
-    exists. `--resume RUN` finishes an interrupted run without redoing its samples."""
+    exists. `--resume RUN` finishes an interrupted run without redoing its samples. `--cluster`
+    runs the points on a Dask cluster; the samples come back here."""
     if file is None and resume is None:
         fail("sweep: give an experiment FILE, or --resume RUN (FILE may be the name of an "
              "experiment labctl ships: `labctl experiments`)", EXIT_USAGE)
@@ -245,10 +262,28 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         _plan(plan, db)
         stdout.print("dry run: nothing was run (`labctl plan` shows the same)")
         return
+    if cluster_spec is None:
+        _sweep(plan, db, resume, file, retry_failed, runner.LocalBackend())
+        return
+    # Connected before the store is touched: a cluster that cannot be had writes nothing.
+    stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
+    try:
+        backend = cluster.connect(cluster_spec)
+    except cluster.ClusterError as error:
+        fail(str(error), error.code)
+    with backend:
+        stdout.print(safe(backend.summary))
+        _sweep(plan, db, resume, file, retry_failed, backend, cluster_spec.text, backend.warnings)
+
+
+def _sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str | None,
+           retry_failed: bool, backend: runner.Backend, where: str | None = None,
+           host_warnings: list[str] | None = None) -> None:
+    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes."""
     store = _open_store(db, create=plan is not None)  # resuming never creates a store
     try:
-        opened = runner.start(store, plan, db) if plan is not None else \
-            runner.resume(store, resume, file, retry_failed)
+        opened = runner.start(store, plan, db, where, host_warnings) if plan is not None else \
+            runner.resume(store, resume, file, retry_failed, where, host_warnings)
     except (runner.Refused, StoreError) as error:
         fail(str(error), getattr(error, "code", EXIT_USAGE))
     if opened is None:
@@ -261,11 +296,16 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
     progress = SweepProgress()
     started = time.monotonic()
     try:
-        result = runner.execute(store, opened.run_id, runner.LocalBackend(), progress, retry_failed)
+        result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
     except runner.Interrupted as interrupted:
         progress.stop()
         fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
              EXIT_INTERRUPTED)
+    except runner.BackendLost as lost:
+        progress.stop()
+        fail(f"{lost}; run {opened.run_id} interrupted with {store.run(opened.run_id).samples} samples "
+             f"stored: finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}` "
+             "(here, or with --cluster)", EXIT_FAILED)
     except sqlite3.DatabaseError as error:
         progress.stop()
         _store_failed_mid_sweep(store, opened.run_id, db, error)
@@ -425,13 +465,16 @@ def _percent(ctx: click.Context, param: click.Parameter, value: str | None) -> f
               help="A significant change smaller than PCT percent is reported as no change.")
 @click.option("--fail-on-regression", metavar="PCT", callback=_percent,
               help="Exit 1 if a point of B is significantly slower by more than PCT percent.")
+@click.option("--across-machines", is_flag=True,
+              help="Match a point with the same point of the other run whatever machine each ran "
+                   "on (by default only on the same kind of machine).")
 @output_option("Also write the markdown to FILE.")
 @force_option
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON on stdout.")
 @_store_failures
 def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: str,
                     ignore: tuple[str, ...], min_change: float, fail_on_regression: float | None,
-                    output: str | None, force: bool, as_json: bool) -> None:
+                    across_machines: bool, output: str | None, force: bool, as_json: bool) -> None:
     """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
     interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
     from labctl import compare
@@ -447,7 +490,8 @@ def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: s
         except StoreError as error:
             fail(f"compare: {name}: {error}", error.code)
     try:
-        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change)
+        result = compare.compare(*sides, metric=metric, ignore=ignore, min_change=min_change,
+                                 across_machines=across_machines)
     except compare.CompareError as error:
         fail(f"compare: {error}", EXIT_USAGE)
     markdown = compare.markdown(result)

@@ -1,7 +1,9 @@
 """Two runs compared point by point: is B faster, slower, or is the difference noise?
 
 Points are matched by kernel, parameters, environment and CPUs (what makes a point key), less the
-parameters the caller ignores. For each point measured in both runs: the ratio of medians B/A of
+parameters the caller ignores, and by the kind of machine each point ran on (labctl.results'
+`machine`): a point of one kind of host is compared with one of another kind only when asked
+(across_machines), and the header says so. For each point measured in both runs: the ratio of medians B/A of
 a metric with its 95% bootstrap interval, the Mann-Whitney U test (two-sided), and a verdict.
 Below 3 samples on a side there is no verdict: two single values are never "significant". Where
 the test cannot reach alpha at the sample sizes (3 against 3: p is never below 0.1) it says so,
@@ -136,9 +138,11 @@ class Run:
     id: int
     name: str
     started_at: str
-    machine: str  # CPU model, CPUs and host name
+    machine: str  # where its points ran: CPU model, CPUs and host names, per kind of machine
     git_describe: str | None
     db: str
+    machines: tuple[str, ...] = ()  # the kinds of machine its points ran on (results' `machine`)
+    hosts: tuple[str, ...] = ()  # and their host names
 
 
 @dataclass
@@ -154,11 +158,26 @@ def load(db: str | Path, run: int | str) -> Side:
     """A run (an id or 'latest') of a store. Raises StoreError for an unknown run."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
-    runs = results.runs(db)
-    row = runs[runs["run"] == run_id].iloc[0]
-    info = Run(int(run_id), row["name"], row["started_at"], text.machine_short(row.to_dict()),
-               row["git_describe"], str(db))
+        row = store.run(run_id)
+        points = store.points(run_id)
+    # Where its points ran: those with samples (all of them, where none has any).
+    ran = [p.machine or row.machine for p in points if p.samples_done] or \
+        [p.machine or row.machine for p in points] or [row.machine]
+    kinds: dict[str, list[dict]] = {}
+    for machine in ran:
+        kinds.setdefault(text.machine_line(machine), []).append(machine)
+    hosts = tuple(sorted({str(m.get("hostname")) for m in ran}))
+    where = "; ".join(_machine_cell(infos) for infos in kinds.values())
+    info = Run(int(run_id), row.name, row.started_at, where, row.context.get("git_describe"), str(db),
+               tuple(kinds), hosts)
     return Side(info, results.load(db, run_id), results.points(db, run_id))
+
+
+def _machine_cell(infos: list[dict]) -> str:
+    """One kind of machine in a table cell: its CPU and how many, and its hosts (a few)."""
+    hosts = sorted({str(info.get("hostname")) for info in infos})
+    names = ", ".join(hosts[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else "")
+    return text.machine_short({**infos[0], "hostname": names})
 
 
 # -- comparing two runs ---------------------------------------------------------------------
@@ -188,8 +207,14 @@ class Comparison:
     # Points of both runs without samples of the metric on a side ("A", "B" or "A and B"):
     # failed, or of a kernel without that metric.
     unmeasured: list[tuple[str, dict, str]]
-    same_machine: bool
+    same_machine: bool  # the points of both ran on the same kinds of machine and the same hosts
     catalogue: Catalogue = field(default_factory=Catalogue)  # both runs' kernels, as stored
+    across_machines: bool = False  # a point matched with the same point on any machine
+
+    @property
+    def same_kinds(self) -> bool:
+        """Whether both runs' points ran on the same kinds of machine (hosts aside)."""
+        return set(self.a.machines) == set(self.b.machines)
 
     @property
     def lower_is_better(self) -> bool:
@@ -206,13 +231,14 @@ class Comparison:
 
 
 def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str] = (),
-            min_change: float = 0.0, alpha: float = ALPHA) -> Comparison:
-    """Run B against run A, point by point. Raises CompareError for an unknown metric, an
-    ignored name that is no parameter of their kernels, or two points of one run that only
-    differ in ignored parameters."""
+            min_change: float = 0.0, alpha: float = ALPHA, across_machines: bool = False) -> Comparison:
+    """Run B against run A, point by point: a point of A with the same point of B on the same
+    kind of machine, or on any with `across_machines`. Raises CompareError for an unknown
+    metric, an ignored name that is no parameter of their kernels, or two points of one run that
+    only differ in ignored parameters."""
     _check_metric(metric, a, b)
     _check_ignored(ignore, a, b)
-    points_a, points_b = _points(a, ignore), _points(b, ignore)
+    points_a, points_b = _points(a, ignore, across_machines), _points(b, ignore, across_machines)
     values_a, values_b = _values(a, metric), _values(b, metric)
     rows, only_a, unmeasured = [], [], []
     for key, (point, kernel, params) in points_a.items():
@@ -230,9 +256,9 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
             unmeasured.append((kernel, params, side))
     only_b = [(kernel, params) for key, (_, kernel, params) in points_b.items()
               if key not in points_a]
-    same_machine = a.run.machine == b.run.machine
+    same_machine = (set(a.run.machines), set(a.run.hosts)) == (set(b.run.machines), set(b.run.hosts))
     return Comparison(a.run, b.run, metric, tuple(ignore), min_change, alpha, rows, only_a,
-                      only_b, unmeasured, same_machine, _catalogue(a, b))
+                      only_b, unmeasured, same_machine, _catalogue(a, b), across_machines)
 
 
 def metrics(side: Side) -> list[str]:
@@ -269,9 +295,10 @@ def _catalogue(a: Side, b: Side) -> Catalogue:
     return results.catalogue_of(a.points).merged(results.catalogue_of(b.points))
 
 
-def _points(side: Side, ignore: Sequence[str]) -> dict[str, tuple[int, str, dict]]:
-    """The points of a run by matching key: (point id, kernel, parameters). Two points on one
-    key (they differ in ignored parameters only) are refused, naming both."""
+def _points(side: Side, ignore: Sequence[str], across_machines: bool = False) -> dict[str, tuple[int, str, dict]]:
+    """The points of a run by matching key: (point id, kernel, parameters); the key holds the
+    point's machine unless `across_machines`. Two points on one key (they differ in ignored
+    parameters only) are refused, naming both."""
     columns = _param_columns(side.points)
     found: dict[str, tuple[int, str, dict]] = {}
     known = results.catalogue_of(side.points)
@@ -279,7 +306,8 @@ def _points(side: Side, ignore: Sequence[str]) -> dict[str, tuple[int, str, dict
         order = [p.name for p in known.params(record["kernel"]) if p.name in columns] or columns
         params = {name: _plain(record[name]) for name in order if not _missing(record[name])}
         matched = {name: value for name, value in params.items() if name not in ignore}
-        key = json.dumps([record["kernel"], matched, record["env"], record["cpus"]],
+        machine = None if across_machines else record.get("machine")
+        key = json.dumps([record["kernel"], matched, record["env"], record["cpus"], machine],
                          sort_keys=True)
         if key in found:
             _, kernel, other = found[key]
@@ -334,9 +362,7 @@ def markdown(c: Comparison) -> str:
              run.started_at[:19].replace("T", " "), run.machine, run.git_describe or "-"]
             for side, run in (("A", c.a), ("B", c.b))]
     out += [text.markdown_table(["", "run", "name", "started (UTC)", "machine", "git describe"], runs), ""]
-    if not c.same_machine:
-        out += ["**Warning:** the runs come from different machines: a difference may be the "
-                "machine's, not the code's.", ""]
+    out += _machines_note(c)
     for kernel in dict.fromkeys(row.kernel for row in c.rows):
         out += _kernel_table(c, kernel, [row for row in c.rows if row.kernel == kernel])
     out += [_summary(c), ""]
@@ -353,8 +379,30 @@ def markdown(c: Comparison) -> str:
         notes += f", and a change of {c.min_change:g}% or more (else \"no change\")"
     if c.ignored:
         notes += f". Matched ignoring {', '.join(c.ignored)}"
+    notes += (". Matched across machines (--across-machines)" if c.across_machines
+              else ". Matched on the same kind of machine only")
     out.append(notes + ".")
     return "\n".join(out) + "\n"
+
+
+def _machines_note(c: Comparison) -> list[str]:
+    """What the header says about where the points ran: nothing when both runs ran on the same
+    machines; otherwise how the points were matched."""
+    if c.same_machine:
+        return []
+    if c.across_machines:
+        return ["**Warning:** the runs come from different machines, and each point is compared "
+                "with the same point of the other run whatever machine it ran on "
+                "(`--across-machines`): a difference may be the machine's, not the code's.", ""]
+    if c.same_kinds:
+        return ["**Warning:** the runs come from different machines (hosts of the same kind: the "
+                "same CPU, CPUs, cores and OS kernel), matched point by point: a difference may be "
+                "the machine's, not the code's.", ""]
+    return ["**Warning:** the runs come from different machines, so a point is compared only with "
+            "the same point on the same kind of machine; the others are listed below as points of "
+            "one run only. `--across-machines` compares them across machines.", "",
+            *(f"- {side} ran on: {text.cell('; '.join(run.machines))}"
+              for side, run in (("A", c.a), ("B", c.b))), ""]
 
 
 def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
@@ -423,6 +471,7 @@ def to_json(c: Comparison) -> dict:
         "a": asdict(c.a), "b": asdict(c.b), "metric": c.metric,
         "lower_is_better": c.lower_is_better, "ignored": list(c.ignored),
         "min_change": c.min_change, "alpha": c.alpha, "same_machine": c.same_machine,
+        "across_machines": c.across_machines,
         "geometric_mean": c.geometric_mean,
         "points": [{
             "kernel": row.kernel, "params_a": row.params_a, "params_b": row.params_b,

@@ -220,6 +220,9 @@ class SweepProgress:
         self.bar.console.print(f"[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
                                f"{safe(message)}")
 
+    def note(self, message: str) -> None:
+        self.bar.console.print(f"[yellow]note:[/yellow] {safe(message)}")
+
     def stop(self) -> None:
         self.bar.stop()
 
@@ -294,25 +297,19 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
 
     stdout.print(f"[bold]run {row.id}[/bold]: {safe(row.name)} ({safe(row.source)}), "
                  f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
-    stdout.print(safe(f"machine: {machine_line(row.machine)}; load {row.context.get('load_average')}; "
+    groups = analysis.machines(samples)
+    elsewhere = [machine for machine, _, _ in groups] not in ([], [machine_line(row.machine)])
+    stdout.print(safe(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
+                      f"load {row.context.get('load_average')}; "
                       f"labctl {row.context.get('labctl')} {row.context.get('git_describe') or ''}; experiment "
                       f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
     for warning in row.warnings:
         stdout.print(f"[yellow]warning at start:[/yellow] {safe(warning)}")
-    if len(samples):
-        table = analysis.point_table(samples, analysis.TIME).sort_values("position")
-        measured = {p.id: p for p in points}
-        columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s", "")}
-        for _, point in table.iterrows():
-            columns["n"].append(str(point["n"]))
-            columns["median"].append(format_duration(point["median"]))
-            low, high = point["ci_low"], point["ci_high"]
-            columns["95% CI"].append(f"{format_duration(low)}..{format_duration(high)}"
-                                     if low == low and low is not None else "(n<3)")  # NaN: none
-            columns["cv"].append(f"{point['cv'] * 100:.1f}%")
-            columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
-            columns[""].append("[yellow]noisy[/yellow]" if point["noisy"] else "")
-        print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)
+    for machine, hosts, part in groups:
+        if len(groups) > 1 or elsewhere:
+            stdout.print(f"\n[bold]on {safe(machine)}[/bold] (hosts: {safe(', '.join(hosts))}; "
+                         f"{part['point'].nunique()} points)")
+        _print_medians(part, points)
     for p in points:
         if p.status in ("failed", "skipped"):
             status = f"[red]failed[/red] ({safe(p.failure_kind)})" if p.status == "failed" else "[yellow]skipped[/yellow]"
@@ -320,3 +317,22 @@ def print_show(row: RunRow, points: list[PointRow], samples: pd.DataFrame, db: s
     pending = [p for p in points if p.status == "pending"]
     if pending:
         stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {row.id} --db {safe(shlex.quote(db))}`")
+
+
+def _print_medians(samples: pd.DataFrame, points: list[PointRow]) -> None:
+    """The medians of the points of `samples` (one machine's), a table per kernel."""
+    from labctl import analysis
+
+    table = analysis.point_table(samples, analysis.TIME).sort_values("position")
+    measured = {p.id: p for p in points}
+    columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s", "")}
+    for _, point in table.iterrows():
+        columns["n"].append(str(point["n"]))
+        columns["median"].append(format_duration(point["median"]))
+        low, high = point["ci_low"], point["ci_high"]
+        columns["95% CI"].append(f"{format_duration(low)}..{format_duration(high)}"
+                                 if low == low and low is not None else "(n<3)")  # NaN: none
+        columns["cv"].append(f"{point['cv'] * 100:.1f}%")
+        columns["msgs/s"].append(f"{point['rate_median'] / 1e6:.2f} M")
+        columns[""].append("[yellow]noisy[/yellow]" if point["noisy"] else "")
+    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns)

@@ -55,7 +55,7 @@ def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison
         if name not in kernel_samples:
             kernel_samples = kernel_samples.iloc[0:0]
             break
-        kernel_samples = kernel_samples[kernel_samples[name].map(lambda v: _key(v) == _key(value))]
+        kernel_samples = kernel_samples[kernel_samples[name].map(lambda v: _key(v) == _key(value)).astype(bool)]
     metric = Metric(reference.metric, reference.lower_is_better)
     matches = []
     for figure in reference.figures:
@@ -68,7 +68,10 @@ def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison
             continue
         chosen = kernel_samples
         for name, value in figure.params.items():
-            chosen = chosen[chosen[name].map(lambda v: _key(v) == _key(value))] if name in chosen else chosen.iloc[0:0]
+            # astype(bool): an empty selection maps to an empty column of objects, which pandas
+            # would read as a list of columns, not as a mask.
+            chosen = chosen[chosen[name].map(lambda v: _key(v) == _key(value)).astype(bool)] \
+                if name in chosen else chosen.iloc[0:0]
         points = chosen["point"].unique()
         if len(points) == 0:
             match.problem = "not in this run"

@@ -32,6 +32,7 @@ from labctl.analysis import (
     heatmap_panels,
     kernel_metric,
     label,
+    machines,
     point_table,
     runtime_ranking,
     scenarios,
@@ -120,47 +121,80 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
             or samples["verified"].all() else
             f"**{int((~samples['verified']).sum())} of them with a wrong answer**."),
         "",
-        f"Machine: {printable(machine_line(machine))}.",
-        "",
     ]
+    groups = machines(samples)
+    lines += _machines(row, groups, points)
     for warning in row.warnings:
         lines += [f"> warning at the start of the run: {printable(warning)}", ""]
     if len(pending):
         lines += [f"> {len(pending)} points were not run: finish them with "
                   f"`labctl sweep --resume {row.id} --db {db}`.", ""]
 
-    kernel_names = list(dict.fromkeys(samples["kernel"])) if not samples.empty else []
-    views = {}
-    for kernel in kernel_names:
-        kernel_samples = samples[samples["kernel"] == kernel]
-        metric = kernel_metric(kernel_samples)
-        views[kernel] = (metric, point_table(kernel_samples, metric))
+    # Figures from two kinds of machine are never pooled: with several, each kernel gets a
+    # section, and each set of published figures a comparison, per machine (m1, m2, ...).
+    several = len(groups) > 1
+    views = []  # (machine number or None, kernel, metric, point table)
+    for number_, (_, _, part) in enumerate(groups, 1):
+        for kernel in dict.fromkeys(part["kernel"]):
+            kernel_samples = part[part["kernel"] == kernel]
+            metric = kernel_metric(kernel_samples)
+            views.append((number_ if several else None, kernel, metric, point_table(kernel_samples, metric)))
     if views:
         lines += ["## Summary", "", "The best and the worst configuration of each kernel in this run "
                   "(medians; time when every run did the same work, throughput otherwise).", ""]
         summary_rows = []
-        for kernel, (metric, table) in views.items():
+        for machine, kernel, metric, table in views:
             vary = varying(table, kernel)
             ordered = table.sort_values("median", ascending=metric.lower_is_better)
             best, worst = ordered.iloc[0], ordered.iloc[-1]
             spread = (worst["median"] / best["median"] if metric.lower_is_better
                       else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
-            summary_rows.append([kernel, len(table),
+            summary_rows.append([*([f"m{machine}"] if several else []), kernel, len(table),
                                  f"{label(best, vary) or 'one point'}: {_value(best['median'], metric)}",
                                  f"{label(worst, vary) or 'one point'}: {_value(worst['median'], metric)}",
                                  f"{spread:.2f}x"])
-        lines += [markdown_table(["kernel", "points", "best", "worst", "worst/best"], summary_rows, {1, 4}), ""]
+        headers = [*(["machine"] if several else []), "kernel", "points", "best", "worst", "worst/best"]
+        lines += [markdown_table(headers, summary_rows, {1 + several, 4 + several}), ""]
 
-    lines += _runtimes_section(views)
-    lines += _floors_section(samples)
-    for kernel, (metric, table) in views.items():
-        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures)
+    for number_, (_, _, part) in enumerate(groups, 1):
+        number_ = number_ if several else None
+        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table in views
+                                    if machine == number_}, _on(number_))
+        lines += _floors_section(part, _on(number_))  # a floor bounds figures of its own machine only
+    for machine, kernel, metric, table in views:
+        lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine))
 
     lines += _failures(catalogue, failed)
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
-    lines += _references(catalogue, samples, folder, figures)
+    for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
+        lines += _references(catalogue, part, folder, figures, _on(number_ if several else None))
     lines += _provenance(row, context, db, command)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _on(machine: int | None) -> str:
+    """What a section's title and figure names add for machine m<N> of several."""
+    return f"m{machine}" if machine is not None else ""
+
+
+def _machines(row: RunRow, groups: list[tuple[str, list[str], pd.DataFrame]],
+              points: pd.DataFrame) -> list[str]:
+    """The machine the points ran on; where that is not the machine the run was swept from (a
+    cluster's hosts), which it was; with several, a table of them, numbered m1, m2, ..."""
+    swept_from = machine_line(row.machine)
+    if [machine for machine, _, _ in groups] in ([], [swept_from]):
+        return [f"Machine: {printable(swept_from)}.", ""]
+    if len(groups) == 1:
+        machine, hosts, _ = groups[0]
+        return [f"Machine: {printable(machine)} (hosts {printable(', '.join(hosts))}); swept from "
+                f"{printable(row.machine.get('hostname'))}: {printable(swept_from)}.", ""]
+    rows = []
+    for number_, (machine, hosts, part) in enumerate(groups, 1):
+        rows.append([f"m{number_}", machine, ", ".join(hosts), part["point"].nunique(), len(part)])
+    return [f"The points ran on {len(groups)} kinds of machine (swept from "
+            f"{printable(row.machine.get('hostname'))}): their figures are kept apart, each section "
+            "names its machine.", "",
+            markdown_table(["", "machine", "hosts", "points", "samples"], rows, {3, 4}), ""]
 
 
 def _when(stamp: str | None) -> str:
@@ -168,15 +202,16 @@ def _when(stamp: str | None) -> str:
 
 
 def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd.DataFrame,
-                    folder: Path, figures: list[str]) -> list[str]:
+                    folder: Path, figures: list[str], machine: str = "") -> list[str]:
     spec = catalogue.kernels.get(kernel)
     vary = varying(table, kernel)
-    lines = [f"## {kernel}", ""]
+    lines = [f"## {kernel}" + (f" on {machine}" if machine else ""), ""]
     if spec is not None and spec.summary:
         lines += [printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")), ""]
     groups = scenarios(table, kernel)
     for scenario, part in groups:
         stem = kernel if len(groups) == 1 or not scenario else f"{kernel}-{file_name(scenario)}"
+        stem = f"{machine}-{stem}" if machine else stem
         if scenario:
             lines += [f"**{printable(scenario)}**", ""]
         x, y = axes_for(part, kernel)
@@ -211,7 +246,7 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
     return lines
 
 
-def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]]) -> list[str]:
+def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: str = "") -> list[str]:
     rows = []
     for kernel, (metric, table) in views.items():
         vary = varying(table, kernel)
@@ -224,7 +259,7 @@ def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]]) -> list[str
                              _value(point["median"], metric), f"{point['ratio']:.2f}x", ours])
     if not rows:
         return []
-    return ["## Runtimes side by side", "",
+    return ["## Runtimes side by side" + (f" on {machine}" if machine else ""), "",
             "Each runtime's best point for the same work and the same parameters that every runtime "
             "takes (threads: CAF's scheduler threads, Go's GOMAXPROCS), fastest first. `x fastest`: "
             "its median over the fastest one's, in time; `labctl / it`: our time over its time "
@@ -233,12 +268,13 @@ def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]]) -> list[str
                     "x fastest", "labctl / it"], rows, {2, 5, 6, 7}), ""]
 
 
-def _floors_section(samples: pd.DataFrame) -> list[str]:
-    """Each figure that a floor kernel of this run bounds, as a multiple of that floor."""
+def _floors_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """Each figure that a floor kernel of this run bounds, as a multiple of that floor: `samples`
+    are one machine's."""
     distances = floor_distances(samples)
     if not distances:
         return []
-    lines = ["## Distance to the machine's floor", "",
+    lines = ["## Distance to the machine's floor" + (f" on {machine}" if machine else ""), "",
              "The floor kernels of this run measure limits of this machine, not of the runtime (a cache "
              "line bounced between two threads, a futex wake-up, an actor loop with nothing around it). "
              "Each figure a floor bounds is given as a multiple of it: its median over the floor's in "
@@ -289,11 +325,14 @@ def _failures(catalogue: Catalogue, failed: pd.DataFrame) -> list[str]:
     return lines + [markdown_table(["kernel", "parameters", "failure", "reason"], rows), ""]
 
 
-def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figures: list[str]) -> list[str]:
+def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figures: list[str],
+                machine: str = "") -> list[str]:
     references = catalogue.references
+    if machine:  # one machine of several: the published figures of the kernels it ran
+        references = [r for r in references if r.kernel in set(samples["kernel"])]
     if not references:
         return []
-    lines = ["## Published figures beside ours", "",
+    lines = ["## Published figures beside ours" + (f" on {machine}" if machine else ""), "",
              "Each study measured on its own hardware, with its own sizes, so absolute values are not "
              "comparable: each set of figures is compared relative to its own best (1.00 = the best; "
              "2.00 = twice as slow as the best), and by ranking. A pair the study orders (more than "
@@ -304,11 +343,12 @@ def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figur
             comparison = rank(reference, [Match(f, problem="no samples") for f in reference.figures])
         else:
             comparison = compare_reference(reference, samples)
-        lines += _reference_section(comparison, index, folder, figures)
+        lines += _reference_section(comparison, index, folder, figures, machine)
     return lines
 
 
-def _reference_section(comparison: Comparison, position: int, folder: Path, figures: list[str]) -> list[str]:
+def _reference_section(comparison: Comparison, position: int, folder: Path, figures: list[str],
+                       machine: str = "") -> list[str]:
     ref = comparison.reference
     metric = Metric(ref.metric, ref.lower_is_better)
     per = f" per {_singular(ref.per)}" if ref.per else ""
@@ -354,7 +394,9 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
         if items:
             lines += [f"{title}:", ""] + [f"- {item}" for item in items] + [""]
     if len(ours) >= 2:
-        path = save(plot_reference(comparison), folder, f"published-{position + 1}", figures)
+        path = save(plot_reference(comparison), folder,
+                    f"{machine}-published-{position + 1}" if machine else f"published-{position + 1}",
+                    figures)
         lines += [f"![{printable(ref.title)}: published vs ours]({path})", ""]
     peers = [m for m in comparison.matches if m.figure.peer is not None]
     if peers and ours:

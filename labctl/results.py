@@ -14,12 +14,15 @@ from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's na
 from labctl.sample import POINT_COLUMNS
 from labctl.schema import Catalogue
 from labctl.store import Store
+from labctl.text import machine_line
 
 
 def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     """Every sample of `run` (an id or 'latest'; all runs if None) in `db`: one row per sample,
     one column per parameter (named as in the kernel's schema; empty where it does not apply) and
-    per kernel metric. msgs_per_s is derived from elapsed_ns and messages_processed."""
+    per kernel metric. msgs_per_s is derived from elapsed_ns and messages_processed; `machine`
+    is the kind of machine the sample's point ran on (its CPU, CPUs, cores, SMT and OS kernel:
+    hosts alike in these are one machine) and `host` the host's name."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run) if run is not None else None
         samples = store.samples(run_id)
@@ -31,6 +34,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
         row["verified"] = sample["answer"] == sample["expected"]
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
+        row["machine"], row["host"] = machine_line(sample["machine"]), sample["machine"].get("hostname")
         for name, value in sample["params"].items():
             row[name] = value
             if name not in params:
@@ -104,14 +108,18 @@ def param_columns(frame: pd.DataFrame) -> list[str]:
 def points(db: str | Path, run: int | str) -> pd.DataFrame:
     """The points of a run, failed ones included (status, failure kind and message), with the
     worker's environment and CPUs (env, cpus): with the kernel and parameters, what makes a
-    point the same point in another run."""
+    point the same point in another run; and where and when it ran (machine and host as in
+    load; started_at and finished_at on the host's clock, empty for a point not run)."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         rows = store.points(run_id)
+        machine = store.run(run_id).machine
     records = [{
         "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
         "env": p.env, "cpus": p.cpus, "repeats": p.repeats, "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
+        "machine": machine_line(p.machine or machine), "host": (p.machine or machine).get("hostname"),
+        "started_at": p.started_at, "finished_at": p.finished_at,
     } for p in rows]
     known = catalogue(db, run_id)
     params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.params)))

@@ -3,9 +3,11 @@ resumed (claimed), swept, ended as finished or interrupted, and how long it will
 runs in a worker process of its own (never the caller's), with a time limit, and each sample is
 handed back the moment the worker reports it.
 
-Where points run is one small interface, Backend: it takes points and yields events (a sample, a
-point done, a point failed). LocalBackend runs them one at a time in local worker processes; the
-sweep, the store and the reports never care where a sample came from.
+Where points run is one small interface, Backend: it takes points and yields events (a point
+started on a host, a sample, a point done, a point failed, a note about the hosts). LocalBackend
+runs them one at a time in local worker processes; labctl.cluster's DaskBackend hands them to a
+Dask cluster, where each runs in the same kind of worker process. The sweep, the store and the
+reports never care where a sample came from: each point records the machine it ran on.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import psutil
 from labctl import experiment, kernels, runtimes, stats, sysinfo, text
 from labctl.experiment import Plan, PlannedPoint
 from labctl.sample import Sample
-from labctl.store import Store
+from labctl.store import Store, now
 from labctl.text import printable
 
 
@@ -59,6 +61,16 @@ class PointFailed(Exception):
 
 
 @dataclass(frozen=True)
+class StartedEvent:
+    """A point's worker process is starting on a host (again, for a point retried elsewhere)."""
+
+    point: Point
+    at: str  # on the host's clock (ISO 8601, UTC)
+    machine: dict | None = None  # the host's sysinfo.machine(); None: the run's own machine
+    context: dict | None = None  # the host's state and software (sysinfo.host_context); None: the run's
+
+
+@dataclass(frozen=True)
 class SampleEvent:
     point: Point
     sample: Sample  # as the worker reports it; its index counts the point's measured runs
@@ -67,6 +79,7 @@ class SampleEvent:
 @dataclass(frozen=True)
 class DoneEvent:
     point: Point
+    at: str | None = None  # when its worker process ended, on the host's clock
 
 
 @dataclass(frozen=True)
@@ -74,30 +87,41 @@ class FailureEvent:
     point: Point
     kind: str
     message: str
+    at: str | None = None  # when its worker process ended, on the host's clock
 
 
-Event = SampleEvent | DoneEvent | FailureEvent
+@dataclass(frozen=True)
+class NoteEvent:
+    """Something about the hosts the user should know (one lost mid-point, one refused)."""
+
+    message: str
+
+
+Event = StartedEvent | SampleEvent | DoneEvent | FailureEvent | NoteEvent
 
 
 class Backend(Protocol):
     def run(self, points: Iterable[Point]) -> Iterator[Event]:
         """Runs every point, one worker process each, and yields what happens, in the order it
-        happens. Measured samples only (warmups are not reported)."""
+        happens: a point's StartedEvent before its samples, and its samples before its end.
+        Measured samples only (warmups are not reported)."""
 
 
 class LocalBackend:
     """Worker processes on this machine, one point at a time, so points never disturb each other."""
 
     def run(self, points: Iterable[Point]) -> Iterator[Event]:
+        machine = sysinfo.machine()
         for point in points:
+            yield StartedEvent(point, now(), machine)
             try:
                 for sample in run_point(point):
                     if not sample.warmup:
                         yield SampleEvent(point, sample)
             except PointFailed as failure:
-                yield FailureEvent(point, failure.kind, str(failure))
+                yield FailureEvent(point, failure.kind, str(failure), now())
             else:
-                yield DoneEvent(point)
+                yield DoneEvent(point, now())
 
 
 def _worker_command() -> list[str]:
@@ -112,10 +136,10 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def run_point(point: Point) -> Iterator[Sample]:
+def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sample]:
     """Runs `point` in a fresh worker process and yields its samples (warmups flagged) as they
-    arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout;
-    the worker never survives the generator."""
+    arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout, or
+    (kind `cancelled`) when another thread sets `stop`; the worker never survives the generator."""
     env = {**os.environ, **point.env}
     # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
     env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
@@ -158,9 +182,12 @@ def run_point(point: Point) -> Iterator[Sample]:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise PointFailed("timeout", timed_out)
+            if stop is not None and stop.is_set():
+                raise PointFailed("cancelled", f"{point.kernel}: stopped before its end (worker killed)")
             try:
-                # In steps: a wait past the platform's time_t (a huge timeout_s) would raise.
-                line = lines.get(timeout=min(remaining, 60.0))
+                # In steps: a wait past the platform's time_t (a huge timeout_s) would raise; with
+                # `stop`, short ones, so that a stop ends the worker within half a second.
+                line = lines.get(timeout=min(remaining, 60.0 if stop is None else 0.5))
             except queue.Empty:
                 continue
             if line is None:
@@ -240,6 +267,7 @@ class Progress(Protocol):
     def sample(self, point: Point) -> None: ...
     def point_done(self, point: Point) -> None: ...
     def point_failed(self, point: Point, kind: str, message: str) -> None: ...
+    def note(self, message: str) -> None: ...
 
 
 @dataclass
@@ -273,19 +301,25 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
     events = backend.run(todo)
     try:
         for event in events:
+            if isinstance(event, NoteEvent):
+                if progress:
+                    progress.note(event.message)
+                continue
             point_id, first_repeat = event.point.tag
-            if isinstance(event, SampleEvent):
+            if isinstance(event, StartedEvent):
+                store.start_point(point_id, event.machine, event.context, event.at)
+            elif isinstance(event, SampleEvent):
                 store.add_sample(point_id, first_repeat + event.sample.index, event.sample)
                 result.samples += 1
                 if progress:
                     progress.sample(event.point)
             elif isinstance(event, DoneEvent):
-                store.finish_point(point_id)
+                store.finish_point(point_id, event.at)
                 result.points_run += 1
                 if progress:
                     progress.point_done(event.point)
             else:
-                store.fail_point(point_id, event.kind, event.message)
+                store.fail_point(point_id, event.kind, event.message, event.at)
                 result.points_run += 1
                 result.points_failed += 1
                 if progress:
@@ -304,6 +338,11 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
 
 class Refused(Exception):
     """A sweep that cannot start or resume: the message says why, before anything was written."""
+
+
+class BackendLost(Exception):
+    """Where the points run went away mid-sweep (a cluster's scheduler): the run is marked
+    interrupted and can be resumed, here or on a cluster."""
 
 
 class Interrupted(Exception):
@@ -327,14 +366,18 @@ class Opened:
     other_machine: dict | None = None  # the machine a resumed run started on, if not this one
 
 
-def start(store: Store, plan: Plan, db: str) -> Opened:
+def start(store: Store, plan: Plan, db: str, cluster: str | None = None,
+          host_warnings: list[str] | None = None) -> Opened:
     """Records a new run of `plan` and its whole plan in the store, with the machine and its
-    state, before any point runs."""
+    state, before any point runs. `cluster`: the --cluster its points run on, if any (each point
+    records the host it ran on), and `host_warnings` the warnings about its hosts' state, which
+    replace this machine's."""
     context = sysinfo.run_context(_experiment_path(plan.source))
-    warnings = sysinfo.warnings(context)
+    warnings = sysinfo.warnings(context) if cluster is None else list(host_warnings or [])
     command = shlex.join(["labctl", "sweep", plan.source, "--db", db]
                          + (["--seed", str(plan.seed)] if plan.seed is not None else [])
-                         + (["--scale", plan.scale] if plan.scale != "default" else []))
+                         + (["--scale", plan.scale] if plan.scale != "default" else [])
+                         + (["--cluster", cluster] if cluster else []))
     run_id = store.create_run(plan, command, sysinfo.machine(), context, warnings)
     skipped: dict[str, int] = {}
     for point in plan.points:
@@ -343,10 +386,11 @@ def start(store: Store, plan: Plan, db: str) -> Opened:
     return Opened(run_id, plan.name, False, warnings, dict(sorted(skipped.items())))
 
 
-def resume(store: Store, run: str, file: str | None = None, retry_failed: bool = False) -> Opened | None:
-    """Claims a run to finish it (`file`, if given, must be its own experiment). None when it has
-    no point left to run: a finished run keeps its record as it is. Raises Refused, or
-    StoreError for an unknown run."""
+def resume(store: Store, run: str, file: str | None = None, retry_failed: bool = False,
+           cluster: str | None = None, host_warnings: list[str] | None = None) -> Opened | None:
+    """Claims a run to finish it (`file`, if given, must be its own experiment), here or on a
+    `cluster` (with `host_warnings`, as start). None when it has no point left to run: a finished
+    run keeps its record as it is. Raises Refused, or StoreError for an unknown run."""
     run_id = store.resolve_run(run)
     row = store.run(run_id)
     if file is not None and not _same_experiment(file, row):
@@ -358,6 +402,8 @@ def resume(store: Store, run: str, file: str | None = None, retry_failed: bool =
     if not left:
         return None
     store.claim_run(run_id)  # refused (StoreError) if another process resumed it meanwhile
+    if cluster is not None:  # each point records its host: none of them is "another machine"
+        return Opened(run_id, row.name, True, list(host_warnings or []), stored=row.samples)
     warnings = sysinfo.warnings(sysinfo.run_context(_experiment_path(row.source)))
     machine = sysinfo.machine()
     return Opened(run_id, row.name, True, warnings, stored=row.samples,
@@ -366,15 +412,19 @@ def resume(store: Store, run: str, file: str | None = None, retry_failed: bool =
 
 def execute(store: Store, run_id: int, backend: Backend, progress: Progress | None = None,
             retry_failed: bool = False) -> SweepResult:
-    """Sweeps an opened run (see sweep) with SIGTERM taken as Ctrl-C. An interruption, or a store
-    that fails under it, marks the run interrupted (where the store still takes that write) and
-    raises Interrupted, or the store's error: every sample committed before stays."""
+    """Sweeps an opened run (see sweep) with SIGTERM taken as Ctrl-C. An interruption, a cluster
+    lost under it (BackendLost) or a store that fails under it marks the run interrupted (where
+    the store still takes that write) and raises Interrupted, or that error: every sample
+    committed before stays."""
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return sweep(store, run_id, backend, progress, retry_failed)
     except KeyboardInterrupt:
         store.end_run(run_id, "interrupted")
         raise Interrupted(run_id, store.run(run_id).samples) from None
+    except BackendLost:
+        store.end_run(run_id, "interrupted")
+        raise
     except sqlite3.DatabaseError:
         try:
             store.end_run(run_id, "interrupted")

@@ -56,12 +56,13 @@ STORED: tuple[tuple[str, str], ...] = (
 JSON_FIELDS = ("metrics", "thread_cpu_ns")
 
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
-# where it comes from, what was stored (the kernel's metrics get columns of their own), and what
-# is derived from it (msgs_per_s, verified, cpu_ns).
+# where it comes from, what was stored (the kernel's metrics get columns of their own), what
+# is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
+# the kind, labctl.text.machine_line; host: its host name).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", "recorded_at"]
+           "involuntary_switches", "recorded_at", "machine", "host"]
 # The columns labctl.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "repeats", "samples", "status",
-                 "failure_kind", "failure"]
+                 "failure_kind", "failure", "machine", "host", "started_at", "finished_at"]

@@ -26,7 +26,7 @@ from labctl.schema import Catalogue
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -76,6 +76,11 @@ CREATE TABLE points (
     failure_kind TEXT,
     failure TEXT,
     rlimit_mb INTEGER,                      -- the worker's address-space limit, or NULL (v2)
+    machine_id INTEGER REFERENCES machines(id),  -- the host it ran on, NULL: the run's machine (v4)
+    context TEXT,                           -- JSON: that host's state and labctl at the point's
+                                            -- start (sysinfo.host_context), NULL: the run's (v4)
+    started_at TEXT,                        -- its worker process's start and end, on the host's
+    finished_at TEXT,                       -- clock, NULL: not run (or run before v4)
     UNIQUE (run_id, position),
     UNIQUE (run_id, key)
 );
@@ -97,6 +102,10 @@ CREATE INDEX points_run ON points (run_id);
 MIGRATIONS = {
     1: ["ALTER TABLE points ADD COLUMN rlimit_mb INTEGER"],
     2: ["ALTER TABLE runs ADD COLUMN catalogue TEXT"],
+    3: ["ALTER TABLE points ADD COLUMN machine_id INTEGER REFERENCES machines(id)",
+        "ALTER TABLE points ADD COLUMN context TEXT",
+        "ALTER TABLE points ADD COLUMN started_at TEXT",
+        "ALTER TABLE points ADD COLUMN finished_at TEXT"],
 }
 
 
@@ -187,6 +196,10 @@ class PointRow:
     failure: str | None
     samples_done: int
     rlimit_mb: int | None = None
+    machine: dict | None = None  # the host it ran on (sysinfo.machine); None: the run's machine
+    context: dict | None = None  # that host's state and labctl at its start; None: the run's
+    started_at: str | None = None  # its worker process's start and end, on the host's clock
+    finished_at: str | None = None
 
 
 class Store:
@@ -393,15 +406,35 @@ class Store:
                 f"INSERT INTO samples (point_id, repeat, {', '.join(names)}, recorded_at)"
                 f" VALUES (?, ?, {', '.join('?' for _ in names)}, ?)", (point_id, repeat, *values, now()))
 
-    def finish_point(self, point_id: int) -> None:
+    def start_point(self, point_id: int, machine: dict | None, context: dict | None,
+                    started_at: str) -> None:
+        """A point's worker process starts on a host: records the host's machine (NULL where it
+        is the run's own), its state and labctl (`context`) and the time. A point that already
+        has samples (retried or resumed elsewhere) keeps the machine they came from."""
+        machine_id = self.machine_id(machine) if machine is not None else None
         with self._transaction():
-            self.db.execute("UPDATE points SET status = 'done', failure_kind = NULL, failure = NULL"
-                            " WHERE id = ?", (point_id,))
+            (run_machine,) = self.db.execute(
+                "SELECT r.machine_id FROM runs r JOIN points p ON p.run_id = r.id WHERE p.id = ?",
+                (point_id,)).fetchone()
+            self.db.execute(
+                "UPDATE points SET machine_id = CASE WHEN EXISTS (SELECT 1 FROM samples s"
+                " WHERE s.point_id = points.id) THEN machine_id ELSE ? END,"
+                " context = ?, started_at = ?, finished_at = NULL WHERE id = ?",
+                (None if machine_id == run_machine else machine_id,
+                 json.dumps(context, sort_keys=True) if context is not None else None,
+                 started_at, point_id))
 
-    def fail_point(self, point_id: int, kind: str, message: str) -> None:
+    def finish_point(self, point_id: int, finished_at: str | None = None) -> None:
         with self._transaction():
-            self.db.execute("UPDATE points SET status = 'failed', failure_kind = ?, failure = ?"
-                            " WHERE id = ?", (kind, message, point_id))
+            self.db.execute("UPDATE points SET status = 'done', failure_kind = NULL, failure = NULL,"
+                            " finished_at = COALESCE(?, finished_at) WHERE id = ?",
+                            (finished_at, point_id))
+
+    def fail_point(self, point_id: int, kind: str, message: str, finished_at: str | None = None) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE points SET status = 'failed', failure_kind = ?, failure = ?,"
+                            " finished_at = COALESCE(?, finished_at) WHERE id = ?",
+                            (kind, message, finished_at, point_id))
 
     def end_run(self, run_id: int, status: str) -> None:
         with self._transaction():
@@ -463,34 +496,40 @@ class Store:
         rows = self.db.execute(
             "SELECT p.id, p.position, p.key, p.kernel, p.params, p.env, p.cpus, p.repeats, p.warmup,"
             " p.timeout_s, p.status, p.failure_kind, p.failure,"
-            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb"
-            " FROM points p WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
+            " (SELECT COUNT(*) FROM samples s WHERE s.point_id = p.id), p.rlimit_mb,"
+            " m.info, p.context, p.started_at, p.finished_at"
+            " FROM points p LEFT JOIN machines m ON m.id = p.machine_id"
+            " WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
         return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
                          tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
-                         status, kind, failure, done, rlimit_mb)
+                         status, kind, failure, done, rlimit_mb,
+                         json.loads(machine) if machine else None,
+                         json.loads(context) if context else None, started_at, finished_at)
                 for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
-                     status, kind, failure, done, rlimit_mb) in rows]
+                     status, kind, failure, done, rlimit_mb, machine, context, started_at,
+                     finished_at) in rows]
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
-        sample.STORED, and run, run_name, point, position, point_key, kernel, params, repeat and
-        recorded_at."""
+        sample.STORED, and run, run_name, point, position, point_key, kernel, params, repeat,
+        recorded_at and machine (the info of its point's machine, else of its run's)."""
         names = [name for name, _ in sample.STORED]
         query = (
             "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, s.repeat, s.recorded_at, "
-            + ", ".join(f"s.{name}" for name in names)
-            + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id")
+            + "m.info, " + ", ".join(f"s.{name}" for name in names)
+            + " FROM samples s JOIN points p ON s.point_id = p.id JOIN runs r ON p.run_id = r.id"
+            " JOIN machines m ON m.id = COALESCE(p.machine_id, r.machine_id)")
         args: tuple = ()
         if run_id is not None:
             query += " WHERE r.id = ?"
             args = (run_id,)
         query += " ORDER BY r.id, p.position, s.repeat"
         columns = ("run", "run_name", "point", "position", "point_key", "kernel", "params", "repeat",
-                   "recorded_at", *names)
+                   "recorded_at", "machine", *names)
         result = []
         for row in self.db.execute(query, args):
             found = dict(zip(columns, row))
-            for name in ("params", *sample.JSON_FIELDS):
+            for name in ("params", "machine", *sample.JSON_FIELDS):
                 found[name] = json.loads(found[name])
             result.append(found)
         return result

@@ -91,6 +91,15 @@ def frequency() -> dict:
 def run_context(experiment_file: str | None = None) -> dict:
     """The state at the start of a run and the software that runs it: labctl's own checkout (an
     editable install) and the experiment file's, where they are git checkouts."""
+    return {**host_context(),
+            "experiment_git_describe": git_describe(Path(experiment_file).resolve().parent)
+            if experiment_file else None}
+
+
+def host_context() -> dict:
+    """The state of this host now (load, memory, the CPUs this process may use, the frequency)
+    and the labctl that runs here (its version, checkout and the extension's build): what a run
+    records at its start, and a point run on a cluster's host records at the point's."""
     load1, load5, load15 = psutil.getloadavg()
     return {
         "load_average": [round(load1, 2), round(load5, 2), round(load15, 2)],
@@ -101,8 +110,6 @@ def run_context(experiment_file: str | None = None) -> dict:
         "python_implementation": platform.python_implementation(),
         "labctl": labctl.__version__,
         "git_describe": git_describe(Path(labctl.__file__).resolve().parent),
-        "experiment_git_describe": git_describe(Path(experiment_file).resolve().parent)
-        if experiment_file else None,
         "build": dict(_native.build_info()),
     }
 

@@ -9,7 +9,9 @@ run once per sample) and the allocator (preloaded by the caller; checked here). 
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
 commit that fault; allocate (only under rlimit_mb) allocates until the limit stops it; sigkill
-kills the worker after its first sample.
+kills the worker after its first sample; kill_host kills the process that started the worker
+(on a cluster, the Dask worker: a host lost mid-point) after its first sample. With
+LABCTL_FAULT_ONCE=PATH the fault strikes only the worker that creates PATH, the first.
 """
 
 from __future__ import annotations
@@ -66,6 +68,12 @@ def run(request: dict) -> None:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     fault = os.environ.get("LABCTL_FAULT", "none")
+    once = os.environ.get("LABCTL_FAULT_ONCE")
+    if fault != "none" and once:
+        try:
+            os.close(os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            fault = "none"
     if fault == "allocate":
         if not limit_mb:
             raise RuntimeError("LABCTL_FAULT=allocate needs rlimit_mb (it would fill the machine)")
@@ -91,6 +99,9 @@ def run(request: dict) -> None:
         _reply({"sample": measured.to_json()})
         if fault == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if fault == "kill_host":
+            os.kill(os.getppid(), signal.SIGKILL)  # this worker follows it (_die_with)
+            signal.pause()
 
 
 def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str) -> Sample:

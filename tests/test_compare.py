@@ -249,6 +249,31 @@ def test_runs_from_different_machines_are_flagged(db, tmp_path):
     assert f"| B | 1 of {other} |" in text and ", elsewhere |" in text
 
 
+def test_points_of_another_kind_of_machine_are_matched_only_when_asked(labctl, db, tmp_path):
+    other = str(tmp_path / "other.db")
+    shutil.copy(db, other)
+    connection = sqlite3.connect(other)
+    connection.execute("UPDATE machines SET info = json_set(info, '$.cpu_model', 'Other CPU', "
+                       "'$.hostname', 'node7')")
+    connection.commit()
+    connection.close()
+    c = run_pair(db, 1, 1, db_b=other)
+    assert c.rows == [] and len(c.only_a) == len(c.only_b) == 3
+    text = compare.markdown(c)
+    assert "**Warning:** the runs come from different machines, so a point is compared only " \
+           "with the same point on the same kind of machine" in text
+    assert "- B ran on: Other CPU, " in text and "`--across-machines` compares them" in text
+    across = run_pair(db, 1, 1, db_b=other, across_machines=True)
+    assert len(across.rows) == 3 and not across.only_a and across.across_machines
+    text = compare.markdown(across)
+    assert "whatever machine it ran on (`--across-machines`)" in text
+    assert "Matched across machines (--across-machines)." in text
+    result = labctl("compare", "1", "1", "--db", db, "--db-b", other, "--across-machines", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["across_machines"] is True and len(data["points"]) == 3
+
+
 def test_the_cli_fails_on_a_regression_past_the_threshold(labctl, db, tmp_path):
     output = tmp_path / "compare.md"
     result = labctl("compare", "1", "latest", "--db", db, "--ignore", "messages")

@@ -342,3 +342,28 @@ def test_a_catalogue_stored_before_floors_reads_back_without_any():
     data = schema.Kernel("k", "", "", (), "", "", ()).to_json()
     del data["floor_of"]
     assert schema.Kernel.from_json(data).floor_of == ()
+
+
+def test_points_of_two_kinds_of_machine_are_reported_apart(labctl, store, tmp_path):
+    # As a sweep on a cluster of two kinds of host leaves it: skynet's points on another machine.
+    db = tmp_path / "two.db"
+    db.write_bytes(store.read_bytes())
+    connection = sqlite3.connect(db)
+    connection.execute("INSERT INTO machines (fingerprint, info) SELECT 'other', json_set(info, "
+                       "'$.cpu_model', 'Other CPU', '$.hostname', 'node7') FROM machines")
+    connection.execute("UPDATE points SET machine_id = (SELECT id FROM machines WHERE fingerprint = "
+                       "'other') WHERE kernel = 'skynet'")
+    connection.commit()
+    connection.close()
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    assert "The points ran on 2 kinds of machine (swept from " in text
+    assert re.search(r"^\| m2 \| Other CPU, .* \| node7 \| 2 \| 6 \|$", text, re.M)
+    assert "## self_send on m1" in text and "## skynet on m2" in text
+    assert "| m2 | skynet | 2 |" in text  # the summary names the machine
+    assert "## Published figures beside ours on m2" in text
+    assert {Path(n).name for n in figures_named(text)} >= {"m1-self_send-threads.png", "m2-skynet-bars.png"}
+    shown = labctl("show", "1", "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    assert "\non Other CPU, " in shown.stdout and "(hosts: node7; 2 points)" in shown.stdout

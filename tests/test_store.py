@@ -129,6 +129,8 @@ def test_a_store_whose_tables_were_changed_is_refused(tmp_path):
 UNDO = {
     1: ["ALTER TABLE points DROP COLUMN rlimit_mb"],
     2: ["ALTER TABLE runs DROP COLUMN catalogue"],
+    3: [f"ALTER TABLE points DROP COLUMN {column}"  # where and when it ran
+        for column in ("machine_id", "context", "started_at", "finished_at")],
 }
 
 
@@ -173,6 +175,38 @@ def test_a_store_of_schema_version_2_is_migrated_and_its_runs_analysed_without_t
     branching = kernel.param("branching")
     assert branching.type == "integer" and not branching.configuration
     assert kernel.param("dispatcher").configuration
+
+
+def test_a_store_of_schema_version_3_is_migrated_and_its_points_ran_on_the_runs_machine(tmp_path):
+    # Version 3: points did not record the host they ran on, nor when.
+    path = tmp_path / "r.db"
+    run = older_store(path, 3)
+    with Store(path) as store:
+        point = store.points(run)[0]
+        assert (point.machine, point.context, point.started_at, point.finished_at) == (None,) * 4
+        [sample] = store.samples(run)
+        assert sample["machine"] == {"hostname": "h", "cpu_model": "c"}  # the run's
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+
+
+def test_a_point_records_the_host_it_started_on_and_keeps_the_machine_of_its_samples(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)
+        first, second = (p.id for p in store.points(run))
+        store.start_point(first, {"hostname": "h", "cpu_model": "c"}, None, "2025-01-01T00:00:00.000+00:00")
+        away = {"hostname": "node7", "cpu_model": "other"}
+        store.start_point(second, away, {"load_average": [1, 1, 1], "worker": "tcp://node7:1"},
+                          "2025-01-01T00:00:01.000+00:00")
+        store.add_sample(second, 0, SAMPLE)
+        store.finish_point(second, "2025-01-01T00:00:02.000+00:00")
+        # Retried on the run's machine: the point keeps the machine its sample came from.
+        store.start_point(second, {"hostname": "h", "cpu_model": "c"}, None, "2025-01-01T00:00:03.000+00:00")
+        local, remote = store.points(run)
+        assert local.machine is None and local.started_at.startswith("2025-01-01T00:00:00")
+        assert remote.machine == away and remote.context is None
+        assert (remote.started_at, remote.finished_at) == ("2025-01-01T00:00:03.000+00:00", None)
+        assert store.samples(run)[0]["machine"] == away
 
 
 def test_a_folder_is_refused_as_a_store(tmp_path):
