@@ -18,7 +18,7 @@ import pandas as pd
 
 from labctl import results, stats
 from labctl.sample import COUNTS
-from labctl.schema import OURS, RUNTIME, Kernel, Param
+from labctl.schema import OURS, RUNTIME, Floor, Kernel, Param
 from labctl.text import show
 
 # Short names of parameters in labels and legends.
@@ -44,7 +44,7 @@ class Metric:
 
     @property
     def is_time(self) -> bool:
-        return self.column.endswith("_ns")
+        return stats.is_time(self.column)
 
     @property
     def is_count(self) -> bool:
@@ -267,6 +267,57 @@ def runtime_ranking(table: pd.DataFrame, kernel: str | Kernel,
             best["ours"] = float("nan")
         ranked.append((label(part.iloc[0], keys), best))
     return ranked
+
+
+@dataclass(frozen=True)
+class FloorDistance:
+    """How far the points of a kernel are from a floor the same run measured: `points` is their
+    point table (analysis.point_table) with `multiple`, each median over the floor's in time
+    (its floor over its median in throughput): 1.0 is the floor itself."""
+
+    floor: Floor
+    floor_kernel: str
+    floor_point: str  # the floor's configuration whose median is the floor, in words
+    floor_value: float  # that median: the best the floor kernel reached in this run
+    metric: Metric
+    points: pd.DataFrame
+
+
+def floor_distances(samples: pd.DataFrame) -> list[FloorDistance]:
+    """For each floor kernel of the run in `samples` (one that declares Kernel.floor_of, in the
+    catalogue the frame carries) and each figure it bounds that the run measured: the floor's
+    value, the best median of its floor_metric over its points (the machine's best case here),
+    and each bounded point's median as a multiple of it. Only points with the floor's `where`."""
+    catalogue = results.catalogue_of(samples)
+    distances = []
+    for name, spec in catalogue.kernels.items():
+        measured = samples[samples["kernel"] == name] if spec.floor_of and not samples.empty else None
+        if measured is None or measured.empty:
+            continue
+        for floor in spec.floor_of:
+            bounded = samples[samples["kernel"] == floor.kernel]
+            if bounded.empty or floor.metric not in bounded or floor.floor_metric not in measured:
+                continue
+            lower = stats.is_time(floor.metric)  # a time; otherwise a throughput
+            floor_table = point_table(measured[measured[floor.floor_metric].notna()],
+                                      Metric(floor.floor_metric, lower))
+            if floor_table.empty:
+                continue
+            best = floor_table.sort_values("median", ascending=lower).iloc[0]
+            params = [p.name for p in params_of(bounded, floor.kernel)]
+            table = point_table(bounded[bounded[floor.metric].notna()], Metric(floor.metric, lower))
+            if table.empty:
+                continue
+            keep = [floor.matches({n: _key(row[n]) for n in params if n in row})
+                    for _, row in table.iterrows()]
+            table = _with_attrs(table[keep].copy(), table)
+            if table.empty:
+                continue
+            table["multiple"] = (table["median"] / best["median"] if lower
+                                 else best["median"] / table["median"])
+            distances.append(FloorDistance(floor, name, label(best, varying(floor_table, name)),
+                                           float(best["median"]), Metric(floor.metric, lower), table))
+    return distances
 
 
 def sort_key(value):

@@ -427,7 +427,8 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             excluded += 1
             continue
         runtime = values.get(kernels.RUNTIME, kernel.param(kernels.RUNTIME).default)
-        dispatcher = values.get("dispatcher", kernel.param("dispatcher").default)
+        chosen = kernel.param("dispatcher")  # none on a floor kernel, which measures the machine
+        dispatcher = values.get("dispatcher", chosen.default if chosen else None)
         applicable = {}
         for name, value in values.items():
             if not kernel.param(name).applies(runtime, dispatcher):

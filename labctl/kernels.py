@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from labctl import _native, runtimes, studies
-from labctl.schema import ALLOCATOR, RUNTIME, Kernel, Param
+from labctl.schema import ALLOCATOR, RUNTIME, Floor, Kernel, Param
 from labctl.text import show  # noqa: F401 - a kernel parameter's value in words
 
 ParamError = _native.ParamError
@@ -60,7 +60,8 @@ def catalogue() -> dict[str, Kernel]:
                                source="; ".join(f"{cited[key].title} ({cited[key].author}, "
                                                 f"{cited[key].year}), {part}" for key, part in sources),
                                verifies=k["verifies"], params=tuple(params),
-                               runtimes=tuple(r.name for r in on))
+                               runtimes=tuple(r.name for r in on),
+                               floor_of=tuple(Floor(**f) for f in k["floor_of"]))
     return kernels
 
 

@@ -30,6 +30,7 @@ from labctl.analysis import (
     axes_for,
     counted,
     fixed,
+    floor_distances,
     heatmap_panels,
     kernel_metric,
     label,
@@ -176,9 +177,12 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
         lines += [markdown_table(headers, summary_rows, {1 + several, 4 + several}), ""]
 
     lines += _measures_section(samples)
-    for number_ in (range(1, len(groups) + 1) if several else [None]):
+    for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
+        number_ = number_ if several else None
         lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table, measure in views
                                     if machine == number_ and measure in ("", measures.TIME)}, _on(number_))
+        # A floor bounds the clock's figures of its own machine only.
+        lines += _floors_section(part[part["measure"] == measures.TIME], _on(number_))
     for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
         lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
                                  measure)
@@ -339,6 +343,37 @@ def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: st
             "(below 1, ours is faster).", "",
             markdown_table(["kernel", "setting", "rank", "runtime", "its best configuration", "median",
                     "x fastest", "labctl / it"], rows, {2, 5, 6, 7}), ""]
+
+
+def _floors_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """Each figure that a floor kernel of this run bounds, as a multiple of that floor: `samples`
+    are one machine's."""
+    distances = floor_distances(samples)
+    if not distances:
+        return []
+    lines = ["## Distance to the machine's floor" + (f" on {machine}" if machine else ""), "",
+             "The floor kernels of this run measure limits of this machine, not of the runtime (a cache "
+             "line bounced between two threads, a futex wake-up, an actor loop with nothing around it). "
+             "Each figure a floor bounds is given as a multiple of it: its median over the floor's in "
+             "time, the floor's over its median in throughput; the floor is the best median of the "
+             "floor kernel here. 1.0x is the floor; below 1x a point does not do what the floor "
+             "measures (a round trip that never leaves its thread).", ""]
+    for distance in distances:
+        floor = distance.floor
+        where = (" (points with " + ", ".join(f"{k}={show(v)}" for k, v in floor.where.items()) + ")"
+                 if floor.where else "")
+        floor_point = f" {distance.floor_point}" if distance.floor_point else ""
+        lines += [f"### {floor.kernel} `{floor.metric}`: {printable(floor.name)}", "",
+                  f"Floor: `{distance.floor_kernel}`{floor_point} `{floor.floor_metric}` = "
+                  f"{_value(distance.floor_value, distance.metric)}{where}.", ""]
+        table = distance.points
+        vary = varying(table, floor.kernel)
+        ordered = table.sort_values("multiple")
+        rows = [[label(point, vary) or "one point", point["n"], _value(point["median"], distance.metric),
+                 f"{point['multiple']:.2f}x {printable(floor.name)}"] for _, point in ordered.iterrows()]
+        lines += [markdown_table(["configuration", "n", f"median {distance.metric.title}", "distance"],
+                                 rows, {1, 2}), ""]
+    return lines
 
 
 def _skipped(skipped: pd.DataFrame) -> list[str]:

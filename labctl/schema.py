@@ -63,6 +63,24 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Floor:
+    """A figure of another kernel that a floor kernel (a limit of the machine: a cache line's round
+    trip, a futex wake-up, a bare actor loop) bounds: a report states it as a multiple of the
+    floor. Declared in C++ with the floor kernel (Kernel::floor_of)."""
+
+    kernel: str  # the bounded kernel
+    metric: str  # its figure: elapsed_ns, msgs_per_s or one of its metrics
+    floor_metric: str  # the floor kernel's metric in the same unit
+    name: str  # the floor in words: "the cache line"
+    # The bounded points' parameters (dispatcher=active_obj); left out of the hash, as a dict.
+    where: dict[str, object] = field(default_factory=dict, hash=False)
+
+    def matches(self, params: dict[str, object]) -> bool:
+        """Whether a point of the bounded kernel with these parameters is bounded by this floor."""
+        return all(params.get(name) == value for name, value in self.where.items())
+
+
+@dataclass(frozen=True)
 class Kernel:
     name: str
     summary: str
@@ -72,6 +90,7 @@ class Kernel:
     verifies: str
     params: tuple[Param, ...]
     runtimes: tuple[str, ...] = (OURS,)  # the runtimes it runs on, ours first
+    floor_of: tuple[Floor, ...] = ()  # a floor kernel's: the figures of other kernels it bounds
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -83,8 +102,9 @@ class Kernel:
     def from_json(cls, data: dict) -> Kernel:
         params = tuple(Param(**{**p, "choices": tuple(p["choices"]), "applies_to": tuple(p["applies_to"]),
                                 "runtimes": tuple(p["runtimes"])}) for p in data["params"])
+        floors = tuple(Floor(**f) for f in data.get("floor_of", ()))  # none in a catalogue before floors
         return cls(**{**data, "sources": tuple(tuple(s) for s in data["sources"]), "params": params,
-                      "runtimes": tuple(data["runtimes"])})
+                      "runtimes": tuple(data["runtimes"]), "floor_of": floors})
 
 
 @dataclass(frozen=True)

@@ -127,10 +127,15 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
+def is_time(metric: str) -> bool:
+    """Whether a metric is a time in nanoseconds: elapsed_ns, round_trip_p50_ns, ns_per_hop."""
+    return metric.endswith("_ns") or metric.startswith("ns_per_")
+
+
 def lower_is_better(metric: str) -> bool:
-    """Times (*_ns) and counts of what a phase executed (instructions, cache misses, ...) are
-    better lower; everything else (msgs_per_s, ...) higher."""
-    return metric.endswith("_ns") or metric in COUNTS
+    """Times (*_ns, ns_per_*) and counts of what a phase executed (instructions, cache misses,
+    ...) are better lower; everything else (msgs_per_s, ...) higher."""
+    return is_time(metric) or metric in COUNTS
 
 
 def throughput(messages: int, elapsed_ns: int) -> float:

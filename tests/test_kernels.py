@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from labctl import _native, kernels
+from labctl import _native, kernels, stats
 
 SMALL = {
     "skynet": {"leaves": 1000},
@@ -25,10 +25,16 @@ SMALL = {
     "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
     "mixed": {"rings": 2, "ring_size": 4, "initial_token": 5, "repetitions": 2, "number": 9991},
     "actor_creation": {"depth": 6},
+    "floor_cache_line": {"round_trips": 2000, "latency_samples": 100},
+    "floor_futex_wake": {"round_trips": 200, "latency_samples": 20},
+    "floor_actor_loop": {"messages": 2000},
 }
 
 
 REGISTERED = [dispatcher["name"] for dispatcher in _native.dispatchers()]
+# The floor kernels measure the machine (a cache line, a futex, a bare loop): no dispatcher.
+FLOORS = sorted(name for name, kernel in kernels.catalogue().items() if kernel.floor_of)
+ON_THE_RUNTIME = [kernel for kernel in kernels.catalogue().values() if not kernel.floor_of]
 
 
 def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
@@ -52,7 +58,7 @@ def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
 
 
 def cases():
-    for kernel in kernels.catalogue().values():
+    for kernel in ON_THE_RUNTIME:
         for combo in dispatcher_combinations(kernel):
             name = "-".join(f"{k}={v}" for k, v in combo.items())
             yield pytest.param(kernel.name, combo, id=f"{kernel.name}-{name}")
@@ -63,7 +69,7 @@ def test_every_kernel_in_the_catalogue_has_a_small_size_here():
 
 
 def test_every_kernel_accepts_every_registered_dispatcher():
-    for kernel in kernels.catalogue().values():
+    for kernel in ON_THE_RUNTIME:
         assert sorted(kernel.param("dispatcher").choices) == sorted(REGISTERED), kernel.name
 
 
@@ -334,3 +340,58 @@ def test_a_lifetime_clock_covers_the_teardown():
     lifetime = _native.run("skynet", {**params, "clock": "lifetime"})
     teardown = lifetime["elapsed_ns"] - lifetime["metrics"]["phase_ns"]
     assert teardown > 0.2 * lifetime["metrics"]["phase_ns"]
+
+
+# -- the floors: limits of the machine, as kernels ------------------------------------------------
+
+def test_the_floors_are_the_cache_line_the_futex_wake_up_and_the_bare_actor_loop():
+    assert FLOORS == ["floor_actor_loop", "floor_cache_line", "floor_futex_wake"]
+
+
+@pytest.mark.parametrize("kernel", FLOORS)
+def test_a_floor_verifies_its_answer_and_reports_each_thread_it_ran(kernel):
+    result = _native.run(kernel, SMALL[kernel])
+    assert result["verified"] and result["answer"] == result["expected"]
+    assert result["messages_processed"] == _native.expect(kernel, SMALL[kernel])["messages"]
+    assert result["elapsed_ns"] > 0
+    assert len(result["thread_cpu_ns"]) == (1 if kernel == "floor_actor_loop" else 2)
+
+
+@pytest.mark.parametrize("kernel", ["floor_cache_line", "floor_futex_wake"])
+def test_a_round_trip_floor_counts_every_round_trip_of_both_phases(kernel):
+    result = _native.run(kernel, {"round_trips": 300, "latency_samples": 40, "pin": "none"})
+    assert result["answer"] == "round_trips=340 answered=340 out_of_order=0"
+    assert result["messages_processed"] == 600  # the throughput phase: as ping_pong's pings and pongs
+    metrics = result["metrics"]
+    assert metrics["round_trip_samples"] == 40
+    assert metrics["round_trip_mean_ns"] == pytest.approx(result["elapsed_ns"] / 300)
+    assert 0 < metrics["round_trip_p50_ns"] <= metrics["round_trip_p99_ns"] <= metrics["round_trip_max_ns"]
+
+
+def test_the_futex_floor_says_how_many_of_its_waits_slept():
+    metrics = _native.run("floor_futex_wake", {"round_trips": 200, "latency_samples": 0})["metrics"]
+    assert 0 < metrics["sleeps_per_round_trip"] <= 2
+    assert metrics["wake_up_ns"] == pytest.approx(metrics["round_trip_mean_ns"] / 2)
+
+
+def test_the_bare_actor_loop_gives_ping_pongs_answer():
+    result = _native.run("floor_actor_loop", {"messages": 3000 * 2})
+    assert result["answer"] == "pings=3000 pongs=3000 out_of_order=0 corrupt=0"
+    assert result["expected"] == _native.run("ping_pong", {"messages": 6000, "latency_samples": 0})["expected"]
+
+
+@pytest.mark.parametrize("kernel", FLOORS)
+def test_each_figure_a_floor_bounds_is_one_that_both_kernels_report(kernel):
+    floors = kernels.get(kernel).floor_of
+    assert floors
+    own = _native.run(kernel, SMALL[kernel])
+    derived = {"elapsed_ns", "msgs_per_s"}  # every sample has these
+    for floor in floors:
+        bounded = kernels.get(floor.kernel)
+        for name, value in floor.where.items():
+            param = bounded.param(name)
+            assert param is not None and (not param.choices or value in param.choices), (kernel, name)
+        theirs = _native.run(floor.kernel, {**SMALL[floor.kernel], **floor.where})
+        assert floor.metric in derived | set(theirs["metrics"]), (kernel, floor.metric)
+        assert floor.floor_metric in derived | set(own["metrics"]), (kernel, floor.floor_metric)
+        assert stats.is_time(floor.metric) == stats.is_time(floor.floor_metric)  # the same unit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import experiment, references, schema
+from labctl import analysis, experiment, references, schema
 
 EXPERIMENT = '''
 name = "tiny study"
@@ -244,6 +244,104 @@ def test_a_store_that_is_not_a_labctl_store_is_refused(labctl, tmp_path):
     result = labctl("report", "1", "--db", str(db), "--out", str(tmp_path / "rep"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert not (tmp_path / "rep").exists()
+
+
+# -- distances to the machine's floor ---------------------------------------------------------------
+
+FLOOR_EXPERIMENT = '''
+name = "floors"
+order = "grid"
+repeats = 3
+warmup = 0
+timeout_s = 60
+
+[[grid]]
+kernel = "floor_cache_line"
+params = { round_trips = 2000, latency_samples = 200, pin = "none" }
+
+[[grid]]
+kernel = "floor_actor_loop"
+params = { messages = 20000 }
+
+[[grid]]
+kernel = "ping_pong"
+params = { messages = 20000, latency_samples = 200 }
+axes = { dispatcher = ["one_thread", "active_group"], threads = [2] }
+'''
+
+
+def test_a_report_gives_each_figure_a_floor_of_its_run_bounds_as_a_multiple_of_it(labctl, tmp_path):
+    from conftest import run_labctl
+
+    path = tmp_path / "floors.toml"
+    path.write_text(FLOOR_EXPERIMENT)
+    db = tmp_path / "f.db"
+    assert run_labctl("sweep", str(path), "--db", str(db)).returncode == 0
+    out = tmp_path / "rep"
+    assert labctl("report", "latest", "--db", str(db), "--out", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    floors = text.split("## Distance to the machine's floor")[1].split("\n## ")[0]
+    for metric, floor in (("round_trip_p50_ns", "the cache line"), ("round_trip_mean_ns", "the cache line"),
+                          ("msgs_per_s", "the bare actor loop")):
+        section = floors.split(f"### ping_pong `{metric}`: {floor}")[1].split("\n### ")[0]
+        rows = re.findall(rf"^\| (one_thread|active_group) \| 3 \| [^|]+ \| ([0-9.]+)x {floor} \|$",
+                          section, re.M)
+        assert {name for name, _ in rows} == {"one_thread", "active_group"}, section  # threads is fixed
+    assert "Floor: `floor_actor_loop` `msgs_per_s` = " in floors
+    # thread_ring was not run, nor floor_futex_wake: nothing of theirs is given
+    assert "### thread_ring" not in floors and "floor_futex_wake" not in floors
+
+
+def floor_samples(kernel: str, rows: list[tuple[dict, list[float]]], metric: str) -> list[dict]:
+    frames = []
+    for point, (params, values) in enumerate(rows):
+        for repeat, value in enumerate(values):
+            frames.append({"point": f"{kernel}{point}", "position": point, "kernel": kernel, "repeat": repeat,
+                           **params, metric: value, "elapsed_ns": 1000.0, "messages_processed": 10,
+                           "msgs_per_s": 1e7})
+    return frames
+
+
+def test_a_floor_is_its_best_median_and_bounds_only_the_points_it_names():
+    def param(name: str, kind: str = "text") -> schema.Param:
+        return schema.Param(name, kind, None, "", None, None, (), (), (), name != "hops")
+
+    wake = schema.Floor("thread_ring", "ns_per_hop", "wake_up_ns", "a futex wake-up", {"dispatcher": "active_obj"})
+    catalogue = schema.Catalogue({
+        "floor_futex_wake": schema.Kernel("floor_futex_wake", "", "", (), "", "", (param("pin"),), floor_of=(wake,)),
+        "thread_ring": schema.Kernel("thread_ring", "", "", (), "", "", (param("hops", "integer"), param("dispatcher"))),
+    })
+    rows = floor_samples("floor_futex_wake", [({"pin": "compact"}, [100, 110, 120]),
+                                              ({"pin": "spread"}, [300, 300, 300])], "wake_up_ns")
+    rows += floor_samples("thread_ring", [({"hops": 10, "dispatcher": "active_obj"}, [200, 220, 240]),
+                                          ({"hops": 10, "dispatcher": "one_thread"}, [5, 5, 5])], "ns_per_hop")
+    frame = pd.DataFrame(rows)
+    frame.attrs["catalogue"] = catalogue.to_json()
+    [distance] = analysis.floor_distances(frame)
+    assert distance.floor_value == 110 and distance.floor_point == "pin=compact"
+    assert list(distance.points["dispatcher"]) == ["active_obj"]  # one_thread wakes no thread
+    assert list(distance.points["multiple"]) == [pytest.approx(2.0)]
+
+
+def test_a_throughput_floor_is_the_floors_median_over_the_points():
+    loop = schema.Floor("ping_pong", "msgs_per_s", "msgs_per_s", "the bare loop")
+    catalogue = schema.Catalogue({
+        "floor_actor_loop": schema.Kernel("floor_actor_loop", "", "", (), "", "", (), floor_of=(loop,)),
+        "ping_pong": schema.Kernel("ping_pong", "", "", (), "", "", ()),
+    })
+    frame = pd.DataFrame(floor_samples("floor_actor_loop", [({}, [1e8, 1.6e8, 1.7e8])], "rate")
+                         + floor_samples("ping_pong", [({}, [8e7, 8e7, 8e7])], "rate"))
+    frame["msgs_per_s"] = frame["rate"]
+    frame.attrs["catalogue"] = catalogue.to_json()
+    [distance] = analysis.floor_distances(frame)
+    assert distance.floor_value == 1.6e8 and not distance.metric.lower_is_better
+    assert list(distance.points["multiple"]) == [pytest.approx(2.0)]
+
+
+def test_a_catalogue_stored_before_floors_reads_back_without_any():
+    data = schema.Kernel("k", "", "", (), "", "", ()).to_json()
+    del data["floor_of"]
+    assert schema.Kernel.from_json(data).floor_of == ()
 
 
 def test_points_of_two_kinds_of_machine_are_reported_apart(labctl, store, tmp_path):

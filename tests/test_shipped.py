@@ -138,3 +138,21 @@ def test_a_library_the_linker_cache_names_but_that_is_gone_is_missing(tmp_path, 
     assert runtimes.find_shared_library("libcopy.so.1") == str(tmp_path / "libcopy.so.1")
     assert runtimes.find_shared_library("libtext.so.1") is None
     assert runtimes.find_shared_library("libgone.so.1") is None
+
+
+@pytest.mark.parametrize("scale, threads", [("default", {1, 2}), ("full", {1, 2, 4, 8, 16})])
+def test_scaling_sweeps_six_kernels_over_threads_on_every_pool_beside_the_floors(scale, threads):
+    from labctl import kernels
+
+    plan = experiment.load("scaling", scale=scale)
+    swept = ["skynet", "ping_pong", "one_to_many", "thread_ring", "producer_consumer", "counting_actor"]
+    # every dispatcher that takes `threads` is a pool here
+    pools = {d for d in kernels.get("skynet").param("dispatcher").choices
+             if d in kernels.get("skynet").param("threads").applies_to}
+    for kernel in swept:
+        points = [p.params for p in plan.points if p.kernel == kernel]
+        assert any(p["dispatcher"] == "one_thread" for p in points), kernel
+        for pool in pools:
+            assert {p["threads"] for p in points if p["dispatcher"] == pool} == threads, (kernel, pool)
+    floors = {name for name, spec in kernels.catalogue().items() if spec.floor_of}
+    assert floors and floors <= {p.kernel for p in plan.points}

@@ -100,6 +100,19 @@ py::dict describe(const k::Kernel& kernel) {
     d["params"] = params;
     d["runtime"] = kernel.runtime;
     d["expects"] = kernel.expect != nullptr;
+    py::list floors;
+    for (const k::FloorOf& floor : kernel.floor_of) {
+        py::dict f;
+        f["kernel"] = floor.kernel;
+        f["metric"] = floor.metric;
+        f["floor_metric"] = floor.floor_metric;
+        f["name"] = floor.name;
+        py::dict where;
+        for (const auto& [name, value] : floor.where) where[py::str(name)] = to_python(value);
+        f["where"] = where;
+        floors.append(f);
+    }
+    d["floor_of"] = floors;
     return d;
 }
 

@@ -109,6 +109,20 @@ struct Citation {
     std::string part;
 };
 
+// A figure of another kernel that a floor kernel bounds: on the same machine it cannot be better
+// than the floor's (a round trip between threads is at least a cache line's), so a report states it
+// as a multiple of the floor ("1.4x the cache line here"). Declared by the floor kernel, stored
+// with a run's catalogue, so a report that reads only the store knows it.
+struct FloorOf {
+    std::string kernel;        // the kernel whose figure it bounds
+    std::string metric;        // that figure: elapsed_ns, msgs_per_s or one of the kernel's metrics
+    std::string floor_metric;  // the floor kernel's metric it is compared with, in the same unit
+    std::string name;          // the floor in words: "the cache line", "a futex wake-up"
+    // Only the bounded kernel's points with these parameter values (dispatcher=active_obj): the
+    // floor of a wake-up bounds a hop only where every hop wakes a thread.
+    std::map<std::string, Value, std::less<>> where = {};
+};
+
 struct Kernel {
     std::string name;
     std::string summary;      // one line
@@ -129,6 +143,9 @@ struct Kernel {
     // estimates a never-run point's time from. Kernels with `expect` need none (its count is
     // exact); a kernel timed by duration_s reports 0 when that setting governs the run.
     double (*work)(const Params&) = nullptr;
+    // A floor kernel measures a limit of the machine rather than of the runtime (floors.hpp): the
+    // figures of other kernels it bounds. Empty for every other kernel.
+    std::vector<FloorOf> floor_of = {};
 };
 
 // The messages a run of `kernel` with `params` processes, about (see Kernel::work); 0 if unknown.

@@ -4,6 +4,7 @@
 #include <thread>
 
 #ifdef __linux__
+#include <cerrno>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,13 +12,16 @@
 
 namespace labctl::rt {
 
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
 #ifdef __linux__
     static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
-            nullptr, nullptr, 0);
+    const long done = syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE,
+                              expected, nullptr, nullptr, 0);
+    return done == 0 || errno != EAGAIN;
 #else
+    if (word.load(std::memory_order_acquire) != expected) return false;
     word.wait(expected, std::memory_order_acquire);
+    return true;
 #endif
 }
 

@@ -20,7 +20,9 @@ inline void cpu_relax() noexcept {
 void yield_thread() noexcept;
 
 // Futex-style wait on a 32-bit word: blocks while *word == expected (or returns spuriously).
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
+// Returns false when the word no longer held `expected` and the call did not block; true when it
+// blocked and was woken (or woke spuriously).
+bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
 void futex_wake(std::atomic<std::uint32_t>& word, int waiters) noexcept;
 
 // Spins until `ready()` holds or `budget` has passed; returns whether it holds.
