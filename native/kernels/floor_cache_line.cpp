@@ -36,26 +36,11 @@ private:
 };
 
 Result run(const Params& params) {
-    const auto round_trips = std::uint64_t(params.integer("round_trips"));
-    const auto probes = std::uint64_t(params.integer("latency_samples"));
     SpunLine line;
-    floors::RoundTrips trips = floors::run_round_trips(line, round_trips, probes, params.text("pin"));
-    Result result;
-    result.elapsed_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(trips.outcome.end - trips.outcome.start).count();
-    result.messages_processed = 2 * round_trips;  // as ping_pong's pings and pongs
-    result.answer = floors::describe(trips.tally);
-    result.expected = floors::expected(round_trips, probes);
-    result.metrics = ping_pong::round_trip_metrics(trips.outcome, round_trips);
+    Result result = floors::measure_round_trips(line, params);
     // A hop from one thread to the next (a ring across threads) moves the line one way.
     result.metrics.push_back({"one_way_ns", result.metrics.front().value / 2});
-    result.thread_cpu_ns = std::move(trips.thread_cpu_ns);
     return result;
-}
-
-Expectation expect(const Params& params) {
-    const auto round_trips = std::uint64_t(params.integer("round_trips"));
-    return {floors::expected(round_trips, std::uint64_t(params.integer("latency_samples"))), 2 * round_trips};
 }
 
 Kernel make_kernel() {
@@ -80,7 +65,7 @@ Kernel make_kernel() {
         .params = floors::round_trip_params(1'000'000, 10'000),
         .check = {},
         .run = run,
-        .expect = expect,
+        .expect = floors::expect_round_trips,
         .floor_of = {{.kernel = "ping_pong", .metric = "round_trip_p50_ns", .floor_metric = "round_trip_p50_ns",
                       .name = "the cache line"},
                      {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",

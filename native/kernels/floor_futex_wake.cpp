@@ -37,27 +37,13 @@ private:
 };
 
 Result run(const Params& params) {
-    const auto round_trips = std::uint64_t(params.integer("round_trips"));
-    const auto probes = std::uint64_t(params.integer("latency_samples"));
     FutexWord word;
-    floors::RoundTrips trips = floors::run_round_trips(word, round_trips, probes, params.text("pin"));
-    Result result;
-    result.elapsed_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(trips.outcome.end - trips.outcome.start).count();
-    result.messages_processed = 2 * round_trips;
-    result.answer = floors::describe(trips.tally);
-    result.expected = floors::expected(round_trips, probes);
-    result.metrics = ping_pong::round_trip_metrics(trips.outcome, round_trips);
+    Result result = floors::measure_round_trips(word, params);
     // One wake-up: half a round trip.
     result.metrics.push_back({"wake_up_ns", result.metrics.front().value / 2});
-    result.metrics.push_back({"sleeps_per_round_trip", double(word.sleeps()) / double(round_trips + probes)});
-    result.thread_cpu_ns = std::move(trips.thread_cpu_ns);
+    const auto total = params.integer("round_trips") + params.integer("latency_samples");
+    result.metrics.push_back({"sleeps_per_round_trip", double(word.sleeps()) / double(total)});
     return result;
-}
-
-Expectation expect(const Params& params) {
-    const auto round_trips = std::uint64_t(params.integer("round_trips"));
-    return {floors::expected(round_trips, std::uint64_t(params.integer("latency_samples"))), 2 * round_trips};
 }
 
 Kernel make_kernel() {
@@ -82,7 +68,7 @@ Kernel make_kernel() {
         .params = floors::round_trip_params(20'000, 2'000),
         .check = {},
         .run = run,
-        .expect = expect,
+        .expect = floors::expect_round_trips,
         .floor_of = {{.kernel = "thread_ring", .metric = "ns_per_hop", .floor_metric = "wake_up_ns",
                       .name = "a futex wake-up", .where = {{"dispatcher", std::string("active_obj")}}},
                      {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",

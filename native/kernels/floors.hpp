@@ -140,4 +140,27 @@ RoundTrips run_round_trips(Wire& wire, std::uint64_t round_trips, std::uint64_t 
     return result;
 }
 
+// A round-trip floor's run as ping_pong reports one: `round_trips` then `latency_samples` round
+// trips over `wire` (run_round_trips), the throughput phase timed without a clock read inside.
+template <class Wire>
+Result measure_round_trips(Wire& wire, const Params& params) {
+    const auto round_trips = std::uint64_t(params.integer("round_trips"));
+    const auto probes = std::uint64_t(params.integer("latency_samples"));
+    RoundTrips trips = run_round_trips(wire, round_trips, probes, params.text("pin"));
+    Result result;
+    result.elapsed_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(trips.outcome.end - trips.outcome.start).count();
+    result.messages_processed = 2 * round_trips;  // as ping_pong's pings and pongs
+    result.answer = describe(trips.tally);
+    result.expected = expected(round_trips, probes);
+    result.metrics = ping_pong::round_trip_metrics(trips.outcome, round_trips);
+    result.thread_cpu_ns = std::move(trips.thread_cpu_ns);
+    return result;
+}
+
+inline Expectation expect_round_trips(const Params& params) {
+    const auto round_trips = std::uint64_t(params.integer("round_trips"));
+    return {expected(round_trips, std::uint64_t(params.integer("latency_samples"))), 2 * round_trips};
+}
+
 }  // namespace labctl::kernels::floors
