@@ -370,7 +370,11 @@ def test_a_round_trip_floor_counts_every_round_trip_of_both_phases(kernel):
 
 def test_the_futex_floor_says_how_many_of_its_waits_slept():
     metrics = _native.run("floor_futex_wake", {"round_trips": 200, "latency_samples": 0})["metrics"]
-    assert 0 < metrics["sleeps_per_round_trip"] <= 2
+    # Two waits a round trip at most. How many sleep depends on the scheduler: on a loaded
+    # machine a thread preempted between its post and its wait finds the answer there already,
+    # and every wait of a run can miss its sleep (seen in CI beside a compiler), so none is owed.
+    slept = metrics["sleeps_per_round_trip"] * 200
+    assert 0 <= metrics["sleeps_per_round_trip"] <= 2 and slept == pytest.approx(round(slept))
     assert metrics["wake_up_ns"] == pytest.approx(metrics["round_trip_mean_ns"] / 2)
 
 
