@@ -75,12 +75,12 @@ void Agent::execute_special(Envelope& envelope, ExecutionContext& context) noexc
     if (state_ == State::created) start();
     switch (envelope.key) {
     case kStartType:
-        return;
+        break;
     case kRetireType:
         context.retired.push_back(this);
-        return;
+        break;
     case kFinishType:
-        if (state_ != State::running) return;
+        if (state_ != State::running) break;
         state_ = State::finished;
         try {
             on_finish();
@@ -88,22 +88,24 @@ void Agent::execute_special(Envelope& envelope, ExecutionContext& context) noexc
             handler_failed(std::current_exception());
         }
         context.finished.push_back(this);
-        return;
+        break;
     default:
-        if (state_ != State::running) {
-            ++context.dropped;
-            return;
-        }
-        if (Handler handler = handlers_.find(envelope.key)) {
-            try {
-                handler(*this, envelope);
-            } catch (...) {
-                handler_failed(std::current_exception());
+        // A message (lifecycle demands carry the keys above).
+        if (state_ == State::running) {
+            if (Handler handler = handlers_.find(envelope.key)) {
+                try {
+                    handler(*this, envelope);  // frees the envelope
+                } catch (...) {
+                    handler_failed(std::current_exception());
+                }
+                return;
             }
-        } else {
-            ++context.dropped;
         }
+        ++context.dropped;
     }
+    // Every envelope no handler took: a message, or the finish demand (pooled, unlike the start
+    // and retire demands embedded in the agent, which have no dispose).
+    if (envelope.dispose != nullptr) envelope.dispose(&envelope);
 }
 
 void reap_finished(ExecutionContext& context) noexcept {

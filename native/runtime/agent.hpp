@@ -18,6 +18,7 @@ class Environment;
 class NamedMbox;
 struct ExecutionContext;
 
+// Runs a message's handler and frees its envelope (see detail::invoke).
 using Handler = void (*)(Agent&, Envelope&);
 
 // Whether a handler may run while other thread-safe handlers of its agent run, on other threads
@@ -43,13 +44,19 @@ struct HandlerTraits<void (A::*)(M&)> {
 };
 
 // The thunk for one (agent class, message type, member function): a static_cast (a constant
-// offset, no RTTI) and a direct call the compiler can inline.
+// offset, no RTTI) and a direct call the compiler can inline. It owns the envelope it is given:
+// knowing the message's type, it destroys the envelope and gives it back to the pool inline
+// (a constant size class, no indirect dispose call), also when the handler throws.
 template <auto Method>
 void invoke(Agent& agent, Envelope& envelope) {
     using Traits = HandlerTraits<decltype(Method)>;
+    using Letter = MessageEnvelope<typename Traits::Message>;
+    struct Free {
+        Letter* letter;
+        ~Free() { pool::destroy(letter); }
+    } owned{&static_cast<Letter&>(envelope)};
     auto& self = static_cast<typename Traits::AgentType&>(agent);
-    auto& message = static_cast<MessageEnvelope<typename Traits::Message>&>(envelope).message;
-    (self.*Method)(message);
+    (self.*Method)(owned.letter->message);
 }
 
 extern constinit thread_local Coop* t_coop_under_construction LABCTL_FAST_TLS;
@@ -149,8 +156,8 @@ private:
 
     enum class State : std::uint8_t { created, running, finished };
 
-    // The slow paths of execute(): lifecycle demands, and messages that arrive while the agent
-    // is not running.
+    // The slow paths of execute(): lifecycle demands, messages that arrive while the agent is
+    // not running, and messages it has no handler for (disposed of here).
     void execute_special(Envelope& envelope, ExecutionContext& context) noexcept;
     void start() noexcept;
     void handler_failed(std::exception_ptr error) noexcept;
@@ -179,24 +186,23 @@ struct ExecutionContext {
     std::vector<Agent*> retired;
 };
 
-// Executes one demand on its agent and disposes of its envelope. The hot path: a running
-// agent, a message it subscribed to.
+// Executes one demand on its agent, and frees or disposes of its envelope. The hot path: a
+// running agent, a message it subscribed to, whose handler's thunk frees the envelope. A
+// lifecycle demand needs no test of its own here: its key (kStartType...) matches no
+// subscription, so it takes the slow path, with every message no handler takes.
 inline void execute(Envelope& envelope, ExecutionContext& context) noexcept {
     Agent& agent = *envelope.target;
-    if (envelope.key >= kFirstMessageType && agent.state_ == Agent::State::running) [[likely]] {
+    if (agent.state_ == Agent::State::running) [[likely]] {
         if (Handler handler = agent.handlers_.find(envelope.key)) [[likely]] {
             try {
                 handler(agent, envelope);
             } catch (...) {
                 agent.handler_failed(std::current_exception());
             }
-        } else {
-            ++context.dropped;
+            return;
         }
-    } else {
-        agent.execute_special(envelope, context);
     }
-    if (envelope.dispose != nullptr) envelope.dispose(&envelope);
+    agent.execute_special(envelope, context);
 }
 
 // Whether `envelope` is a message that a running agent handles with a thread-safe handler (the

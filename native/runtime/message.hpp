@@ -45,8 +45,10 @@ struct Envelope {
     Envelope* next;
     Agent* target;
     std::uint64_t key;
-    // Destroys the message and returns the envelope to the pool; null for the lifecycle
-    // envelopes embedded in agents.
+    // Destroys the message and returns the envelope to the pool, for whoever holds an envelope
+    // without knowing its type (a message no handler takes, the finish demand, a channel); a
+    // handler's thunk frees its envelope itself (detail::invoke). Null for the start and retire
+    // demands embedded in agents.
     void (*dispose)(Envelope*) noexcept;
 };
 
