@@ -51,13 +51,11 @@ def sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str |
         result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
     except runner.Interrupted as interrupted:
         progress.stop()
-        fail(f"{interrupted}; finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}`",
-             EXIT_INTERRUPTED)
+        fail(f"{interrupted}; finish it with {_resume(opened.run_id, db)}", EXIT_INTERRUPTED)
     except runner.BackendLost as lost:
         progress.stop()
         fail(f"{lost}; run {opened.run_id} interrupted with {store.run(opened.run_id).samples} samples "
-             f"stored: finish it with `labctl sweep --resume {opened.run_id} --db {shlex.quote(db)}` "
-             "(here, or with --cluster)", EXIT_FAILED)
+             f"stored: finish it with {_resume(opened.run_id, db)} (here, or with --cluster)", EXIT_FAILED)
     except sqlite3.DatabaseError as error:
         progress.stop()
         _store_failed(store, opened.run_id, db, error)
@@ -83,8 +81,12 @@ def _store_failed(store: Store, run_id: int, db: str, error: sqlite3.DatabaseErr
     message = f"{db}: {explain(error, db)}; run {run_id} stopped{stored}"
     if failure_kind(error) == "damaged":
         fail(message, EXIT_USAGE)
-    fail(f"{message}; once the store can be written, finish it with "
-         f"`labctl sweep --resume {run_id} --db {shlex.quote(db)}`", EXIT_FAILED)
+    fail(f"{message}; once the store can be written, finish it with {_resume(run_id, db)}", EXIT_FAILED)
+
+
+def _resume(run_id: int, db: str) -> str:
+    """The command that finishes an interrupted run."""
+    return f"`labctl sweep --resume {run_id} --db {shlex.quote(db)}`"
 
 
 def _print_opened(opened: runner.Opened, db: str, points: int) -> None:
