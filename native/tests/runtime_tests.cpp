@@ -520,6 +520,62 @@ TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
     check_no_leak();
 }
 
+// A queue woken by a worker's send runs next on that worker (its LIFO slot), on every pool: a
+// token passed around a ring of agents, each with a queue of its own, stays on one thread once
+// inside the pool, however many threads wait idle (before the slot, thread_pool handed each hop
+// to whichever thread was free).
+namespace {
+
+struct Baton {
+    std::uint32_t hops_left;
+};
+
+class Relay final : public rt::Agent {
+public:
+    Relay(std::vector<std::thread::id>& threads, std::atomic<bool>& done)
+        : threads_(threads), done_(done) {
+        subscribe<&Relay::on_token>();
+    }
+    Relay* next = nullptr;
+
+private:
+    void on_token(const Baton& token) {
+        // One token: the handlers run one after another, each ordered after the last by its send.
+        threads_.push_back(std::this_thread::get_id());
+        if (token.hops_left == 0) done_.store(true);
+        else rt::send<Baton>(*next, token.hops_left - 1);
+    }
+    std::vector<std::thread::id>& threads_;
+    std::atomic<bool>& done_;
+};
+
+}  // namespace
+
+TEST(a_queue_a_worker_wakes_runs_on_that_worker, 60) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.max_demands_at_once) continue;  // the pools
+        rt::Environment env;
+        rt::Dispatcher& pool =
+            dispatcher.make(env, {.threads = 3, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
+        std::vector<std::thread::id> threads;
+        std::atomic<bool> done{false};
+        std::vector<Relay*> ring;
+        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+            for (int i = 0; i < 10; ++i) ring.push_back(&coop.make_agent<Relay>(threads, done));
+        });
+        for (std::size_t i = 0; i < ring.size(); ++i) ring[i]->next = ring[(i + 1) % ring.size()];
+        rt::send<Baton>(*ring[0], 1000u);
+        while (!done.load()) std::this_thread::sleep_for(1ms);
+        env.stop();
+        CHECK(threads.size() == 1001);
+        // The first lap may meet queues still awake from their start (the token came from
+        // outside the pool, to whichever worker took it); from the second on, every hop wakes
+        // a sleeping queue.
+        CHECK(std::count(threads.begin() + 20, threads.end(), threads[20]) == std::ptrdiff_t(threads.size() - 20));
+    }
+    check_no_leak();
+}
+
 namespace {
 
 struct Probe {};

@@ -74,7 +74,7 @@ AdvThreadPool::AdvThreadPool(Environment& environment, DispatcherParams params)
                  {.threads = params.threads,
                   .fifo = Fifo::individual,
                   .max_demands_at_once = params.max_demands_at_once},
-                 make_shared_fifo()) {
+                 make_shared_fifo(params.threads)) {
     start();
 }
 

@@ -63,9 +63,8 @@ public:
         Local& local = locals_[worker];
         EventQueue* stealable = &queue;
         if (woken) {
-            // The queue a worker's send just woke runs next on that worker, while what it
-            // touched is still in cache; the one it displaces becomes stealable.
-            stealable = std::exchange(local.lifo, &queue);
+            // The one the LIFO slot displaces becomes stealable.
+            stealable = local.lifo.put(queue);
             if (stealable == nullptr) return false;
         }
         if (!local.fifo.push(stealable)) injector_.push(*stealable);
@@ -74,15 +73,9 @@ public:
 
     EventQueue* pop(int worker) noexcept override {
         Local& local = locals_[worker];
-        // The LIFO slot first, but not forever: two agents waking each other would otherwise
-        // keep it busy and starve the FIFO on a single worker.
-        if (local.lifo != nullptr && local.lifo_streak < kLifoStreak) {
-            ++local.lifo_streak;
-            return std::exchange(local.lifo, nullptr);
-        }
-        local.lifo_streak = 0;
+        if (EventQueue* queue = local.lifo.take_in_turn()) return queue;
         if (EventQueue* queue = local.fifo.take()) return queue;
-        if (local.lifo != nullptr) return std::exchange(local.lifo, nullptr);
+        if (EventQueue* queue = local.lifo.take()) return queue;
         if (EventQueue* queue = injector_.take()) return queue;
         // Steal: the others' FIFOs in turn, starting at a different victim each time.
         for (unsigned tries = 0; tries + 1 < workers_; ++tries) {
@@ -103,27 +96,14 @@ public:
 
     // The worker's own LIFO slot counts: a queue its handlers woke waits there for it alone.
     bool maybe_ready_for(int worker) const noexcept override {
-        return locals_[worker].lifo != nullptr || maybe_ready();
+        return !locals_[worker].lifo.empty() || maybe_ready();
     }
 
 private:
-    // Pops in a row the LIFO slot may win before the FIFO gets a look: the most turns a queue in
-    // this worker's FIFO waits behind agents that keep waking each other. Measured on one worker
-    // (callgrind; work_stealing threads=1 fifo=individual spin_us=0; at 1 / 4 / 16 / 64):
-    // ping_pong messages=1000000, 310.3 / 308.9 / 308.3 / 308.2 M instructions (the FIFO look
-    // costs nothing past 16); skynet leaves=1000000 (--cache-sim=yes), last-level read misses
-    // 2.64 / - / 2.15 / 1.71 M for 1669 / - / 1696 / 1701 M instructions (the walk stays depth
-    // first longer); parallel_thread_ring actors=100 tokens=10 hops=500000, 82.5 / 82.3 / 82.2 /
-    // 77.5 M. 16 takes most of the gain and keeps that wait short; 64 is a little cheaper still,
-    // for four times the wait, which instruction counts cannot weigh (a wall-clock sweep on a
-    // quiet machine can).
-    static constexpr unsigned kLifoStreak = 16;
-
     struct alignas(64) Local {
         StealableFifo fifo;
-        EventQueue* lifo = nullptr;  // owner only
-        unsigned lifo_streak = 0;    // owner only
-        unsigned victim = 0;         // owner only: where stealing starts next
+        LifoSlot lifo;        // owner only
+        unsigned victim = 0;  // owner only: where stealing starts next
     };
 
     const unsigned workers_;
