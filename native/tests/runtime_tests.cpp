@@ -532,13 +532,14 @@ struct Baton {
 
 class Relay final : public rt::Agent {
 public:
-    Relay(std::vector<std::thread::id>& threads, std::atomic<bool>& done)
-        : threads_(threads), done_(done) {
+    Relay(std::vector<std::thread::id>& threads, std::atomic<int>& started, std::atomic<bool>& done)
+        : threads_(threads), started_(started), done_(done) {
         subscribe<&Relay::on_token>();
     }
     Relay* next = nullptr;
 
 private:
+    void on_start() override { started_.fetch_add(1); }
     void on_token(const Baton& token) {
         // One token: the handlers run one after another, each ordered after the last by its send.
         threads_.push_back(std::this_thread::get_id());
@@ -546,6 +547,7 @@ private:
         else rt::send<Baton>(*next, token.hops_left - 1);
     }
     std::vector<std::thread::id>& threads_;
+    std::atomic<int>& started_;
     std::atomic<bool>& done_;
 };
 
@@ -558,20 +560,25 @@ TEST(a_queue_a_worker_wakes_runs_on_that_worker, 60) {
         rt::Dispatcher& pool =
             dispatcher.make(env, {.threads = 3, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
         std::vector<std::thread::id> threads;
+        std::atomic<int> started{0};
         std::atomic<bool> done{false};
         std::vector<Relay*> ring;
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
-            for (int i = 0; i < 10; ++i) ring.push_back(&coop.make_agent<Relay>(threads, done));
+            for (int i = 0; i < 10; ++i) ring.push_back(&coop.make_agent<Relay>(threads, started, done));
         });
         for (std::size_t i = 0; i < ring.size(); ++i) ring[i]->next = ring[(i + 1) % ring.size()];
+        // Every queue asleep before the token: a queue still held after its start would take
+        // the token on its own worker (not a wake-up). The pause covers the step from a start
+        // handler to its worker letting the queue go.
+        while (started.load() < 10) std::this_thread::sleep_for(1ms);
+        std::this_thread::sleep_for(50ms);
         rt::send<Baton>(*ring[0], 1000u);
         while (!done.load()) std::this_thread::sleep_for(1ms);
         env.stop();
         CHECK(threads.size() == 1001);
-        // The first lap may meet queues still awake from their start (the token came from
-        // outside the pool, to whichever worker took it); from the second on, every hop wakes
-        // a sleeping queue.
-        CHECK(std::count(threads.begin() + 20, threads.end(), threads[20]) == std::ptrdiff_t(threads.size() - 20));
+        // The token comes from outside the pool, to whichever worker takes it; every hop after
+        // wakes a sleeping queue.
+        CHECK(std::count(threads.begin(), threads.end(), threads[0]) == std::ptrdiff_t(threads.size()));
     }
     check_no_leak();
 }
