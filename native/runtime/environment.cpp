@@ -54,13 +54,13 @@ void Environment::register_coop(Coop& coop) {
         throw std::logic_error("a coop can be registered only once");
     bool too_late;
     {
-        std::lock_guard lock(mutex_);
-        too_late = stopping_;
+        std::lock_guard lock(registry_.lock);
+        too_late = registry_.stopping;
         if (!too_late) {
-            coop.next_ = coops_;
-            if (coops_ != nullptr) coops_->prev_ = &coop;
-            coops_ = &coop;
-            ++live_coops_;
+            coop.next_ = registry_.coops;
+            if (registry_.coops != nullptr) registry_.coops->prev_ = &coop;
+            registry_.coops = &coop;
+            ++registry_.live;
         }
     }
     if (too_late) {
@@ -70,12 +70,23 @@ void Environment::register_coop(Coop& coop) {
     }
     subscribe_named(coop, true);
     coop.unfinished_.store(coop.size_, std::memory_order_relaxed);
+    // Agents that share a queue (a coop on a cooperation-FIFO pool) get their start demands in
+    // one chain, one push (one CAS) for the run of them rather than one each: the demands go to
+    // different agents, so their order among themselves is free (push_chain). Every link is read
+    // before the push: once the last start is queued, the coop may run, finish and be destroyed
+    // on another thread.
     for (Agent* agent = coop.first_; agent != nullptr;) {
-        // Read the link first: once the last start is queued, the coop may run, finish and be
-        // destroyed on another thread.
-        Agent* next = agent->next_in_coop_;
-        queue_of(*agent).push(&agent->lifecycle_demand_);
-        agent = next;
+        EventQueue& queue = queue_of(*agent);
+        Envelope* const first = &agent->lifecycle_demand_;
+        Envelope* last = first;
+        agent = agent->next_in_coop_;
+        while (agent != nullptr && &queue_of(*agent) == &queue) {
+            last->next = &agent->lifecycle_demand_;
+            last = last->next;
+            agent = agent->next_in_coop_;
+        }
+        last->next = nullptr;
+        queue.push_chain(first, last);
     }
     if (coop.size_ == 0) {
         coop.state_.store(Coop::State::deregistering, std::memory_order_relaxed);
@@ -145,36 +156,45 @@ void Environment::subscribe_named(Coop& coop, bool subscribe) {
 
 void Environment::unlink(Coop& coop) noexcept {
     if (coop.prev_ != nullptr) coop.prev_->next_ = coop.next_;
-    else coops_ = coop.next_;
+    else registry_.coops = coop.next_;
     if (coop.next_ != nullptr) coop.next_->prev_ = coop.prev_;
     coop.prev_ = coop.next_ = nullptr;
 }
 
 void Environment::coop_completed(Coop& coop) noexcept {
-    std::unique_lock lock(mutex_);
-    unlink(coop);
-    if (stopping_) {
-        // Agents still running may send to this coop's agents until everyone has finished;
-        // their memory stays until the threads are gone.
-        coop.next_ = graveyard_;
-        graveyard_ = &coop;
-    } else {
-        lock.unlock();
-        destroy_coop(coop);
-        lock.lock();
+    bool destroy;
+    bool last;
+    {
+        std::lock_guard lock(registry_.lock);
+        unlink(coop);
+        // During stop, agents still running may send to this coop's agents until everyone has
+        // finished; its memory stays until the threads are gone.
+        destroy = !registry_.stopping;
+        if (!destroy) {
+            coop.next_ = registry_.graveyard;
+            registry_.graveyard = &coop;
+        }
+        last = --registry_.live == 0;
     }
-    if (--live_coops_ == 0) coops_changed_.notify_all();
+    if (destroy) destroy_coop(coop);
+    if (last) {
+        // Under mutex_: a waiter tests live_coops() and starts waiting while it holds it,
+        // so this notification cannot fall between its test and its wait.
+        std::lock_guard lock(mutex_);
+        coops_changed_.notify_all();
+    }
 }
+
 
 void Environment::request_stop() noexcept {
     std::vector<Coop*> registered;
     {
-        std::lock_guard lock(mutex_);
-        if (stopping_) return;
-        stopping_ = true;
+        std::lock_guard lock(registry_.lock);
+        if (registry_.stopping) return;
+        registry_.stopping = true;
         // From here on a completing coop goes to the graveyard instead of being destroyed, so
         // the pointers collected here stay valid.
-        for (Coop* coop = coops_; coop != nullptr; coop = coop->next_) registered.push_back(coop);
+        for (Coop* coop = registry_.coops; coop != nullptr; coop = coop->next_) registered.push_back(coop);
     }
     for (Coop* coop : registered) deregister_coop(*coop);
 }
@@ -186,7 +206,7 @@ void Environment::stop() {
     std::vector<Dispatcher*> dispatchers;
     {
         std::unique_lock lock(mutex_);
-        coops_changed_.wait(lock, [this] { return live_coops_ == 0; });
+        coops_changed_.wait(lock, [this] { return live_coops() == 0; });
         if (stopped_) return;
         stopped_ = true;
         for (auto& d : dispatchers_) dispatchers.push_back(d.get());
@@ -197,8 +217,8 @@ void Environment::stop() {
     for (Dispatcher* d : dispatchers) d->shutdown();
     Coop* graveyard;
     {
-        std::lock_guard lock(mutex_);
-        graveyard = std::exchange(graveyard_, nullptr);
+        std::lock_guard lock(registry_.lock);
+        graveyard = std::exchange(registry_.graveyard, nullptr);
     }
     while (graveyard != nullptr) {
         Coop* next = graveyard->next_;
@@ -209,12 +229,12 @@ void Environment::stop() {
 
 void Environment::wait_for_no_coops() {
     std::unique_lock lock(mutex_);
-    coops_changed_.wait(lock, [this] { return live_coops_ == 0 || failed(); });
+    coops_changed_.wait(lock, [this] { return live_coops() == 0 || failed(); });
 }
 
 std::uint64_t Environment::live_coops() const {
-    std::lock_guard lock(mutex_);
-    return live_coops_;
+    std::lock_guard lock(registry_.lock);
+    return registry_.live;
 }
 
 std::exception_ptr Environment::error() const {
