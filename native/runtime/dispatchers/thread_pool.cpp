@@ -1,5 +1,5 @@
-// thread_pool's policy: every ready queue in one shared FIFO, but for the one in each worker's
-// LIFO slot (adv_thread_pool's too).
+// thread_pool's policy: every ready queue in one shared FIFO, but for those in each worker's
+// LIFO stack (adv_thread_pool's too).
 #include "thread_pool.hpp"
 
 namespace labctl::rt {
@@ -7,16 +7,16 @@ namespace {
 
 class SharedFifo final : public ReadyQueues {
 public:
-    explicit SharedFifo(unsigned workers) : slots_(new Slot[workers]) {}
+    explicit SharedFifo(unsigned workers) : stacks_(new Stack[workers]) {}
 
-    // A queue woken by a worker's send goes to that worker's slot. Without the slot it went to
+    // A queue woken by a worker's send goes to that worker's stack. Without it, it went to
     // the shared list, where the other worker, spinning idle, took it at once: with individual
     // FIFO every message then crossed cores (thread_ring actors=503 on 2 threads: 250 ns a hop,
     // 30x one_thread).
     bool push(EventQueue& queue, int worker, bool woken) noexcept override {
         EventQueue* shared = &queue;
         if (woken && worker != kNotAWorker) {
-            shared = slots_[worker].put(queue);
+            shared = stacks_[worker].put(queue);
             if (shared == nullptr) return false;
         }
         list_.push(*shared);
@@ -24,23 +24,25 @@ public:
     }
 
     EventQueue* pop(int worker) noexcept override {
-        LifoSlot& slot = slots_[worker];
-        if (EventQueue* queue = slot.take_in_turn()) return queue;
+        LifoStack& stack = stacks_[worker];
+        if (EventQueue* queue = stack.take_in_turn()) return queue;
+        // The stack's streak is over: its oldest goes behind the others (see LifoStack).
+        if (EventQueue* oldest = stack.take_oldest()) list_.push(*oldest);
         if (EventQueue* queue = list_.take()) return queue;
-        return slot.take();
+        return stack.take();
     }
 
-    // The slots are left out: only their owner can run them, and it looks there first.
+    // The stacks are left out: only their owner can run them, and it looks there first.
     bool maybe_ready() const noexcept override { return !list_.empty(); }
     bool maybe_ready_for(int worker) const noexcept override {
-        return !slots_[worker].empty() || maybe_ready();
+        return !stacks_[worker].empty() || maybe_ready();
     }
 
 private:
-    // A cache line each: a slot is written by its worker on nearly every send that wakes a queue.
-    struct alignas(64) Slot : LifoSlot {};
+    // Lines of their own: a stack is written by its worker on nearly every send that wakes a queue.
+    struct alignas(64) Stack : LifoStack {};
 
-    const std::unique_ptr<Slot[]> slots_;
+    const std::unique_ptr<Stack[]> stacks_;
     ReadyList list_;
 };
 

@@ -1,4 +1,4 @@
-// The ready queues of work_stealing: per worker a LIFO slot and a bounded stealable FIFO, plus a
+// The ready queues of work_stealing: per worker a LIFO stack and a bounded stealable FIFO, plus a
 // shared injector; an idle worker steals from the others.
 #include "work_stealing.hpp"
 
@@ -63,17 +63,19 @@ public:
         Local& local = locals_[worker];
         EventQueue* stealable = &queue;
         if (woken) {
-            // The one the LIFO slot displaces becomes stealable.
+            // The one the LIFO stack displaces becomes stealable.
             stealable = local.lifo.put(queue);
             if (stealable == nullptr) return false;
         }
-        if (!local.fifo.push(stealable)) injector_.push(*stealable);
+        make_stealable(local, *stealable);
         return true;
     }
 
     EventQueue* pop(int worker) noexcept override {
         Local& local = locals_[worker];
         if (EventQueue* queue = local.lifo.take_in_turn()) return queue;
+        // The stack's streak is over: its oldest goes behind the others (see LifoStack).
+        if (EventQueue* oldest = local.lifo.take_oldest()) make_stealable(local, *oldest);
         if (EventQueue* queue = local.fifo.take()) return queue;
         if (EventQueue* queue = local.lifo.take()) return queue;
         if (EventQueue* queue = injector_.take()) return queue;
@@ -86,7 +88,7 @@ public:
         return nullptr;
     }
 
-    // LIFO slots are left out: only their owner can run them, and it looks there first.
+    // LIFO stacks are left out: only their owner can run them, and it looks there first.
     bool maybe_ready() const noexcept override {
         if (!injector_.empty()) return true;
         for (unsigned i = 0; i < workers_; ++i)
@@ -94,7 +96,7 @@ public:
         return false;
     }
 
-    // The worker's own LIFO slot counts: a queue its handlers woke waits there for it alone.
+    // The worker's own LIFO stack counts: a queue its handlers woke waits there for it alone.
     bool maybe_ready_for(int worker) const noexcept override {
         return !locals_[worker].lifo.empty() || maybe_ready();
     }
@@ -102,9 +104,14 @@ public:
 private:
     struct alignas(64) Local {
         StealableFifo fifo;
-        LifoSlot lifo;        // owner only
+        LifoStack lifo;       // owner only
         unsigned victim = 0;  // owner only: where stealing starts next
     };
+
+    // Owner only: into its FIFO, or the injector when that is full.
+    void make_stealable(Local& local, EventQueue& queue) noexcept {
+        if (!local.fifo.push(&queue)) injector_.push(queue);
+    }
 
     const unsigned workers_;
     const std::unique_ptr<Local[]> locals_;

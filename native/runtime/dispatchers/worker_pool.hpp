@@ -1,6 +1,6 @@
 // A pool of worker threads serving many event queues, with a policy for where ready queues wait:
-// thread_pool (per worker a LIFO slot, then one shared FIFO) and work_stealing (per worker a LIFO
-// slot and a bounded stealable FIFO, plus a shared injector) are two policies behind this one
+// thread_pool (per worker a LIFO stack, then one shared FIFO) and work_stealing (per worker a LIFO
+// stack and a bounded stealable FIFO, plus a shared injector) are two policies behind this one
 // coordinator; adv_thread_pool runs its own loop on it. With cooperation FIFO a coop's agents
 // share a queue (their demands never run in parallel); with individual FIFO each agent has its
 // own. A worker runs at most max_demands_at_once demands of a queue before it moves on.
@@ -55,41 +55,72 @@ private:
     std::atomic<std::uint32_t> count_{0};  // written under the lock
 };
 
-// A worker's LIFO slot: the queue that worker's own send just woke, run next on it while what the
-// send touched (the queue, the envelope, the receiver) is still in its cache, rather than handed
-// to an idle worker on another core. The one it displaces goes where any worker can take it.
-// Owner only: no other worker sees the slot, so its owner never parks while it holds a queue.
-class LifoSlot {
+// A worker's LIFO stack: the queues that worker's own sends woke, newest on top, run next on it
+// while what the send touched (the queue, the envelope, the receiver) is still in its cache,
+// rather than handed to an idle worker on another core. Owner only: no other worker sees it, so
+// its owner never parks while it holds a queue.
+//
+// Deeper than one slot so that a tree of agents is walked depth first: a skynet coop's run wakes
+// its ten children's queues, and with a single slot nine of them went to the FIFO at once, so
+// the walk went breadth first through 10^5 queues, each cold by its turn, and two workers dealt
+// the tree out between them queue by queue. When the stack is full a push displaces its oldest
+// queue, the one highest in such a tree: it goes where any worker can take it, the largest piece
+// of work a thief can get (the order Cilk's deques give).
+class LifoStack {
 public:
-    // Puts `queue` in the slot; returns the queue it displaced, if any.
-    EventQueue* put(EventQueue& queue) noexcept { return std::exchange(queue_, &queue); }
-    // The slot's queue, unless it has won kStreak pops in a row: then nullptr, once, so the
-    // caller looks at its other queues first.
+    static constexpr unsigned kDepth = 16;
+
+    // Pushes `queue`; returns the queue it displaced (the oldest), if the stack was full.
+    EventQueue* put(EventQueue& queue) noexcept {
+        EventQueue* displaced = nullptr;
+        if (size_ == kDepth) {
+            displaced = queues_[bottom_];
+            bottom_ = (bottom_ + 1) % kDepth;
+            --size_;
+        }
+        queues_[(bottom_ + size_) % kDepth] = &queue;
+        ++size_;
+        return displaced;
+    }
+    // The newest queue, unless the stack has won kStreak pops in a row: then nullptr, once, and
+    // the caller moves the oldest (take_oldest) behind its other queues and looks at those first,
+    // so no queue waits in the stack for ever behind agents that keep waking each other.
     EventQueue* take_in_turn() noexcept {
-        if (queue_ != nullptr && streak_ < kStreak) {
+        if (size_ != 0 && streak_ < kStreak) {
             ++streak_;
-            return std::exchange(queue_, nullptr);
+            return take();
         }
         streak_ = 0;
         return nullptr;
     }
-    EventQueue* take() noexcept { return std::exchange(queue_, nullptr); }
-    bool empty() const noexcept { return queue_ == nullptr; }
+    EventQueue* take() noexcept {
+        if (size_ == 0) return nullptr;
+        --size_;
+        return queues_[(bottom_ + size_) % kDepth];
+    }
+    EventQueue* take_oldest() noexcept {
+        if (size_ == 0) return nullptr;
+        EventQueue* oldest = queues_[bottom_];
+        bottom_ = (bottom_ + 1) % kDepth;
+        --size_;
+        return oldest;
+    }
+    bool empty() const noexcept { return size_ == 0; }
 
 private:
-    // Pops in a row the slot may win before the other queues get a look: the most turns a
+    // Pops in a row the stack may win before the other queues get a look: the most turns a
     // waiting queue spends behind agents that keep waking each other on one worker. Measured on
-    // work_stealing's one worker (callgrind; threads=1 fifo=individual spin_us=0; at 1 / 4 / 16 /
-    // 64): ping_pong messages=1000000, 310.3 / 308.9 / 308.3 / 308.2 M instructions (the look
-    // costs nothing past 16); skynet leaves=1000000 (--cache-sim=yes), last-level read misses
-    // 2.64 / - / 2.15 / 1.71 M for 1669 / - / 1696 / 1701 M instructions (the walk stays depth
-    // first longer); parallel_thread_ring actors=100 tokens=10 hops=500000, 82.5 / 82.3 / 82.2 /
-    // 77.5 M. 16 takes most of the gain and keeps that wait short; 64 is a little cheaper still,
-    // for four times the wait, which instruction counts cannot weigh (a wall-clock sweep on a
-    // quiet machine can).
+    // work_stealing's one worker with a single slot (callgrind; threads=1 fifo=individual
+    // spin_us=0; at 1 / 4 / 16 / 64): ping_pong messages=1000000, 310.3 / 308.9 / 308.3 / 308.2 M
+    // instructions (the look costs nothing past 16); skynet leaves=1000000 (--cache-sim=yes),
+    // last-level read misses 2.64 / - / 2.15 / 1.71 M for 1669 / - / 1696 / 1701 M instructions
+    // (the walk stays depth first longer); parallel_thread_ring actors=100 tokens=10 hops=500000,
+    // 82.5 / 82.3 / 82.2 / 77.5 M. 16 takes most of the gain and keeps that wait short.
     static constexpr unsigned kStreak = 16;
 
-    EventQueue* queue_ = nullptr;
+    EventQueue* queues_[kDepth];
+    unsigned bottom_ = 0;  // index of the oldest
+    unsigned size_ = 0;
     unsigned streak_ = 0;
 };
 
