@@ -98,8 +98,10 @@ public:
         --size_;
         return queues_[(bottom_ + size_) % kDepth];
     }
+    // The oldest queue, if a newer one sits above it (a lone queue waits behind nothing in the
+    // stack; moving it out would only offer it to a thief on another core, every kStreak pops).
     EventQueue* take_oldest() noexcept {
-        if (size_ == 0) return nullptr;
+        if (size_ < 2) return nullptr;
         EventQueue* oldest = queues_[bottom_];
         bottom_ = (bottom_ + 1) % kDepth;
         --size_;
