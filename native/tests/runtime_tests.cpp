@@ -466,7 +466,7 @@ TEST(idle_worker_threads_park_before_their_first_message, 60) {
 }
 
 // A busy queue keeps its worker past max_demands_at_once only while nothing else waits for that
-// worker: a queue its handler woke (work_stealing's LIFO slot included) gets its turn within a
+// worker: a queue its handler woke (a worker's LIFO stack included) gets its turn within a
 // budget, not after the busy agent is done.
 struct Tick {};
 struct Poke {};
@@ -520,7 +520,7 @@ TEST(a_busy_queue_lets_a_queue_it_woke_run_within_its_budget, 60) {
     check_no_leak();
 }
 
-// A queue woken by a worker's send runs next on that worker (its LIFO slot), on every pool: a
+// A queue woken by a worker's send runs next on that worker (its LIFO stack), on every pool: a
 // token passed around a ring of agents, each with a queue of its own, stays on one thread once
 // inside the pool, however many threads wait idle (before the slot, thread_pool handed each hop
 // to whichever thread was free).
@@ -579,6 +579,88 @@ TEST(a_queue_a_worker_wakes_runs_on_that_worker, 60) {
         // The token comes from outside the pool, to whichever worker takes it; every hop after
         // wakes a sleeping queue.
         CHECK(std::count(threads.begin(), threads.end(), threads[0]) == std::ptrdiff_t(threads.size()));
+    }
+    check_no_leak();
+}
+
+// A queue at the bottom of a worker's LIFO stack gets its turn within a streak of the stack's
+// pops, even while two agents above it keep waking each other (each wake puts the other's queue
+// on top): when the streak ends, the oldest moves behind the others. Without that it waited
+// until the pair stopped.
+namespace {
+
+struct Rally {
+    std::uint32_t left;
+};
+struct Serve {};
+
+class Player final : public rt::Agent {
+public:
+    explicit Player(std::atomic<std::uint64_t>& hits) : hits_(hits) { subscribe<&Player::on_rally>(); }
+    Player* other = nullptr;
+
+private:
+    void on_rally(const Rally& rally) {
+        hits_.fetch_add(1, std::memory_order_relaxed);
+        if (rally.left > 0) rt::send<Rally>(*other, rally.left - 1);
+    }
+    std::atomic<std::uint64_t>& hits_;
+};
+
+class Waiter final : public rt::Agent {
+public:
+    Waiter(std::atomic<std::uint64_t>& hits, std::atomic<std::int64_t>& ran_at) : hits_(hits), ran_at_(ran_at) {
+        subscribe<&Waiter::on_serve>();
+    }
+
+private:
+    void on_serve(const Serve&) { ran_at_.store(std::int64_t(hits_.load(std::memory_order_relaxed))); }
+    std::atomic<std::uint64_t>& hits_;
+    std::atomic<std::int64_t>& ran_at_;
+};
+
+// On its start, wakes the waiter first and then the rally: the waiter's queue is below.
+class Umpire final : public rt::Agent {
+public:
+    Umpire(Waiter& waiter, Player& first) : waiter_(waiter), first_(first) { subscribe<&Umpire::on_serve>(); }
+
+private:
+    void on_serve(const Serve&) {
+        rt::send<Serve>(waiter_);
+        rt::send<Rally>(first_, 100'000u);
+    }
+    Waiter& waiter_;
+    Player& first_;
+};
+
+}  // namespace
+
+TEST(the_bottom_of_a_lifo_stack_runs_while_agents_above_it_wake_each_other, 60) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.max_demands_at_once) continue;  // the pools
+        rt::Environment env;
+        rt::Dispatcher& pool =
+            dispatcher.make(env, {.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
+        std::atomic<std::uint64_t> hits{0};
+        std::atomic<std::int64_t> ran_at{-1};
+        Umpire* umpire = nullptr;
+        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+            auto& waiter = coop.make_agent<Waiter>(hits, ran_at);
+            auto& a = coop.make_agent<Player>(hits);
+            auto& b = coop.make_agent<Player>(hits);
+            a.other = &b;
+            b.other = &a;
+            umpire = &coop.make_agent<Umpire>(waiter, a);
+        });
+        // Every queue asleep first (four start demands, and their worker letting go), so that
+        // each send below wakes one.
+        std::this_thread::sleep_for(100ms);
+        rt::send<Serve>(*umpire);
+        while (hits.load() < 100'001 || ran_at.load() < 0) std::this_thread::sleep_for(1ms);
+        env.stop();
+        CHECK(hits.load() == 100'001);
+        // A streak is 16 pops; a few more cover the umpire's own turn.
+        CHECK(ran_at.load() >= 0 && ran_at.load() <= 40);
     }
     check_no_leak();
 }

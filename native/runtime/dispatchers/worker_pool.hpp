@@ -127,7 +127,7 @@ private:
 };
 
 // thread_pool's policy, and adv_thread_pool's: every ready queue in one shared FIFO, but for the
-// queue in each worker's LIFO slot. Defined in thread_pool.cpp, out of the worker loop's sight:
+// queues in each worker's LIFO stack. Defined in thread_pool.cpp, out of the worker loop's sight:
 // where GCC sees the class it guesses that every policy call in the loop goes to it (speculative
 // devirtualization), and work_stealing pays for the guess, 15 instructions a message (callgrind,
 // ping_pong messages=1000000 dispatcher=work_stealing threads=1 fifo=individual spin_us=0:
