@@ -163,7 +163,6 @@ void Environment::unlink(Coop& coop) noexcept {
 
 void Environment::coop_completed(Coop& coop) noexcept {
     bool destroy;
-    bool last;
     {
         std::lock_guard lock(registry_.lock);
         unlink(coop);
@@ -174,9 +173,15 @@ void Environment::coop_completed(Coop& coop) noexcept {
             coop.next_ = registry_.graveyard;
             registry_.graveyard = &coop;
         }
+    }
+    // Counted out only once destroyed: wait_for_no_coops promises every coop destroyed (skynet
+    // with deregistration times its agents' destruction that way).
+    if (destroy) destroy_coop(coop);
+    bool last;
+    {
+        std::lock_guard lock(registry_.lock);
         last = --registry_.live == 0;
     }
-    if (destroy) destroy_coop(coop);
     if (last) {
         // Under mutex_: a waiter tests live_coops() and starts waiting while it holds it,
         // so this notification cannot fall between its test and its wait.
@@ -184,7 +189,6 @@ void Environment::coop_completed(Coop& coop) noexcept {
         coops_changed_.notify_all();
     }
 }
-
 
 void Environment::request_stop() noexcept {
     std::vector<Coop*> registered;
