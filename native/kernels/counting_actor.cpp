@@ -16,11 +16,14 @@ struct Add {
 
 class Counter final : public rt::Agent {
 public:
-    Counter(std::uint64_t expected, rt::Completion<Count>& done) : expected_(expected), done_(done) {
+    Counter(std::uint64_t expected, rt::Completion<Count>& done, StartLatch& started)
+        : expected_(expected), done_(done), started_(started) {
         subscribe<&Counter::on_add>();
     }
 
 private:
+    void on_start() override { started_.count_down(); }
+
     void on_add(const Add& add) {
         ++count_.received;
         count_.sum += add.value;
@@ -29,6 +32,7 @@ private:
 
     const std::uint64_t expected_;
     rt::Completion<Count>& done_;
+    StartLatch& started_;
     Count count_;
 };
 
@@ -36,17 +40,19 @@ Result run(const Params& params) {
     const auto messages = std::uint64_t(params.integer("messages"));
 
     rt::Completion<Count> done;
+    StartLatch started(1);
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    abandon_on_failure(env, done, started.all_started);
     Counter* counter = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, done);
+        counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, done, started);
     });
 
     // The sender is the kernel's own thread, outside the runtime. The study's page does not say
     // who sends in its CountingActor (only that "the writing threads ... are able to flood the
     // unbounded message queues of the reader"): a thread outside the runtime floods it hardest.
+    started.wait(env);
     MeasuredPhase phase(env, done);
     for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
     const Count count = await(env, done);

@@ -27,29 +27,35 @@ struct Continue {};
 
 class Receiver final : public rt::Agent {
 public:
-    Receiver(std::uint32_t senders, std::uint64_t messages_per_sender, rt::Completion<Outcome>& done)
-        : tally_(senders, messages_per_sender), done_(done) {
+    Receiver(std::uint32_t senders, std::uint64_t messages_per_sender, rt::Completion<Outcome>& done,
+             StartLatch& started)
+        : tally_(senders, messages_per_sender), done_(done), started_(started) {
         subscribe<&Receiver::on_msg>();
     }
 
 private:
+    void on_start() override { started_.count_down(); }
+
     void on_msg(const Msg& msg) {
         if (tally_.count(msg.sender, msg.seq)) done_.set(tally_.outcome());
     }
 
     Tally tally_;
     rt::Completion<Outcome>& done_;
+    StartLatch& started_;
 };
 
 class Sender final : public rt::Agent {
 public:
-    Sender(Receiver& receiver, std::uint32_t index, std::uint64_t messages)
-        : receiver_(receiver), index_(index), messages_(messages) {
+    Sender(Receiver& receiver, std::uint32_t index, std::uint64_t messages, StartLatch& started)
+        : receiver_(receiver), index_(index), messages_(messages), started_(started) {
         subscribe<&Sender::on_continue>();
     }
     std::uint64_t continues() const noexcept { return continues_; }
 
 private:
+    void on_start() override { started_.count_down(); }
+
     void on_continue(const Continue&) {
         // Counted before the burst: the kernel reads it after the receiver has had every
         // message, the last of which this handler sends after this write.
@@ -62,6 +68,7 @@ private:
     Receiver& receiver_;
     const std::uint32_t index_;
     const std::uint64_t messages_;
+    StartLatch& started_;
     std::uint64_t next_seq_ = 0;
     std::uint64_t continues_ = 0;
 };
@@ -73,16 +80,18 @@ Result run(const Params& params) {
 
     Lifetime lifetime(params);
     rt::Completion<Outcome> done;
+    StartLatch started(sender_agents ? senders + 1 : 1);  // the receiver and the sender agents
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    abandon_on_failure(env, done, started.all_started);
 
     Receiver* receiver = nullptr;
     env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
         receiver = &coop.make_agent_with_binder<Receiver>(dispatchers.binder(0), senders,
-                                                          messages_per_sender, done);
+                                                          messages_per_sender, done, started);
     });
-    // Senders are made before the phase (agents and threads alike) and wait for their start.
+    // Senders are made before the phase (agents and threads alike), and every agent has started
+    // before it begins.
     // An agent each in a coop of its own: with a cooperation FIFO they still run in parallel.
     std::vector<Sender*> agents;
     // Each thread sends to the receiver; declared after the environment: joined before it stops.
@@ -93,13 +102,14 @@ Result run(const Params& params) {
         for (std::uint32_t i = 0; i < senders; ++i) {
             env.introduce_coop(dispatchers.binder(i + 1), [&](rt::Coop& coop) {
                 agents.push_back(&coop.make_agent_with_binder<Sender>(dispatchers.binder(i + 1), *receiver,
-                                                                      i, messages_per_sender));
+                                                                      i, messages_per_sender, started));
             });
         }
     } else {
         threads.emplace(senders, messages_per_sender, send);
     }
 
+    started.wait(env);
     MeasuredPhase phase(env, done);
     if (sender_agents) {
         for (Sender* sender : agents) rt::send<Continue>(*sender);

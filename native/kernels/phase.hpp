@@ -4,7 +4,9 @@
 // kernel's answer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -90,12 +92,12 @@ inline MeasuredPhase::Clock::duration run_duration(const Params& params) {
         std::chrono::duration<double>(params.real("duration_s")));
 }
 
-// Makes `completion` give up when a handler fails, so that a kernel never waits forever for an
+// Makes each completion give up when a handler fails, so that a kernel never waits forever for an
 // answer that will not come. Call before registering the kernel's agents; `completion` must
 // outlive the environment (declare it first).
-template <class T>
-void abandon_on_failure(rt::Environment& environment, rt::Completion<T>& completion) {
-    environment.set_failure_listener([&completion] { completion.abandon(); });
+template <class... T>
+void abandon_on_failure(rt::Environment& environment, rt::Completion<T>&... completions) {
+    environment.set_failure_listener([&completions...] { (completions.abandon(), ...); });
 }
 
 // Stops the environment (every agent finishes, every thread ends) and rethrows the first
@@ -168,5 +170,31 @@ T await(rt::Environment& environment, rt::Completion<T>& completion) {
     }
     return *value;
 }
+
+// Agents made before a phase start on their threads once their coop is registered, which may
+// be after the phase has begun. A kernel whose study creates its actors first and then times the
+// work has each of them count down here in on_start, and waits for all of them before the phase
+// begins: their starts then fall outside the clock and the counters, whatever the schedule.
+// Declare it before the environment and give all_started to abandon_on_failure.
+class StartLatch {
+public:
+    explicit StartLatch(std::uint32_t agents) : remaining_(agents) {
+        if (agents == 0) all_started.set(true);
+    }
+
+    // From an agent's on_start. acq_rel: each count-down releases its agent's start, and the
+    // last one acquires them all before it sets the completion, whose mutex hands them on to
+    // the waiting kernel.
+    void count_down() {
+        if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) all_started.set(true);
+    }
+
+    void wait(rt::Environment& environment) { await(environment, all_started); }
+
+    rt::Completion<bool> all_started;
+
+private:
+    std::atomic<std::uint32_t> remaining_;
+};
 
 }  // namespace labctl::kernels

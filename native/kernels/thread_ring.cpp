@@ -29,12 +29,14 @@ struct TokenEnd {
 
 class Collector final : public rt::Agent {
 public:
-    Collector(const Plan& plan, rt::Completion<Outcome>& done)
-        : plan_(plan), seen_(plan.start.size(), false), done_(done) {
+    Collector(const Plan& plan, rt::Completion<Outcome>& done, StartLatch& started)
+        : plan_(plan), seen_(plan.start.size(), false), done_(done), started_(started) {
         subscribe<&Collector::on_end>();
     }
 
 private:
+    void on_start() override { started_.count_down(); }
+
     void on_end(const TokenEnd& end) {
         ++outcome_.ended;
         if (seen_[end.id]) ++outcome_.repeated;
@@ -47,12 +49,14 @@ private:
     const Plan& plan_;
     std::vector<bool> seen_;
     rt::Completion<Outcome>& done_;
+    StartLatch& started_;
     Outcome outcome_;
 };
 
 class Member final : public rt::Agent {
 public:
-    Member(std::uint32_t index, Collector& collector) : index_(index), collector_(collector) {
+    Member(std::uint32_t index, Collector& collector, StartLatch& started)
+        : index_(index), collector_(collector), started_(started) {
         subscribe<&Member::on_token>();
     }
     void link(Member& next) { next_ = &next; }
@@ -61,6 +65,8 @@ public:
     std::uint64_t received() const noexcept { return received_; }
 
 private:
+    void on_start() override { started_.count_down(); }
+
     void on_token(const Token& token) {
         ++received_;
         if (token.remaining == 0) rt::send<TokenEnd>(collector_, token.id, index_, token.hops);
@@ -69,6 +75,7 @@ private:
 
     const std::uint32_t index_;
     Collector& collector_;
+    StartLatch& started_;
     Member* next_ = nullptr;
     std::uint64_t received_ = 0;
 };
@@ -78,20 +85,23 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     const Plan plan(actors, tokens, std::uint64_t(params.integer("hops")));
 
     rt::Completion<Outcome> done;
+    StartLatch started(actors + 1);  // the ring and the collector
     DispatcherChoice dispatchers(params);
     rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    abandon_on_failure(env, done, started.all_started);
     // The collector has a thread of its own: the ring is what is measured.
     rt::Dispatcher& collector_thread = env.make_dispatcher<rt::OneThread>();
     std::vector<Member*> ring;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& collector = coop.make_agent_with_binder<Collector>(collector_thread.binder(), plan, done);
+        auto& collector = coop.make_agent_with_binder<Collector>(collector_thread.binder(), plan, done, started);
         for (std::uint32_t i = 0; i < actors; ++i)
-            ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(i), i, collector));
+            ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(i), i, collector, started));
         for (std::uint32_t i = 0; i < actors; ++i) ring[i]->link(*ring[(i + 1) % actors]);
     });
 
-    // The phase covers the hops: from the first injection to the last token's end.
+    // The phase covers the hops: from the first injection, once every agent has started, to the
+    // last token's end.
+    started.wait(env);
     MeasuredPhase phase(env, done);
     for (std::uint32_t j = 0; j < tokens; ++j) rt::send<Token>(*ring[plan.start[j]], j, plan.hops[j], 0);
     const Outcome outcome = await(env, done);
@@ -134,7 +144,7 @@ const Registration one_token(Kernel{
         "0 and each agent forwards it to the next with the countdown decremented, until it reaches "
         "0. Only one agent is ever busy, so this measures a send and a dispatch with a cold "
         "receiver; on a dispatcher with a thread per agent or group, every hop crosses threads. "
-        "The phase runs from the injection to the end report (agents are created before it).",
+        "The phase runs from the injection to the end report (agents are created and started before it).",
     .sources = {{"theron_303", "ThreadRing"}},
     .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
                 "received the number of visits the arithmetic predicts",
