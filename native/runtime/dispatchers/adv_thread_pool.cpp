@@ -106,20 +106,22 @@ Envelope* AdvThreadPool::take_turn(AgentQueue& queue, int index, ExecutionContex
     Envelope* thread_safe = nullptr;
     {
         ConsumeScope consuming(queue);
-        queue.take_inbox();
-        for (std::uint32_t n = 0; n < params().max_demands_at_once; ++n) {
-            // A demand that waited for the thread-safe handlers first: it is the oldest.
-            Envelope* demand =
-                queue.waiting != nullptr ? std::exchange(queue.waiting, nullptr) : queue.pop();
-            if (demand == nullptr) break;
-            if (runs_thread_safe(*demand)) {
-                queue.count_thread_safe();
-                thread_safe = demand;
-                break;
+        do {
+            queue.take_inbox();
+            for (std::uint32_t n = 0; n < params().max_demands_at_once; ++n) {
+                // A demand that waited for the thread-safe handlers first: it is the oldest.
+                Envelope* demand =
+                    queue.waiting != nullptr ? std::exchange(queue.waiting, nullptr) : queue.pop();
+                if (demand == nullptr) break;
+                if (runs_thread_safe(*demand)) {
+                    queue.count_thread_safe();
+                    thread_safe = demand;
+                    break;
+                }
+                if (!queue.may_run_alone(*demand)) return nullptr;  // parked: the queue is not ours
+                execute(*demand, context);
             }
-            if (!queue.may_run_alone(*demand)) return nullptr;  // parked: the queue is not ours
-            execute(*demand, context);
-        }
+        } while (thread_safe == nullptr && !ends_turn(queue, index, context));
     }
     let_go(queue, index);
     return thread_safe;

@@ -165,12 +165,7 @@ void WorkerPool::serve_queues(int index) {
                     if (e == nullptr) break;
                     execute(*e, context);
                 }
-                // The budget is fairness between queues: while no other queue waits, a busy
-                // queue stays with this worker rather than going round the ready list to the
-                // next idle one, cache lines and all (a coop's shared queue hopped between
-                // two workers every 4 demands: thread_ring on a cooperation pool ran 4x
-                // slower than on one thread). Finished agents are reaped first.
-                if (!context.finished.empty() || !queue->has_work() || ready_->maybe_ready_for(index)) break;
+                if (ends_turn(*queue, index, context)) break;
             }
         }
         let_go(*queue, index);
