@@ -115,8 +115,9 @@ def kernel_json(kernel: Kernel) -> dict:
         "source": kernel.source,
         "studies": [{"part": part, **studies.catalogue()[key].to_dict()} for key, part in kernel.sources],
         "verifies": kernel.verifies,
-        "params": [{"name": p.name, "type": p.type, "default": p.default, "allowed": p.allowed(),
-                    "applies_to": list(p.applies_to), "runtimes": list(p.runtimes), "help": p.help}
+        "params": [{"name": p.name, "type": p.type, "default": p.default, "default_for": dict(p.default_for),
+                    "allowed": p.allowed(), "applies_to": list(p.applies_to), "runtimes": list(p.runtimes),
+                    "help": p.help}
                    for p in kernel.params],
         "runtimes": [{"name": name, "available": not known[name].missing, "missing": known[name].missing}
                      for name in kernel.runtimes],
@@ -128,7 +129,7 @@ def _params_table(kernel: Kernel) -> Table:
     for column in ("parameter", "default", "allowed", "with"):
         table.add_column(column, style="cyan" if column == "parameter" else None)
     for p in kernel.params:
-        table.add_row(p.name, show(p.default), p.allowed(), p.scope())
+        table.add_row(p.name, p.default_text(), p.allowed(), p.scope())
     return table
 
 
@@ -143,7 +144,7 @@ def _print_description(kernel: Kernel) -> None:
     stdout.print("\n[bold]Parameters:[/bold]")
     for p in kernel.params:
         scope = f"; with {p.scope()}" if p.scope() != "all" else ""
-        wrapped(f"{p.name} = {show(p.default)}  ({p.allowed()}{scope})", "  ", style="cyan")
+        wrapped(f"{p.name} = {p.default_text()}  ({p.allowed()}{scope})", "  ", style="cyan")
         wrapped(p.help, "      ")
 
 

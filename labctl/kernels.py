@@ -22,7 +22,8 @@ VerificationError = _native.VerificationError
 def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
     return Param(name=p["name"], type=p["type"], default=p["default"], help=p["help"],
                  minimum=p["minimum"], maximum=p["maximum"], choices=tuple(p["choices"]),
-                 applies_to=tuple(p["applies_to"]), runtimes=runtimes, configuration=p["configuration"])
+                 applies_to=tuple(p["applies_to"]), runtimes=runtimes, configuration=p["configuration"],
+                 default_for=tuple(p["default_for"].items()))
 
 
 @cache

@@ -30,6 +30,13 @@ class Param:
     # It says how the kernel runs (a dispatcher's parameter, the runtime, the allocator, another
     # runtime's own) rather than what it does (its size, its kind of work).
     configuration: bool = False
+    # (dispatcher, default) where a dispatcher has a default of its own (work_stealing's budget).
+    default_for: tuple[tuple[str, object], ...] = ()
+
+    def default_text(self) -> str:
+        """The default in words: "4", or "4 (work_stealing: 16)" with a dispatcher's own."""
+        own = ", ".join(f"{dispatcher}: {show(value)}" for dispatcher, value in self.default_for)
+        return f"{show(self.default)} ({own})" if own else show(self.default)
 
     @property
     def numeric(self) -> bool:
@@ -101,7 +108,9 @@ class Kernel:
     @classmethod
     def from_json(cls, data: dict) -> Kernel:
         params = tuple(Param(**{**p, "choices": tuple(p["choices"]), "applies_to": tuple(p["applies_to"]),
-                                "runtimes": tuple(p["runtimes"])}) for p in data["params"])
+                                "runtimes": tuple(p["runtimes"]),
+                                "default_for": tuple(tuple(d) for d in p.get("default_for", ()))})
+                       for p in data["params"])
         floors = tuple(Floor(**f) for f in data.get("floor_of", ()))  # none in a catalogue before floors
         return cls(**{**data, "sources": tuple(tuple(s) for s in data["sources"]), "params": params,
                       "runtimes": tuple(data["runtimes"]), "floor_of": floors})

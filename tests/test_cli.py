@@ -32,6 +32,7 @@ def test_kernels_lists_every_kernel_with_its_parameters_and_defaults(labctl):
         for param in kernel.params:
             assert param.name in result.stdout
     assert "1000000" in result.stdout and "cooperation" in result.stdout
+    assert "4 (work_stealing: 16)" in result.stdout  # a dispatcher's own default beside the kernel's
 
 
 def test_kernels_describe_prints_purpose_study_and_verification(labctl):

@@ -28,6 +28,17 @@ def test_defaults_are_filled_in_and_inapplicable_parameters_are_none():
     assert pool["threads"] == 2 and pool["fifo"] == "cooperation" and pool["max_demands_at_once"] == 4
 
 
+def test_a_dispatcher_of_ours_has_a_budget_of_its_own_and_a_given_one_wins():
+    # thread_pool and adv_thread_pool keep SObjectizer's 4; work_stealing's default is its own.
+    for dispatcher, budget in (("thread_pool", 4), ("adv_thread_pool", 4), ("work_stealing", 16)):
+        assert kernels.resolve("skynet", {"dispatcher": dispatcher})["max_demands_at_once"] == budget
+    given = kernels.resolve("skynet", {"dispatcher": "work_stealing", "max_demands_at_once": 4})
+    assert given["max_demands_at_once"] == 4
+    param = kernels.get("skynet").param("max_demands_at_once")
+    assert param.default == 4 and param.default_for == (("work_stealing", 16),)
+    assert param.default_text() == "4 (work_stealing: 16)"
+
+
 def test_strings_from_a_command_line_are_typed():
     params = kernels.resolve("skynet", {"leaves": "1_000", "deregister": "true", "spin_us": "2.5"})
     assert params["leaves"] == 1000 and params["deregister"] is True and params["spin_us"] == 2.5

@@ -81,6 +81,9 @@ py::dict describe(const k::Kernel& kernel) {
         for (const k::Value& choice : spec.choices) choices.append(to_python(choice));
         p["choices"] = choices;
         p["applies_to"] = spec.applies_to;
+        py::dict default_for;
+        for (const auto& [dispatcher, value] : spec.default_for) default_for[py::str(dispatcher)] = to_python(value);
+        p["default_for"] = default_for;
         p["configuration"] = spec.configuration;
         params.append(p);
     }

@@ -31,6 +31,15 @@ bool refuses(const DispatcherUse& use, std::string_view dispatcher) {
     return std::find(use.refused.begin(), use.refused.end(), dispatcher) != use.refused.end();
 }
 
+// The accepted dispatchers' own defaults of a setting (where they have one: not 0).
+std::vector<std::pair<std::string, Value>> own_defaults(const std::vector<const rt::DispatcherEntry*>& accepted,
+                                                        std::uint32_t rt::DispatcherEntry::*setting) {
+    std::vector<std::pair<std::string, Value>> defaults;
+    for (const rt::DispatcherEntry* entry : accepted)
+        if (entry->*setting != 0) defaults.emplace_back(std::string(entry->name), std::int64_t{entry->*setting});
+    return defaults;
+}
+
 }  // namespace
 
 std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
@@ -81,7 +90,8 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
          .help = "demands a pool thread runs from one queue before it moves to the next",
          .minimum = 1,
          .maximum = 1'000'000'000,
-         .applies_to = taking(&rt::DispatcherTakes::max_demands_at_once)},
+         .applies_to = taking(&rt::DispatcherTakes::max_demands_at_once),
+         .default_for = own_defaults(accepted, &rt::DispatcherEntry::own_max_demands_at_once)},
     };
     std::vector<ParamSpec> specs{{.name = "dispatcher",
                                   .type = ParamType::choice,

@@ -222,6 +222,11 @@ Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, 
     std::string dispatcher;
     if (auto found = typed.find("dispatcher"); found != typed.end())
         dispatcher = std::get<std::string>(found->second);
+    for (const ParamSpec& spec : kernel.params) {
+        if (given.count(spec.name)) continue;
+        for (const auto& [owner, value] : spec.default_for)
+            if (owner == dispatcher) typed[spec.name] = value;
+    }
 
     Params params;
     for (const ParamSpec& spec : kernel.params) {

@@ -31,6 +31,8 @@ struct ParamSpec {
     std::optional<double> maximum = {};
     std::vector<Value> choices = {};      // choice (strings), or allowed integers
     std::vector<std::string> applies_to = {};  // dispatchers it applies to; empty: all
+    // Defaults of a dispatcher's own, in place of default_value where `dispatcher` is that one.
+    std::vector<std::pair<std::string, Value>> default_for = {};
     // Checks beyond type and range; throws std::invalid_argument saying what is wrong.
     std::function<void(const Value&)> validate = {};
     // It says how the kernel runs (a dispatcher's or a scheduler's setting), not what it does

@@ -37,6 +37,14 @@ constexpr DispatcherEntry kDispatchers[] = {
     {.name = "work_stealing",
      .help = "N threads, one queue each, idle threads steal",
      .takes = {.threads = true, .fifo = true, .max_demands_at_once = true},
+     // Ours, not SObjectizer's: a budget that runs a skynet coop's ten start demands in one turn.
+     // At 4 a coop's queue went back to the stealable FIFO after four of them, behind the
+     // children its handlers had just woken, and was cold (or stolen) by its next turn: skynet
+     // 1M on 2 threads 100 ms against 42 ms at 16, 1 thread 101 against 73. The classic kernels
+     // on 2 threads ran as fast or faster at 16 (self_send individual 67 -> 111 M msgs/s,
+     // counting_actor 38 -> 47-53) but mailbox_n_to_1 with cooperation FIFO (51 -> 47).
+     // Both budgets measured in one session, two interleaved rounds (issue 22's note).
+     .own_max_demands_at_once = 16,
      .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
          return env.make_dispatcher<WorkStealing>(params);
      }},

@@ -22,6 +22,9 @@ struct DispatcherEntry {
     DispatcherTakes takes = {};
     // It starts a thread per agent: fine for tens of agents, absurd for a million.
     bool thread_per_agent = false;
+    // Its own default for max_demands_at_once, where it differs from the kernels' (SObjectizer's
+    // 4, which thread_pool and adv_thread_pool reproduce); 0: none of its own.
+    std::uint32_t own_max_demands_at_once = 0;
     // Makes one in `environment`, which owns it, from the settings in `takes`.
     Dispatcher& (*make)(Environment& environment, const DispatcherParams& params);
 };
