@@ -230,13 +230,25 @@ def heatmap_panels(table: pd.DataFrame, kernel: str | Kernel, x: str, y: str) ->
 
 def axes_for(table: pd.DataFrame, kernel: str | Kernel) -> tuple[str | None, str | None]:
     """The x axis of the line figure (threads first, else a numeric parameter that varies) and
-    the y axis of a heat map (a second numeric parameter that varies), where there are any."""
-    numeric = [n for n in varying(table, kernel) if _numeric(table, kernel, n)
-               and len({_key(v) for v in table[n]} - {None}) >= 2]
+    the y axis of a heat map (a second numeric parameter that varies), where there are any. A
+    parameter is an axis only where it was swept: where it takes two values or more among points
+    that agree on every other varying parameter. One that follows from the others, as
+    max_demands_at_once from the dispatcher where each keeps its own default, is a configuration's
+    label, not an axis."""
+    vary = varying(table, kernel)
+    numeric = [n for n in vary if _numeric(table, kernel, n) and _swept(table, n, vary)]
     numeric.sort(key=lambda n: n != "threads")
     x = numeric[0] if numeric else None
     y = numeric[1] if len(numeric) > 1 else None
     return x, y
+
+
+def _swept(table: pd.DataFrame, name: str, vary: list[str]) -> bool:
+    """Whether `name` takes two values or more among points that agree on every other parameter
+    of `vary` (one that does not apply counts as a value of its own)."""
+    others = [n for n in vary if n != name]
+    groups = table.groupby(others, dropna=False, sort=False) if others else [((), table)]
+    return any(len({_key(v) for v in part[name]} - {None}) >= 2 for _, part in groups)
 
 
 def runtime_ranking(table: pd.DataFrame, kernel: str | Kernel,

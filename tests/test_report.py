@@ -367,3 +367,22 @@ def test_points_of_two_kinds_of_machine_are_reported_apart(labctl, store, tmp_pa
     shown = labctl("show", "1", "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     assert "\non Other CPU, " in shown.stdout and "(hosts: node7; 2 points)" in shown.stdout
+
+
+def test_a_parameter_that_follows_from_the_dispatcher_is_a_label_not_an_axis():
+    # work_stealing's own max_demands_at_once (16) beside thread_pool's 4: it varies among the
+    # points, but only with the dispatcher, so the figure's axis is threads, or none at all.
+    def param(name: str, kind: str) -> schema.Param:
+        return schema.Param(name, kind, None, "", None, None, (), (), (), True)
+
+    kernel = schema.Kernel("skynet", "", "", (), "", "",
+                           (param("dispatcher", "choice"), param("threads", "integer"),
+                            param("max_demands_at_once", "integer")))
+    points = [{"dispatcher": d, "threads": t, "max_demands_at_once": m}
+              for d, m in (("thread_pool", 4), ("work_stealing", 16)) for t in (1, 2)]
+    assert analysis.axes_for(pd.DataFrame(points), kernel) == ("threads", None)
+    one_count = pd.DataFrame([p for p in points if p["threads"] == 2])
+    assert analysis.axes_for(one_count, kernel) == (None, None)  # bars, one per configuration
+    swept = pd.DataFrame(points + [{"dispatcher": "thread_pool", "threads": t, "max_demands_at_once": 100}
+                                   for t in (1, 2)])
+    assert analysis.axes_for(swept, kernel) == ("threads", "max_demands_at_once")
