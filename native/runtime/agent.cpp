@@ -108,7 +108,7 @@ void Agent::execute_special(Envelope& envelope, ExecutionContext& context) noexc
     if (envelope.dispose != nullptr) envelope.dispose(&envelope);
 }
 
-void reap_finished(ExecutionContext& context) noexcept {
+void reap(ExecutionContext& context) noexcept {
     for (Agent* agent : context.finished) {
         Coop& coop = agent->coop();
         // acq_rel: each reaper releases its agent's last writes; the one that reaches zero

@@ -151,7 +151,7 @@ private:
     friend class Environment;
     friend void execute(Envelope& envelope, ExecutionContext& context) noexcept;
     friend bool runs_thread_safe(const Envelope& envelope) noexcept;
-    friend void reap_finished(ExecutionContext& context) noexcept;
+    friend void reap(ExecutionContext& context) noexcept;
     friend EventQueue& queue_of(Agent& agent) noexcept;
 
     enum class State : std::uint8_t { created, running, finished };
@@ -216,6 +216,13 @@ inline bool runs_thread_safe(const Envelope& envelope) noexcept {
 
 // Tells each finished agent's coop that the agent is done; the last one completes the coop.
 // Call only while holding no queue of those agents.
-void reap_finished(ExecutionContext& context) noexcept;
+void reap(ExecutionContext& context) noexcept;
+
+// reap, where there is anything to reap: a worker calls it after every queue it lets go, and
+// nearly always nothing has finished (22 instructions a hop out of 262 on thread_ring over a
+// 1-thread individual-FIFO thread_pool when it always made the call).
+inline void reap_finished(ExecutionContext& context) noexcept {
+    if (!context.finished.empty() || !context.retired.empty()) [[unlikely]] reap(context);
+}
 
 }  // namespace labctl::rt

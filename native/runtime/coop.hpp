@@ -52,7 +52,7 @@ public:
 
 private:
     friend class Environment;
-    friend void reap_finished(ExecutionContext& context) noexcept;
+    friend void reap(ExecutionContext& context) noexcept;
 
     enum class State : std::uint8_t { building, registering, registered, deregister_pending, deregistering };
 
@@ -80,7 +80,7 @@ private:
     std::uint32_t named_subscriptions_ = 0;  // registration skips the mboxes when there are none
     // Agents that have not finished and been reaped; the reaper that takes it to zero retires
     // the coop's agents. Then agents whose retire demand has not run; the reaper that takes it
-    // to zero completes the coop (reap_finished).
+    // to zero completes the coop (reap).
     std::atomic<std::uint32_t> unfinished_{0};
     std::atomic<std::uint32_t> unretired_{0};
     std::atomic<State> state_{State::building};

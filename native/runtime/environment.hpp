@@ -108,7 +108,7 @@ public:
 
 private:
     friend class Coop;
-    friend void reap_finished(ExecutionContext& context) noexcept;
+    friend void reap(ExecutionContext& context) noexcept;
 
     void coop_completed(Coop& coop) noexcept;
     void begin_deregistration(Coop& coop) noexcept;

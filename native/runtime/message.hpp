@@ -20,7 +20,7 @@ using MboxId = std::uint32_t;
 // Reserved type ids: the lifecycle demands every agent receives.
 inline constexpr TypeId kStartType = 1;
 inline constexpr TypeId kFinishType = 2;
-inline constexpr TypeId kRetireType = 3;  // after its coop has finished: see reap_finished
+inline constexpr TypeId kRetireType = 3;  // after its coop has finished: see reap
 inline constexpr TypeId kFirstMessageType = 16;
 
 // Mbox id 0 is an agent's own direct mbox; named mboxes number from 1.
