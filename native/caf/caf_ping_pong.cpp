@@ -2,7 +2,6 @@
 // scheduler thread the cost of a send and a dispatch, on two the round trip between threads.
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "../kernels/ping_pong.hpp"
 #include "caf_run.hpp"
@@ -25,11 +24,9 @@ typename Inspector::result_type inspect(Inspector& f, Pong<N>& x) {
 namespace labctl::kernels::caf_ping_pong {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using ping_pong::Outcome;
 using ping_pong::Ping;
 using ping_pong::Pong;
-using ping_pong::Tally;
 
 // The kernel's signal to the pinger that the phase has begun (our pinger starts in on_start).
 struct Start {};
@@ -39,97 +36,58 @@ typename Inspector::result_type inspect(Inspector& f, Start&) {
     return f(caf::meta::type_name("Start"));
 }
 
-// As ours: the first round_trips pings are the throughput phase's, the rest the latency phase's.
 template <std::size_t N>
 class Ponger final : public caf::event_based_actor {
 public:
     Ponger(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t round_trips)
-        : caf::event_based_actor(config), round_trips_(round_trips) {
+        : caf::event_based_actor(config), tallies_(round_trips) {
         run.watch(*this);
     }
     void reply_to(caf::actor pinger) { pinger_ = std::move(pinger); }
-    const Tally& pings() const noexcept { return pings_[0]; }
-    const Tally& probes() const noexcept { return pings_[1]; }
+    const ping_pong::PingTallies& tallies() const noexcept { return tallies_; }
 
     caf::behavior make_behavior() override {
-        return {[this](const Ping<N>& ping) { on_ping(ping); }};
+        return {[this](const Ping<N>& ping) {
+            tallies_.count(ping);
+            send(pinger_, Pong<N>(ping));
+        }};
     }
 
     // The two actors hold handles to each other: let go of it, or neither is ever freed.
     void on_exit() override { pinger_ = nullptr; }
 
 private:
-    void on_ping(const Ping<N>& ping) {
-        const bool probe = ping.seq >= round_trips_;
-        pings_[probe].count(ping.seq - (probe ? round_trips_ : 0), ping.intact());
-        send(pinger_, Pong<N>(ping));
-    }
-
-    const std::uint64_t round_trips_;
     caf::actor pinger_;
-    Tally pings_[2];
+    ping_pong::PingTallies tallies_;
 };
 
+// Sends the pings ping_pong::PingerPhases asks for, as ours does.
 template <std::size_t N>
 class Pinger final : public caf::event_based_actor {
 public:
     Pinger(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t round_trips, std::uint64_t probes,
            rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), round_trips_(round_trips), probes_(probes), done_(done) {
+        : caf::event_based_actor(config), phases_(round_trips, probes, done) {
         run.watch(*this);
-        outcome_.round_trips_ns.reserve(probes);
     }
     void send_to(caf::actor ponger) { ponger_ = std::move(ponger); }
 
     caf::behavior make_behavior() override {
         return {
-            [this](const Start&) {
-                outcome_.start = Clock::now();
-                send(ponger_, Ping<N>(0));
-            },
-            [this](const Pong<N>& pong) { on_pong(pong); },
+            [this](const Start&) { phases_.start(sender()); },
+            [this](const Pong<N>& pong) { phases_.on_pong(pong, sender()); },
         };
     }
 
     void on_exit() override { ponger_ = nullptr; }
 
 private:
-    void on_pong(const Pong<N>& pong) {
-        if (outcome_.pongs.received < round_trips_) {
-            // The throughput phase: no clock read until its last pong.
-            outcome_.pongs.count(pong.seq, pong.intact());
-            if (outcome_.pongs.received < round_trips_) {
-                send(ponger_, Ping<N>(pong.seq + 1));
-                return;
-            }
-            outcome_.end = Clock::now();
-            if (probes_ == 0) {
-                done_.set(std::move(outcome_));
-                return;
-            }
-            outcome_.clock_read_ns = ping_pong::clock_read_ns();
-            probe(0);
-            return;
-        }
-        // The latency phase: each round trip timed on its own.
-        const Clock::time_point now = Clock::now();
-        outcome_.round_trips_ns.push_back((now - sampled_at_).count());
-        outcome_.probe_pongs.count(pong.seq - round_trips_, pong.intact());
-        if (outcome_.probe_pongs.received < probes_) probe(outcome_.probe_pongs.received);
-        else done_.set(std::move(outcome_));
+    auto sender() {
+        return [this](std::uint64_t seq) { send(ponger_, Ping<N>(seq)); };
     }
 
-    void probe(std::uint64_t index) {
-        sampled_at_ = Clock::now();
-        send(ponger_, Ping<N>(round_trips_ + index));
-    }
-
-    const std::uint64_t round_trips_;
-    const std::uint64_t probes_;
-    rt::Completion<Outcome>& done_;
     caf::actor ponger_;
-    Clock::time_point sampled_at_;
-    Outcome outcome_;
+    ping_pong::PingerPhases phases_;
 };
 
 template <std::size_t N>
@@ -156,13 +114,12 @@ Result run_with_payload(const Params& params) {
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
     // The ponger's last write happened before its last pong, which the pinger received before
     // done.set(): reading its tallies here is ordered after it.
-    const Tally pings = ponger.pings();
-    const Tally probe_pings = ponger.probes();
+    const ping_pong::PingTallies tallies = ponger.tallies();
     caf.stop();
 
-    ping_pong::check_probes("caf_ping_pong", probe_pings, outcome.probe_pongs, probes);
-    result.messages_processed = pings.received + outcome.pongs.received;
-    result.answer = ping_pong::describe(pings, outcome.pongs);
+    ping_pong::check_probes("caf_ping_pong", tallies.probes(), outcome.probe_pongs, probes);
+    result.messages_processed = tallies.pings().received + outcome.pongs.received;
+    result.answer = ping_pong::describe(tallies.pings(), outcome.pongs);
     result.expected = ping_pong::expected(round_trips);
     result.metrics = ping_pong::round_trip_metrics(outcome, round_trips);
     return result;
@@ -194,10 +151,11 @@ Kernel make_kernel() {
         .description =
             "As ping_pong, on CAF 0.17: a pinger actor sends a ping, a ponger actor answers with a "
             "pong carrying the same sequence number and payload, `messages`/2 times; both are "
-            "spawned before the phase and each sends to the other's handle. The exchange is timed "
-            "inside the pinger, from the kernel's Start message to the last pong, as ours times it "
-            "from on_start, with no clock read inside; then latency_samples more round trips are "
-            "timed one by one for the percentiles, as ours. With "
+            "spawned before the phase and each sends to the other's handle. The exchange is timed, "
+            "and counted by the instructions and counters measures, inside the pinger, from the "
+            "kernel's Start message to the last pong, as ours from on_start (the same code: "
+            "ping_pong::PingerPhases), with no clock read inside; then latency_samples more round "
+            "trips are timed one by one for the percentiles, as ours. With "
             "threads=1 both actors share CAF's one scheduler thread; with more, CAF's scheduler "
             "decides where each runs. Our `mbox` parameter is left out: CAF sends to an actor's "
             "own mailbox (the direct case); a named multi-consumer mbox would be a CAF group.",

@@ -1,10 +1,8 @@
 // ping_pong: two agents pass a message back and forth. On one thread it measures the cost of a
 // send and a dispatch; on two it measures the round trip between threads.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
@@ -13,90 +11,47 @@
 namespace labctl::kernels::ping_pong {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Answers every ping. The first round_trips pings are the throughput phase's, the rest the
-// latency phase's probes: each phase is tallied on its own.
+// Answers every ping.
 template <std::size_t N>
 class Ponger final : public rt::Agent {
 public:
-    Ponger(rt::NamedMbox* listen, std::uint64_t round_trips) : round_trips_(round_trips) {
+    Ponger(rt::NamedMbox* listen, std::uint64_t round_trips) : tallies_(round_trips) {
         if (listen != nullptr) subscribe<&Ponger::on_ping>(*listen);
         else subscribe<&Ponger::on_ping>();
     }
     void reply_to(rt::Mbox pinger) { pinger_ = pinger; }
-    const Tally& pings() const noexcept { return pings_[0]; }
-    const Tally& probes() const noexcept { return pings_[1]; }
+    const PingTallies& tallies() const noexcept { return tallies_; }
 
 private:
     void on_ping(const Ping<N>& ping) {
-        const bool probe = ping.seq >= round_trips_;
-        pings_[probe].count(ping.seq - (probe ? round_trips_ : 0), ping.intact());
+        tallies_.count(ping);
         rt::send<Pong<N>>(*pinger_, ping);
     }
 
-    const std::uint64_t round_trips_;
     std::optional<rt::Mbox> pinger_;
-    Tally pings_[2];
+    PingTallies tallies_;
 };
 
+// Sends the pings PingerPhases asks for.
 template <std::size_t N>
 class Pinger final : public rt::Agent {
 public:
     Pinger(rt::NamedMbox* listen, std::uint64_t round_trips, std::uint64_t probes, rt::Completion<Outcome>& done)
-        : round_trips_(round_trips), probes_(probes), done_(done) {
+        : phases_(round_trips, probes, done) {
         if (listen != nullptr) subscribe<&Pinger::on_pong>(*listen);
         else subscribe<&Pinger::on_pong>();
-        outcome_.round_trips_ns.reserve(probes);
     }
     void send_to(rt::Mbox ponger) { ponger_ = ponger; }
 
 private:
-    // The throughput phase's edges for the counting measures too (counters.hpp), where its clock
-    // reads are: not the agents' registration before it, nor the latency phase after it.
-    void on_start() override {
-        counters::begin();
-        outcome_.start = Clock::now();
-        rt::send<Ping<N>>(*ponger_, std::uint64_t{0});
+    void on_start() override { phases_.start(sender()); }
+    void on_pong(const Pong<N>& pong) { phases_.on_pong(pong, sender()); }
+    auto sender() {
+        return [this](std::uint64_t seq) { rt::send<Ping<N>>(*ponger_, seq); };
     }
 
-    void on_pong(const Pong<N>& pong) {
-        if (outcome_.pongs.received < round_trips_) [[likely]] {
-            // The throughput phase: no clock read until its last pong.
-            outcome_.pongs.count(pong.seq, pong.intact());
-            if (outcome_.pongs.received < round_trips_) {
-                rt::send<Ping<N>>(*ponger_, pong.seq + 1);
-                return;
-            }
-            outcome_.end = Clock::now();
-            counters::end();
-            if (probes_ == 0) {
-                done_.set(std::move(outcome_));
-                return;
-            }
-            outcome_.clock_read_ns = clock_read_ns();
-            probe(0);
-            return;
-        }
-        // The latency phase: each round trip timed on its own.
-        const Clock::time_point now = Clock::now();
-        outcome_.round_trips_ns.push_back((now - sampled_at_).count());
-        outcome_.probe_pongs.count(pong.seq - round_trips_, pong.intact());
-        if (outcome_.probe_pongs.received < probes_) probe(outcome_.probe_pongs.received);
-        else done_.set(std::move(outcome_));
-    }
-
-    void probe(std::uint64_t index) {
-        sampled_at_ = Clock::now();
-        rt::send<Ping<N>>(*ponger_, round_trips_ + index);
-    }
-
-    const std::uint64_t round_trips_;
-    const std::uint64_t probes_;
-    rt::Completion<Outcome>& done_;
     std::optional<rt::Mbox> ponger_;
-    Clock::time_point sampled_at_;
-    Outcome outcome_;
+    PingerPhases phases_;
 };
 
 template <std::size_t N>
@@ -129,13 +84,12 @@ Result run_with_payload(const Params& params) {
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
     // The ponger's last write happened before its last pong, which the pinger received before
     // done.set(): reading its tallies here is ordered after it.
-    const Tally pings = ponger->pings();
-    const Tally probe_pings = ponger->probes();
+    const PingTallies tallies = ponger->tallies();
     stop_and_check(env);
 
-    check_probes("ping_pong", probe_pings, outcome.probe_pongs, probes);
-    result.messages_processed = pings.received + outcome.pongs.received;
-    result.answer = describe(pings, outcome.pongs);
+    check_probes("ping_pong", tallies.probes(), outcome.probe_pongs, probes);
+    result.messages_processed = tallies.pings().received + outcome.pongs.received;
+    result.answer = describe(tallies.pings(), outcome.pongs);
     result.expected = expected(round_trips);
     result.metrics = round_trip_metrics(outcome, round_trips);
     return result;
@@ -173,8 +127,9 @@ Kernel make_kernel() {
             "A pinger sends a ping, the ponger answers with a pong carrying the same sequence "
             "number and payload, `messages`/2 times. On one_thread (or one group, or a "
             "cooperation-FIFO pool) both agents share a thread; on active_obj, two groups or an "
-            "individual-FIFO pool they run on two. The measured phase (elapsed_ns, msgs/s) is that "
-            "exchange, from the first ping to the last pong, with no clock read inside; "
+            "individual-FIFO pool they run on two. The measured phase (elapsed_ns, msgs/s, and "
+            "what the instructions and counters measures count) is that exchange, from the first "
+            "ping to the last pong, with no clock read inside; "
             "round_trip_mean_ns is its elapsed time over its round trips (as Theron's 200 ns). "
             "Then, outside the phase, the latency phase times latency_samples more round trips one "
             "by one, for round_trip_p50_ns, _p99_ns and _max_ns; each includes about one clock "

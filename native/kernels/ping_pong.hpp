@@ -11,8 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "../runtime/completion.hpp"
+#include "counters.hpp"
 #include "kernel.hpp"
 
 namespace labctl::kernels::ping_pong {
@@ -117,6 +120,97 @@ inline std::vector<Metric> round_trip_metrics(Outcome& outcome, std::uint64_t ro
             {"round_trip_samples", double(samples.size())},
             {"clock_read_ns", outcome.clock_read_ns}};
 }
+
+// The ponger's side, on any runtime: the first round_trips pings are the throughput phase's, the
+// rest the latency phase's probes, each phase tallied on its own.
+class PingTallies {
+public:
+    explicit PingTallies(std::uint64_t round_trips) : round_trips_(round_trips) {}
+
+    template <std::size_t N>
+    void count(const Ping<N>& ping) {
+        const bool probe = ping.seq >= round_trips_;
+        tallies_[probe].count(ping.seq - (probe ? round_trips_ : 0), ping.intact());
+    }
+    const Tally& pings() const noexcept { return tallies_[0]; }
+    const Tally& probes() const noexcept { return tallies_[1]; }
+
+private:
+    const std::uint64_t round_trips_;
+    Tally tallies_[2];
+};
+
+// The pinger's side, on any runtime: it starts the throughput phase, counts each pong, times
+// the phases and picks each ping's sequence number; `send(seq)` sends the ping (a callable, so
+// the throughput phase's path inlines into the pinger's handler). The throughput phase is also
+// where the counting measures start and stop (counters.hpp): its clock reads are there, not
+// around the actors' creation before it or the latency phase after it.
+class PingerPhases {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    PingerPhases(std::uint64_t round_trips, std::uint64_t probes, rt::Completion<Outcome>& done)
+        : round_trips_(round_trips), probes_(probes), done_(done) {
+        outcome_.round_trips_ns.reserve(probes);
+    }
+
+    // The throughput phase starts with the first ping.
+    template <class Send>
+    void start(Send&& send) {
+        counters::begin();
+        outcome_.start = Clock::now();
+        send(std::uint64_t{0});
+    }
+
+    // A pong came back: sends the next ping, or hands the outcome to `done` once both phases
+    // are over.
+    template <std::size_t N, class Send>
+    void on_pong(const Pong<N>& pong, Send&& send) {
+        if (outcome_.pongs.received < round_trips_) [[likely]] {
+            // The throughput phase: no clock read until its last pong.
+            outcome_.pongs.count(pong.seq, pong.intact());
+            if (outcome_.pongs.received < round_trips_) [[likely]] send(pong.seq + 1);
+            else throughput_over(send);
+            return;
+        }
+        on_probe_pong(pong.seq, pong.intact(), send);
+    }
+
+private:
+    template <class Send>
+    [[gnu::noinline]] void throughput_over(Send& send) {
+        outcome_.end = Clock::now();
+        counters::end();
+        if (probes_ == 0) {
+            done_.set(std::move(outcome_));
+            return;
+        }
+        outcome_.clock_read_ns = clock_read_ns();
+        probe(0, send);
+    }
+
+    // The latency phase: each round trip timed on its own, from just before its ping is sent.
+    template <class Send>
+    [[gnu::noinline]] void on_probe_pong(std::uint64_t seq, bool intact, Send& send) {
+        const Clock::time_point now = Clock::now();
+        outcome_.round_trips_ns.push_back((now - sampled_at_).count());
+        outcome_.probe_pongs.count(seq - round_trips_, intact);
+        if (outcome_.probe_pongs.received < probes_) probe(outcome_.probe_pongs.received, send);
+        else done_.set(std::move(outcome_));
+    }
+
+    template <class Send>
+    void probe(std::uint64_t index, Send& send) {
+        sampled_at_ = Clock::now();
+        send(round_trips_ + index);
+    }
+
+    const std::uint64_t round_trips_;
+    const std::uint64_t probes_;
+    rt::Completion<Outcome>& done_;
+    Clock::time_point sampled_at_;
+    Outcome outcome_;
+};
 
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
 // each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
