@@ -6,6 +6,7 @@ by side."""
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -31,10 +32,9 @@ SMALL = {
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.
 DISPATCHER_PARAMS = {"dispatcher", "threads", "fifo", "max_demands_at_once", "spin_us", "pin"}
-# Parameters of ours a CAF kernel does not take: named mboxes, and what our clock covers (CAF's
-# kernels time their phase; `clock` is ours alone, see the README).
-LEFT_OUT = {"ping_pong": {"mbox"}, "skynet": {"clock"}, "one_to_many": {"clock"},
-            "mailbox_n_to_1": {"clock"}}
+# Parameters of ours a CAF kernel does not take: named mboxes (a CAF group would be another
+# kernel).
+LEFT_OUT = {"ping_pong": {"mbox"}}
 
 
 def ours(caf_name: str) -> str:
@@ -86,6 +86,36 @@ def test_caf_kernel_answers_as_ours_does(name):
     assert caf["answer"] == our["answer"]
     assert caf["messages_processed"] == our["messages_processed"]
     assert set(caf["metrics"]) == set(our["metrics"])
+
+
+CLOCKED = sorted(k["name"] for k in _native.kernels()
+                 if k["runtime"] == "caf" and any(p["name"] == "clock" for p in k["params"]))
+
+
+def test_the_caf_kernels_of_kernels_with_a_clock_have_it_too():
+    assert CLOCKED == ["caf_mailbox_n_to_1", "caf_one_to_many", "caf_skynet"]
+
+
+@pytest.mark.parametrize("name", CLOCKED)
+def test_a_caf_lifetime_clock_contains_the_phase_and_every_thread_of_the_actor_system(name):
+    params = {**SMALL[ours(name)], "threads": 2}
+    phase = _native.run(name, {**params, "clock": "phase"})
+    assert phase["verified"] and "phase_ns" not in phase["metrics"]  # elapsed_ns is the phase
+    start = time.perf_counter_ns()
+    lifetime = _native.run(name, {**params, "clock": "lifetime"})
+    wall = time.perf_counter_ns() - start
+    assert lifetime["verified"]
+    assert lifetime["metrics"]["phase_ns"] < lifetime["elapsed_ns"] <= wall
+    # Read once the actor system is gone: both scheduler workers have run by then (a tiny
+    # phase can end before the second has), each with its whole life.
+    assert len(lifetime["thread_cpu_ns"]) >= 2 and all(ns >= 0 for ns in lifetime["thread_cpu_ns"])
+
+
+def test_a_caf_lifetime_clock_covers_the_end_of_the_actors():
+    # 22,223 actors left running after the phase (deregister=false): stopping and destroying
+    # them is in the lifetime alone.
+    lifetime = _native.run("caf_skynet", {"leaves": 20_000, "threads": 1, "clock": "lifetime"})
+    assert lifetime["elapsed_ns"] - lifetime["metrics"]["phase_ns"] > 0.2 * lifetime["metrics"]["phase_ns"]
 
 
 @pytest.mark.parametrize("leaves, branching", [(1, 10), (10, 10), (37, 3), (1000, 7)])

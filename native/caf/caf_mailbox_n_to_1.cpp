@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../kernels/mailbox_n_to_1.hpp"
+#include "../kernels/phase.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_mailbox_n_to_1 {
@@ -93,46 +94,56 @@ Result run(const Params& params) {
     const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
     const bool sender_actors = params.text("sender") == "agent";
 
-    rt::Completion<Outcome> done;
-    caf_support::CafRun caf(params, done);
-    caf.reserve(senders + 1);
-    const caf::actor receiver =
-        caf.system().spawn<Receiver>(std::ref(caf), senders, messages_per_sender, std::ref(done));
-    caf.keep<Receiver>(receiver);
-    // Senders are made before the phase (actors and threads alike) and wait for their start.
-    std::vector<caf::actor> sender_handles;
-    std::vector<Sender*> agents;
-    // Each thread sends to the receiver; declared after the actor system: joined before it stops.
-    auto send = [&receiver](std::uint32_t sender, std::uint64_t seq) { caf::anon_send(receiver, Msg{sender, seq}); };
-    std::optional<mailbox_n_to_1::SenderThreads<decltype(send)>> threads;
-    if (sender_actors) {
-        for (std::uint32_t i = 0; i < senders; ++i) {
-            sender_handles.push_back(caf.system().spawn<Sender>(std::ref(caf), receiver, i, messages_per_sender));
-            agents.push_back(&caf.keep<Sender>(sender_handles.back()));
-        }
-    } else {
-        threads.emplace(senders, messages_per_sender, send);
-    }
-
-    caf_support::CafPhase phase(caf);
-    if (sender_actors) {
-        for (const caf::actor& sender : sender_handles) caf::anon_send(sender, Continue{});
-    } else {
-        threads->release();
-    }
-    const Outcome outcome = caf.await(done);
+    Lifetime lifetime(params);
+    std::vector<std::int64_t> thread_lives;
     Result result;
-    phase.finish(result, done.completed_at());
-    if (threads) threads->join();
-    // Each sender counted its last Continue before sending its last message, which the receiver
-    // handled before done.set(): reading the counts here is ordered after those writes.
+    Outcome outcome;
     std::uint64_t continues = 0;
-    for (const Sender* sender : agents) continues += sender->continues();
-    caf.stop();
+    {
+        rt::Completion<Outcome> done;
+        caf_support::CafRun caf(params, done);
+        caf.report_thread_lives(thread_lives);
+        caf.reserve(senders + 1);
+        const caf::actor receiver =
+            caf.system().spawn<Receiver>(std::ref(caf), senders, messages_per_sender, std::ref(done));
+        caf.keep<Receiver>(receiver);
+        // Senders are made before the phase (actors and threads alike) and wait for their start.
+        std::vector<caf::actor> sender_handles;
+        std::vector<Sender*> agents;
+        // Each thread sends to the receiver; declared after the actor system: joined before it stops.
+        auto send = [&receiver](std::uint32_t sender, std::uint64_t seq) {
+            caf::anon_send(receiver, Msg{sender, seq});
+        };
+        std::optional<mailbox_n_to_1::SenderThreads<decltype(send)>> threads;
+        if (sender_actors) {
+            for (std::uint32_t i = 0; i < senders; ++i) {
+                sender_handles.push_back(caf.system().spawn<Sender>(std::ref(caf), receiver, i, messages_per_sender));
+                agents.push_back(&caf.keep<Sender>(sender_handles.back()));
+            }
+        } else {
+            threads.emplace(senders, messages_per_sender, send);
+        }
+
+        caf_support::CafPhase phase(caf);
+        if (sender_actors) {
+            for (const caf::actor& sender : sender_handles) caf::anon_send(sender, Continue{});
+        } else {
+            threads->release();
+        }
+        outcome = caf.await(done);
+        phase.finish(result, done.completed_at());
+        if (threads) threads->join();
+        // Each sender counted its last Continue before sending its last message, which the receiver
+        // handled before done.set(): reading the counts here is ordered after those writes.
+        for (const Sender* sender : agents) continues += sender->continues();
+        caf.stop();
+    }  // the actor system goes with `caf`, after the handles made since
+    lifetime.end(result, std::move(thread_lives));
 
     result.messages_processed = outcome.received + continues;
     result.answer = mailbox_n_to_1::describe(outcome);
     result.expected = mailbox_n_to_1::expected(senders, messages_per_sender);
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -149,8 +160,11 @@ Kernel make_kernel() {
             "thread_cpu_ns). sender=agent: sender actors on CAF's scheduler, sending bursts of "
             "1000 and self-sending a Continue message between bursts; the kernel sends each its "
             "first Continue when the phase begins. The phase ends when the receiver has every "
-            "message; the actor system's start and shutdown are outside it. messages_processed "
-            "counts the receiver's messages plus, with sender=agent, every Continue.",
+            "message; the actor system's start and shutdown are outside it; with clock=lifetime "
+            "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
+            "threads started, every actor terminated, every thread joined), the phase then "
+            "reported as the metric phase_ns. messages_processed counts the receiver's messages "
+            "plus, with sender=agent, every Continue.",
         .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
         .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
                     "messages_per_sender, every one in its sender's order",
@@ -160,6 +174,7 @@ Kernel make_kernel() {
         .runtime = "caf",
     };
     kernel.params = mailbox_n_to_1::own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "../kernels/one_to_many.hpp"
+#include "../kernels/phase.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_one_to_many {
@@ -131,34 +133,42 @@ private:
 Result run(const Params& params) {
     const Setup setup = one_to_many::make_setup(params);
 
-    rt::Completion<Outcome> done;
-    caf_support::CafRun caf(params, done);
-    caf.reserve(setup.workers + 1);
-    // CAF's counterpart of our named mbox: a local group, which every worker joins by name and
-    // the producer sends to; each message is enqueued in every member's mailbox.
-    const caf::group input = caf.system().groups().get_local("one_to_many.input");
-    // The producer has a thread of its own (a detached actor), as in the study, started before
-    // the phase as ours is; the workers are what is measured.
-    const caf::actor producer =
-        caf.system().spawn<Producer, caf::detached>(std::ref(caf), std::cref(setup), input, std::ref(done));
-    caf.keep<Producer>(producer);
-
-    // The whole experiment, as the study times it: spawning the workers (each joins the group
-    // as it is spawned), sending, handling.
-    caf_support::CafPhase phase(caf);
-    for (std::uint32_t i = 0; i < setup.workers; ++i)
-        caf.keep<Worker>(caf.system().spawn_in_group<Worker>(input, std::ref(caf), std::cref(setup), i, producer));
-    caf::anon_send(producer, Go{});
-    const Outcome outcome = caf.await(done);
+    Lifetime lifetime(params);
+    std::vector<std::int64_t> thread_lives;
     Result result;
-    phase.finish(result, done.completed_at());
-    caf.stop();
+    Outcome outcome;
+    {
+        rt::Completion<Outcome> done;
+        caf_support::CafRun caf(params, done);
+        caf.report_thread_lives(thread_lives);
+        caf.reserve(setup.workers + 1);
+        // CAF's counterpart of our named mbox: a local group, which every worker joins by name and
+        // the producer sends to; each message is enqueued in every member's mailbox.
+        const caf::group input = caf.system().groups().get_local("one_to_many.input");
+        // The producer has a thread of its own (a detached actor), as in the study, started before
+        // the phase as ours is; the workers are what is measured.
+        const caf::actor producer =
+            caf.system().spawn<Producer, caf::detached>(std::ref(caf), std::cref(setup), input, std::ref(done));
+        caf.keep<Producer>(producer);
+
+        // The whole experiment, as the study times it: spawning the workers (each joins the group
+        // as it is spawned), sending, handling.
+        caf_support::CafPhase phase(caf);
+        for (std::uint32_t i = 0; i < setup.workers; ++i)
+            caf.keep<Worker>(caf.system().spawn_in_group<Worker>(input, std::ref(caf), std::cref(setup), i, producer));
+        caf::anon_send(producer, Go{});
+        outcome = caf.await(done);
+        phase.finish(result, done.completed_at());
+        caf.stop();
+    }  // the actor system goes with `caf`, after the handles made since
+    lifetime.end(result, std::move(thread_lives));
 
     result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
     result.answer = one_to_many::describe(outcome);
     result.expected = one_to_many::expected(setup.workers, setup.messages_per_worker);
     result.metrics = {{"send_ns", double(outcome.send_ns)},
                       {"deliveries", double(outcome.received)}};
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -181,7 +191,10 @@ Kernel make_kernel() {
             "sleep_ms (sleep) or sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters "
             "(cpu), and after its last number reports to the producer. The phase covers spawning "
             "the workers, sending and handling; the metric send_ns is the producer's send loop "
-            "alone. The actor system's start and shutdown are outside the phase.",
+            "alone. The actor system's start and shutdown are outside the phase; with "
+            "clock=lifetime elapsed_ns runs from before the actor system is made to after it is "
+            "destroyed (its threads started, every actor terminated, every thread joined), the "
+            "phase then reported as the metric phase_ns.",
         .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
         .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
                     "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
@@ -191,6 +204,7 @@ Kernel make_kernel() {
         .runtime = "caf",
     };
     kernel.params = one_to_many::own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

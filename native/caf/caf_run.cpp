@@ -103,6 +103,8 @@ CafRun::~CafRun() {
     }
     system_->await_actors_before_shutdown(!failed);
     system_.reset();
+    // Every thread of the system has ended and left its last reading.
+    if (thread_lives_ != nullptr) *thread_lives_ = clocks_->cpu_ns();
 }
 
 void CafRun::watch(caf::scheduled_actor& actor) {

@@ -94,6 +94,12 @@ public:
     // first failure, if any, teardown included.
     void stop();
 
+    // Asks for each of the actor system's threads' CPU time over its whole life, written to
+    // `out` when this object destroys the system (every thread joined): for Lifetime::end, once
+    // the kernel's scope with this object and its actor handles is left. (The system cannot go
+    // earlier: a detached actor's thread waits for the last handle to it.)
+    void report_thread_lives(std::vector<std::int64_t>& out) noexcept { thread_lives_ = &out; }
+
     // Waits until every actor has terminated (an actor that quits by itself counts).
     void await_all_actors_done() { system_->await_all_actors_done(); }
 
@@ -112,6 +118,7 @@ private:
     caf::actor_system_config config_;       // outlives the system, which refers to it
     std::unique_ptr<caf::actor_system> system_;
     std::vector<caf::actor> kept_;
+    std::vector<std::int64_t>* thread_lives_ = nullptr;
 };
 
 // The measured phase, as MeasuredPhase: wall time on the steady clock and CPU time per thread of

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../kernels/phase.hpp"
 #include "../kernels/skynet.hpp"
 #include "caf_run.hpp"
 
@@ -112,29 +113,37 @@ Result run(const Params& params) {
     const auto branching = std::uint64_t(params.integer("branching"));
     const bool deregister = params.boolean("deregister");
 
-    rt::Completion<Subtotal> answer;
-    caf_support::CafRun caf(params, answer);
-    const Tree tree{caf, branching, deregister, answer};
-
-    caf_support::CafPhase phase(caf);
-    const caf::actor root = caf.system().spawn<Node>(std::cref(tree), caf::actor(), std::uint64_t{0}, leaves);
-    const Subtotal total = caf.await(answer);
+    Lifetime lifetime(params);
+    std::vector<std::int64_t> thread_lives;
     Result result;
-    if (deregister) {
-        // Every actor has quit after reporting: the phase ends when CAF has terminated them all.
-        caf.await_all_actors_done();
-        phase.finish(result);
-    } else {
-        phase.finish(result, answer.completed_at());
-        caf::anon_send(root, Stop{});  // outside the phase: ends the tree
-    }
-    caf.stop();
+    Subtotal total{};
+    {
+        rt::Completion<Subtotal> answer;
+        caf_support::CafRun caf(params, answer);
+        caf.report_thread_lives(thread_lives);
+        const Tree tree{caf, branching, deregister, answer};
+
+        caf_support::CafPhase phase(caf);
+        const caf::actor root = caf.system().spawn<Node>(std::cref(tree), caf::actor(), std::uint64_t{0}, leaves);
+        total = caf.await(answer);
+        if (deregister) {
+            // Every actor has quit after reporting: the phase ends when CAF has terminated them all.
+            caf.await_all_actors_done();
+            phase.finish(result);
+        } else {
+            phase.finish(result, answer.completed_at());
+            caf::anon_send(root, Stop{});  // outside the phase: ends the tree
+        }
+        caf.stop();
+    }  // the actor system goes with `caf`, after the handles made since
+    lifetime.end(result, std::move(thread_lives));
 
     result.messages_processed = total.agents - 1;  // every actor but the root reports once
     result.answer = skynet::describe(total.sum, total.agents);
     result.expected = skynet::expected(leaves, branching);
     result.metrics = {{"agents", double(total.agents)},
                       {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    lifetime.add_phase_metric(result);
     return result;
 }
 
@@ -150,7 +159,10 @@ Kernel make_kernel() {
             "once it has reported (CAF has no coops: an actor ends itself), and the phase ends "
             "when CAF has terminated every actor; otherwise it ends when the root has the sum, and "
             "the tree is stopped after it (each node then passes a Stop message to its children). "
-            "The actor system's start and shutdown are outside the phase.",
+            "The actor system's start and shutdown are outside the phase; with clock=lifetime "
+            "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
+            "threads started, every actor terminated, every thread joined), the phase then "
+            "reported as the metric phase_ns.",
         .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
         .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
                     "number of actors that reported equals the size of the tree (1111111)",
@@ -160,6 +172,7 @@ Kernel make_kernel() {
         .runtime = "caf",
     };
     kernel.params = skynet::own_params();
+    kernel.params.push_back(clock_param());
     for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
     return kernel;
 }

@@ -124,7 +124,7 @@ inline ParamSpec clock_param() {
 }
 
 // The clock of a kernel with a `clock` parameter: made first thing in run(), before the
-// environment, and ended where the kernel is done with its environment.
+// environment (or CAF's actor system), and ended where the kernel is done with it.
 class Lifetime {
 public:
     using Clock = std::chrono::steady_clock;
@@ -137,16 +137,22 @@ public:
     // this object's construction to here and thread_cpu_ns is each runtime thread's whole life;
     // add_phase_metric() keeps the phase's time beside it.
     void end(Result& result, DispatcherChoice& dispatchers) {
-        phase_ns_ = result.elapsed_ns;
         rt::Environment& environment = dispatchers.environment();
         stop_and_check(environment);
         // Every runtime thread has exited: these are their final figures.
         std::vector<std::int64_t> cpu = environment.thread_cpu_ns();
         dispatchers.destroy();
+        end(result, std::move(cpu));
+    }
+
+    // The same for a runtime the kernel has already stopped and destroyed (CAF's actor system),
+    // given the CPU time of each of its threads over its whole life.
+    void end(Result& result, std::vector<std::int64_t> thread_lives) {
         const Clock::time_point end = Clock::now();
+        phase_ns_ = result.elapsed_ns;
         if (!whole_) return;
         result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
-        result.thread_cpu_ns = std::move(cpu);
+        result.thread_cpu_ns = std::move(thread_lives);
     }
 
     // With clock=lifetime, adds the metric phase_ns: the phase's time beside the lifetime's.
