@@ -51,8 +51,9 @@ std::map<std::string, k::Value> given_values(const std::string& kernel, const py
     return given;
 }
 
-k::Params resolve(const k::Kernel& kernel, const py::dict& values, k::Scope scope = k::Scope::dispatcher) {
-    return k::resolve(kernel, given_values(kernel.name, values), scope);
+k::Params resolve(const k::Kernel& kernel, const py::dict& values, k::Scope scope = k::Scope::dispatcher,
+                  std::map<std::string, std::string>* dropped = nullptr) {
+    return k::resolve(kernel, given_values(kernel.name, values), scope, dropped);
 }
 
 k::Scope parse_scope(bool scoped) { return scoped ? k::Scope::dispatcher : k::Scope::none; }
@@ -196,6 +197,19 @@ PYBIND11_MODULE(_native, m) {
     }, py::arg("kernel"), py::arg("params"), py::arg("scoped") = true,
        "Resolves parameters against the kernel's schema: typed, defaults filled in, those that do "
        "not apply to the dispatcher None (unless scoped is false). Raises ParamError.");
+
+    m.def("resolve", [](const std::string& name, const py::dict& values) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        std::map<std::string, std::string> dropped;
+        const k::Params params = resolve(kernel, values, k::Scope::drop, &dropped);
+        py::dict d;
+        d["params"] = params_dict(kernel, params);
+        d["dropped"] = dropped;
+        return d;
+    }, py::arg("kernel"), py::arg("params"),
+       "Resolves a point once, as a grid gives it: {'params': typed, defaults filled in, None where "
+       "a parameter does not apply to the dispatcher; 'dropped': {name: why} for each given "
+       "parameter left out so}. Raises ParamError for anything else wrong.");
 
     m.def("expect", [](const std::string& name, const py::dict& values) {
         const k::Kernel& kernel = k::find_kernel(name);

@@ -203,7 +203,8 @@ const Kernel& find_kernel(std::string_view name) {
                      "unknown kernel (kernels: " + join(names) + ")");
 }
 
-Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, Scope scope) {
+Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, Scope scope,
+               std::map<std::string, std::string>* dropped) {
     Resolver resolver(kernel);
     std::vector<std::string> names;
     for (const ParamSpec& spec : kernel.params) names.push_back(spec.name);
@@ -236,9 +237,10 @@ Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, 
         if (applies) {
             params.values_[spec.name] = typed[spec.name];
         } else if (given.count(spec.name)) {
-            throw ParamError(kernel.name, spec.name,
-                             "parameter '" + spec.name + "' does not apply to dispatcher '" +
-                                 dispatcher + "' (allowed with: " + join(spec.applies_to) + ")");
+            const std::string why = "does not apply to dispatcher '" + dispatcher +
+                                    "' (allowed with: " + join(spec.applies_to) + ")";
+            if (scope != Scope::drop) throw ParamError(kernel.name, spec.name, "parameter '" + spec.name + "' " + why);
+            if (dropped != nullptr) (*dropped)[spec.name] = why;
         }
     }
     if (kernel.check) kernel.check(params);

@@ -16,8 +16,11 @@ namespace labctl::kernels {
 
 using Value = std::variant<std::int64_t, double, bool, std::string>;
 
-// Which parameters a resolution keeps: those that apply to the chosen dispatcher, or all.
-enum class Scope { dispatcher, none };
+// Which parameters a resolution keeps: those that apply to the chosen dispatcher, or all. With
+// `dispatcher` a given parameter that does not apply is refused (a command line names it on
+// purpose); with `drop` it is left out and the reason recorded (a grid crosses it with
+// dispatchers it does not fit: the experiment says what was left out, and why).
+enum class Scope { dispatcher, drop, none };
 
 enum class ParamType { integer, real, boolean, choice, text };
 std::string_view type_name(ParamType type) noexcept;
@@ -70,7 +73,8 @@ public:
     const std::map<std::string, Value, std::less<>>& values() const noexcept { return values_; }
 
 private:
-    friend Params resolve(const struct Kernel&, const std::map<std::string, Value>&, Scope);
+    friend Params resolve(const struct Kernel&, const std::map<std::string, Value>&, Scope,
+                          std::map<std::string, std::string>*);
     const Value& at(std::string_view name) const;
     std::map<std::string, Value, std::less<>> values_;
 };
@@ -168,9 +172,10 @@ const Kernel& find_kernel(std::string_view name);  // throws ParamError naming t
 // Validates and types `given` (strings from a command line are parsed) against the kernel's
 // schema, fills in defaults, and drops the parameters that do not apply to the chosen
 // dispatcher; with Scope::none every parameter is kept whatever the dispatcher (for a program
-// that has no dispatchers, such as an external peer). Throws ParamError.
+// that has no dispatchers, such as an external peer). Under Scope::drop, `dropped` (if given)
+// receives each given parameter left out, with why. Throws ParamError.
 Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given,
-               Scope scope = Scope::dispatcher);
+               Scope scope = Scope::dispatcher, std::map<std::string, std::string>* dropped = nullptr);
 
 // Runs the kernel and checks its answer: throws VerificationError if it is wrong.
 Result run(const Kernel& kernel, const Params& params, Fault fault = Fault::none);
