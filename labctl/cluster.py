@@ -21,7 +21,8 @@ The samples come back to the CLI process, the only writer of the store:
   host; a worker joining later is retired from the cluster, and a task that reaches one anyway
   runs nothing there and goes back to the queue.
 - A cancelled task (Ctrl-C, kill -9 of the CLI: the scheduler drops its client's tasks) kills its
-  point's worker process within half a second; the host's resource is freed only then.
+  point's worker process within a second (the watcher sees the cancel within half a second, the
+  point's wait sees the stop within another); the host's resource is freed only then.
 
 Dask is optional (`pip install 'labctl[dist]'`): this module imports it only when a cluster is
 used.

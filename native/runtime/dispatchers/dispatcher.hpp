@@ -1,6 +1,6 @@
 // The dispatcher interface: a policy that decides which event queue an agent's demands go to
-// and which threads consume it, and the settings a dispatcher may take. A new dispatcher is a
-// new pair of files here and its entry in registry.cpp, and nothing else.
+// and which threads consume it, and the settings a dispatcher may take. A new dispatcher is a new
+// file pair here and its registry.cpp entry; a few kernels name one as data (docs/extending.md).
 #pragma once
 
 #include <cstdint>
