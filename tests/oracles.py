@@ -1,0 +1,236 @@
+"""What each kernel must answer, computed in Python from its resolved parameters alone.
+
+The tests hold a run to these, not to the kernel's own `expected`: an oracle is arithmetic or a
+small sequential model of what the kernel does, written here from its description, so that a
+kernel whose own check is wrong disagrees with it. Nothing here calls the extension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+Params = Mapping[str, object]
+
+# mailbox_n_to_1's sender agents send this many messages per Continue (the study's burst).
+MAILBOX_BURST = 1000
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """A correct run's answer, its messages_processed, and the metrics the parameters fix."""
+
+    answer: str
+    messages: int
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def _int(params: Params, name: str) -> int:
+    value = params[name]
+    assert isinstance(value, int) and not isinstance(value, bool), (name, value)
+    return value
+
+
+# -- trees ----------------------------------------------------------------------------------------
+
+@cache
+def skynet_agents(leaves: int, branching: int) -> int:
+    """Agents in a tree whose node over `count` leaves has min(branching, count) children, the
+    leaves shared as evenly as they go (the first count % children take one more)."""
+    if leaves == 1:
+        return 1
+    children = min(branching, leaves)
+    small, larger = divmod(leaves, children)  # `larger` children have small + 1 leaves
+    agents = 1 + (children - larger) * skynet_agents(small, branching)
+    return agents + larger * skynet_agents(small + 1, branching) if larger else agents
+
+
+def skynet(params: Params) -> Oracle:
+    """Leaves 0..leaves-1 send their ordinal up: the root's sum is their triangular number; every
+    agent but the root reports once."""
+    leaves, branching = _int(params, "leaves"), _int(params, "branching")
+    agents = skynet_agents(leaves, branching)
+    return Oracle(f"sum={leaves * (leaves - 1) // 2} agents={agents}", agents - 1, {"agents": agents})
+
+
+def actor_creation(params: Params) -> Oracle:
+    """A full binary tree `depth` levels below the root: 2^depth leaves, 2^(depth+1)-1 agents, every
+    agent but the root reporting once."""
+    depth = _int(params, "depth")
+    agents = sum(2 ** level for level in range(depth + 1))
+    return Oracle(f"leaves={2 ** depth} agents={agents}", agents - 1, {"agents": agents})
+
+
+# -- two parties ----------------------------------------------------------------------------------
+
+def _ping_pong_answer(round_trips: int) -> str:
+    return f"pings={round_trips} pongs={round_trips} out_of_order=0 corrupt=0"
+
+
+def ping_pong(params: Params) -> Oracle:
+    """messages/2 pings, each answered by a pong, all in order; the latency probes come after the
+    phase and are not counted, but every one of them is a sample."""
+    round_trips = _int(params, "messages") // 2
+    return Oracle(_ping_pong_answer(round_trips), 2 * round_trips,
+                  {"round_trip_samples": _int(params, "latency_samples")})
+
+
+def floor_actor_loop(params: Params) -> Oracle:
+    """ping_pong on a bare loop: the same answer, and no envelope left without a handler."""
+    round_trips = _int(params, "messages") // 2
+    return Oracle(_ping_pong_answer(round_trips), 2 * round_trips)
+
+
+def _round_trip_floor(params: Params) -> Oracle:
+    """The initiator's round trips and the responder's answers cover both phases; the messages
+    counted are the throughput phase's two per round trip, as ping_pong's."""
+    round_trips, probes = _int(params, "round_trips"), _int(params, "latency_samples")
+    return Oracle(f"round_trips={round_trips + probes} answered={round_trips + probes} out_of_order=0",
+                  2 * round_trips, {"round_trip_samples": probes})
+
+
+floor_cache_line = _round_trip_floor
+floor_futex_wake = _round_trip_floor
+
+
+# -- one to many, many to one ---------------------------------------------------------------------
+
+def one_to_many(params: Params) -> Oracle:
+    """Every number 0..messages_per_worker-1 reaches every worker; each worker then reports once."""
+    workers, numbers = _int(params, "workers"), _int(params, "messages_per_worker")
+    deliveries = workers * numbers
+    return Oracle(f"received={deliveries} out_of_order=0 short_workers=0 wrong_series=0",
+                  deliveries + workers, {"deliveries": deliveries})
+
+
+def self_send(params: Params) -> Oracle:
+    """Each worker handles its count of its own messages and reports once (with
+    after_report=circulate, the messages left circulating after a report are not counted)."""
+    workers, each = _int(params, "workers"), _int(params, "messages_per_worker")
+    return Oracle(f"handled={workers * each} reports={workers} repeated=0 short_workers=0",
+                  workers * each + workers)
+
+
+def counting_actor(params: Params) -> Oracle:
+    """1..messages summed by the counter, in its 64-bit unsigned word."""
+    n = _int(params, "messages")
+    return Oracle(f"received={n} sum={n * (n + 1) // 2 % 2 ** 64}", n)
+
+
+def producer_consumer(params: Params) -> Oracle:
+    """Producer p sends seq 0..quota_p-1, the first messages % producers taking one item more, in
+    bursts of `burst`; every burst after the first is started by a message to itself."""
+    producers, total, burst = _int(params, "producers"), _int(params, "messages"), _int(params, "burst")
+    quotas = [total // producers + (1 if p < total % producers else 0) for p in range(producers)]
+    seq_sum = sum(quota * (quota - 1) // 2 for quota in quotas)  # 0 + 1 + ... + (quota - 1)
+    continues = sum(-(-quota // burst) - 1 for quota in quotas)
+    return Oracle(f"received={total} sum={seq_sum} out_of_order=0 short_producers=0", total + continues)
+
+
+def mailbox_n_to_1(params: Params) -> Oracle:
+    """senders * messages_per_sender messages, each sender's in order; sender agents also handle
+    one Continue per burst of MAILBOX_BURST (the first one sent them by the kernel)."""
+    senders, each = _int(params, "senders"), _int(params, "messages_per_sender")
+    continues = senders * -(-each // MAILBOX_BURST) if params["sender"] == "agent" else 0
+    return Oracle(f"received={senders * each} out_of_order=0 short_senders=0", senders * each + continues)
+
+
+def fan(params: Params, iterations_done: int | None = None) -> Oracle:
+    """Each iteration the master sends fan_out Work and takes fan_out replies: 2 * fan_out messages.
+    With iterations > 0 the count is the parameter; with iterations = 0 (run for duration_s) the
+    count depends on the machine, so the caller passes the run's iterations_done and the oracle
+    holds every other figure to it. The channel=direct answer also says every worker took exactly
+    one Work per iteration."""
+    fan_out, iterations = _int(params, "fan_out"), _int(params, "iterations")
+    if iterations == 0:
+        assert iterations_done is not None, "fan timed by duration_s: pass the run's iterations_done"
+        iterations = iterations_done
+    answer = (f"iterations={iterations} replies={fan_out * iterations} stray=0 bad_iterations=0 "
+              f"worker_total={fan_out * iterations}")
+    if params["channel"] == "direct":
+        answer += " uneven_workers=0"
+    return Oracle(answer, 2 * fan_out * iterations, {"iterations_done": iterations})
+
+
+def ring_laps(params: Params, laps_done: int | None = None) -> Oracle:
+    """One token: each lap is one hop per agent, the token carrying its hop count and every agent
+    receiving it once a lap. With laps = 0 (run for duration_s) the count depends on the machine:
+    the caller passes the run's laps_done and the oracle holds every other figure to it."""
+    actors, laps = _int(params, "actors"), _int(params, "laps")
+    if laps == 0:
+        assert laps_done is not None, "ring_laps timed by duration_s: pass the run's laps_done"
+        laps = laps_done
+    hops = laps * actors
+    return Oracle(f"laps={laps} hops={hops} received={hops} uneven_agents=0", hops, {"laps_done": laps})
+
+
+# -- rings of tokens ------------------------------------------------------------------------------
+
+def ring_split(tokens: int, hops: int) -> list[int]:
+    """Theron's split: each token but the last makes ceil(hops/tokens) hops, the last the rest."""
+    each = -(-hops // tokens)
+    return [each] * (tokens - 1) + [hops - each * (tokens - 1)]
+
+
+def _ring(tokens: int, hops: int) -> Oracle:
+    """Token j is received once at its injection and once per hop, then reports its end once."""
+    receipts = sum(made + 1 for made in ring_split(tokens, hops))
+    return Oracle(f"tokens_ended={tokens} wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0",
+                  receipts + tokens)
+
+
+def thread_ring(params: Params) -> Oracle:
+    """One token making every hop."""
+    return _ring(1, _int(params, "hops"))
+
+
+def parallel_thread_ring(params: Params) -> Oracle:
+    """`tokens` tokens sharing the hops as Theron splits them."""
+    return _ring(_int(params, "tokens"), _int(params, "hops"))
+
+
+# -- the mixed load -------------------------------------------------------------------------------
+
+def mixed(params: Params) -> Oracle:
+    """Per ring and repetition: one factorization of `number` (every number >= 2 has one, so
+    every one the kernel reports must be valid; the factors are not in the answer, and `number`
+    changes nothing else)
+    and one ring round, in which the token goes round initial_token + 1 times (values
+    initial_token..0), handled by each of ring_size agents each time. Messages: the token hops, a
+    Calc and a result per factorization, and each master's farewell. Agents: the collector, a
+    master and a worker per ring, ring_size - 1 links per ring and repetition."""
+    rings, ring_size = _int(params, "rings"), _int(params, "ring_size")
+    token, repetitions = _int(params, "initial_token"), _int(params, "repetitions")
+    rounds = rings * repetitions
+    hops = rounds * (token + 1) * ring_size
+    agents = 1 + rings * 2 + rounds * (ring_size - 1)
+    return Oracle(f"factorizations={rounds} valid_factorizations={rounds} ring_rounds={rounds} "
+                  f"token_hops={hops} masters_done={rings}",
+                  hops + 2 * rounds + rings, {"agents": agents})
+
+
+ORACLES: dict[str, Callable[[Params], Oracle]] = {
+    "skynet": skynet,
+    "ping_pong": ping_pong,
+    "one_to_many": one_to_many,
+    "self_send": self_send,
+    "thread_ring": thread_ring,
+    "parallel_thread_ring": parallel_thread_ring,
+    "counting_actor": counting_actor,
+    "producer_consumer": producer_consumer,
+    "fan": fan,
+    "ring_laps": ring_laps,
+    "mailbox_n_to_1": mailbox_n_to_1,
+    "mixed": mixed,
+    "actor_creation": actor_creation,
+    "floor_cache_line": floor_cache_line,
+    "floor_futex_wake": floor_futex_wake,
+    "floor_actor_loop": floor_actor_loop,
+}
+
+
+def oracle(kernel: str, params: Params) -> Oracle:
+    """The oracle of `kernel` (a caf_ kernel answers as ours of the same name) at `params`, which
+    must be resolved: every parameter the kernel reads present, defaults filled in."""
+    return ORACLES[kernel.removeprefix("caf_")](params)
