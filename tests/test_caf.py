@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import time
 
+import oracles
 import pytest
 
 from labctl import _native, kernels
@@ -49,14 +50,25 @@ def test_every_caf_kernel_has_a_small_size_here_and_a_kernel_of_ours():
         assert ours(name) in kernels.catalogue(), name
 
 
+def oracle(name: str, params: dict) -> oracles.Oracle:
+    """The oracle of our kernel of the same name, at `params` with the caf_ kernel's defaults
+    filled in (validate only resolves: it runs nothing and states no answer)."""
+    return oracles.oracle(name, _native.validate(name, params, scoped=False))
+
+
+def assert_answers_as_its_oracle(result: dict, expected: oracles.Oracle) -> None:
+    assert result["answer"] == expected.answer
+    assert result["messages_processed"] == expected.messages
+    assert {name: result["metrics"][name] for name in expected.metrics} == expected.metrics
+
+
 @pytest.mark.parametrize("name, threads, policy",
                          list(itertools.product(CAF_KERNELS, [1, 2], ["stealing", "sharing"])))
-def test_caf_kernel_verifies_its_answer(name, threads, policy):
-    result = _native.run(name, {**SMALL[ours(name)], "threads": threads, "policy": policy})
-    assert result["verified"]
-    assert result["answer"] == result["expected"]
+def test_caf_kernel_answers_as_its_oracle(name, threads, policy):
+    params = {**SMALL[ours(name)], "threads": threads, "policy": policy}
+    result = _native.run(name, params)
+    assert_answers_as_its_oracle(result, oracle(name, params))
     assert result["elapsed_ns"] > 0
-    assert result["messages_processed"] > 0
     # CAF's threads, each registered by a thread hook when it first runs: a worker that has not
     # run yet when a tiny phase ends is not there, so only one is sure to be.
     assert len(result["thread_cpu_ns"]) >= 1
@@ -100,11 +112,12 @@ def test_the_caf_kernels_of_kernels_with_a_clock_have_it_too():
 def test_a_caf_lifetime_clock_contains_the_phase_and_every_thread_of_the_actor_system(name):
     params = {**SMALL[ours(name)], "threads": 2}
     phase = _native.run(name, {**params, "clock": "phase"})
-    assert phase["verified"] and "phase_ns" not in phase["metrics"]  # elapsed_ns is the phase
+    assert_answers_as_its_oracle(phase, oracle(name, params))
+    assert "phase_ns" not in phase["metrics"]  # elapsed_ns is the phase
     start = time.perf_counter_ns()
     lifetime = _native.run(name, {**params, "clock": "lifetime"})
     wall = time.perf_counter_ns() - start
-    assert lifetime["verified"]
+    assert_answers_as_its_oracle(lifetime, oracle(name, params))
     assert lifetime["metrics"]["phase_ns"] < lifetime["elapsed_ns"] <= wall
     # Read once the actor system is gone: both scheduler workers have run by then (a tiny
     # phase can end before the second has), each with its whole life.
@@ -121,10 +134,8 @@ def test_a_caf_lifetime_clock_covers_the_end_of_the_actors():
 @pytest.mark.parametrize("leaves, branching", [(1, 10), (10, 10), (37, 3), (1000, 7)])
 @pytest.mark.parametrize("deregister", [False, True])
 def test_caf_skynet_sums_every_leaf_and_counts_every_actor(leaves, branching, deregister):
-    our = _native.run("skynet", {"leaves": leaves, "branching": branching, "deregister": deregister})
-    caf = _native.run("caf_skynet", {"leaves": leaves, "branching": branching, "deregister": deregister})
-    assert caf["verified"] and caf["answer"] == our["answer"]
-    assert caf["metrics"]["agents"] == our["metrics"]["agents"]
+    params = {"leaves": leaves, "branching": branching, "deregister": deregister}
+    assert_answers_as_its_oracle(_native.run("caf_skynet", params), oracle("caf_skynet", params))
 
 
 @pytest.mark.parametrize("payload_bytes", [0, 16, 4096])
@@ -201,6 +212,8 @@ def test_each_caf_kernel_is_our_kernel_on_runtime_caf(name):
 
 
 def test_many_actor_systems_in_a_row_in_one_process():
+    skynet = {"leaves": 100, "threads": 2}
+    ping_pong = {"messages": 200, "threads": 1}
     for _ in range(20):
-        assert _native.run("caf_skynet", {"leaves": 100, "threads": 2})["verified"]
-        assert _native.run("caf_ping_pong", {"messages": 200, "threads": 1})["verified"]
+        assert_answers_as_its_oracle(_native.run("caf_skynet", skynet), oracle("caf_skynet", skynet))
+        assert_answers_as_its_oracle(_native.run("caf_ping_pong", ping_pong), oracle("caf_ping_pong", ping_pong))
