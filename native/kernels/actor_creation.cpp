@@ -7,6 +7,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::actor_creation {
 namespace {
@@ -121,29 +122,9 @@ void check(const Params& params) {
 
 double work(const Params& params) { return double(tree_agents(params.integer("depth")) - 1); }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "actor_creation",
-        .summary = "a binary tree of 2^19 leaf agents, each spawned in its own coop: the cost of creation",
-        .description =
-            "The root agent spawns two children, each in a new coop; each child does the same, "
-            "down to `depth` levels (2^depth leaves, 2^(depth+1)-1 agents). Each leaf sends 1 to its "
-            "parent; each inner agent sums its children's counts (and their agents) and sends the "
-            "sum up. With deregister=true (the study's actors quit once done) each agent "
-            "deregisters a child's coop when that child has reported, and the phase ends when "
-            "every coop is destroyed; otherwise it ends when the root has the count (agents are "
-            "destroyed after). With clock=lifetime elapsed_ns runs from before the environment "
-            "exists to after it is gone (every agent destroyed, every thread joined), as the study "
-            "timed its whole program.",
-        .sources = {{"libcppa_actor_creation", "the spreading actors, {spread, N}"}},
-        .verifies = "the root counts 2^depth leaves and 2^(depth+1)-1 agents (524288 and 1048575 "
-                    "at the study's depth, 19)",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    return {
         {.name = "depth",
          .type = ParamType::integer,
          .default_value = std::int64_t{19},
@@ -156,14 +137,30 @@ Kernel make_kernel() {
          .default_value = true,
          .help = "deregister each child's coop once it reported, inside the measured phase (the "
                  "study's actors quit)"},
-        clock_param(),
     };
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "actor_creation",
+    .summary = "a binary tree of 2^19 leaf agents, each spawned in its own coop: the cost of creation",
+    .description =
+        "The root agent spawns two children, each in a new coop; each child does the same, "
+        "down to `depth` levels (2^depth leaves, 2^(depth+1)-1 agents). Each leaf sends 1 to its "
+        "parent; each inner agent sums its children's counts (and their agents) and sends the "
+        "sum up. With deregister=true (the study's actors quit once done) each agent "
+        "deregisters a child's coop when that child has reported, and the phase ends when "
+        "every coop is destroyed; otherwise it ends when the root has the count (agents are "
+        "destroyed after). With clock=lifetime elapsed_ns runs from before the environment "
+        "exists to after it is gone (every agent destroyed, every thread joined), as the study "
+        "timed its whole program.",
+    .sources = {{"libcppa_actor_creation", "the spreading actors, {spread, N}"}},
+    .verifies = "the root counts 2^depth leaves and 2^(depth+1)-1 agents (524288 and 1048575 "
+                "at the study's depth, 19)",
+    .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::actor_creation

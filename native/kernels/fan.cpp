@@ -10,6 +10,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::fan {
 namespace {
@@ -223,37 +224,9 @@ double work(const Params& params) {
     return params.integer("iterations") > 0 ? 2.0 * double(params.integer("iterations")) * double(params.integer("fan_out")) : 0.0;
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "fan",
-        .summary = "a master writes N messages to a channel N workers compete to read, and reads their N replies, in a loop",
-        .description =
-            "Each iteration the master writes Work{iteration, index} for index 0..fan_out-1. With "
-            "channel=shared (the study's fan: 'A thread writes N messages to a channel, and N "
-            "threads read a message each from that output') the Work goes to one channel that all "
-            "`fan_out` workers read from, each asking for one message at a time, so they compete "
-            "and each message is taken by exactly one (a worker may take two in an iteration and "
-            "another none); with channel=direct the master sends the index-th Work to the index-th "
-            "worker's own mbox. A worker replies Done{iteration, index, worker_id} to the master's "
-            "own mbox (the study's single channel that only the original thread reads) and, when "
-            "shared, asks for its next message; when all fan_out replies are in, the next "
-            "iteration starts. With iterations=0 the master runs whole iterations until duration_s "
-            "has elapsed, reading the clock once per iteration; iterations>0 runs exactly that many "
-            "and overrides duration_s. The phase runs from the master's start to its last reply; "
-            "the figure of merit is iterations (or messages) per second.",
-        .sources = {{"machinate_shootout", "the fan problem"}},
-        .verifies = "every reply is of the current iteration and no worker took an older iteration "
-                    "after a newer one (stray=0); each iteration's replies carry every index "
-                    "0..fan_out-1 exactly once (with channel=direct, each from the worker it was sent "
-                    "to); replies and the workers' own counts both total fan_out*iterations; with "
-                    "channel=direct every worker received exactly `iterations`; with iterations>0 the "
-                    "run did exactly that many",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    std::vector<ParamSpec> params = {
         {.name = "fan_out",
          .type = ParamType::integer,
          .default_value = std::int64_t{100},
@@ -267,13 +240,39 @@ Kernel make_kernel() {
                  "direct: one message to each worker's own mbox",
          .choices = {std::string("shared"), std::string("direct")}},
     };
-    for (ParamSpec& spec : rounds_or_duration_params("iterations")) kernel.params.push_back(std::move(spec));
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
+    for (ParamSpec& spec : rounds_or_duration_params("iterations")) params.push_back(std::move(spec));
+    return params;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "fan",
+    .summary = "a master writes N messages to a channel N workers compete to read, and reads their N replies, in a loop",
+    .description =
+        "Each iteration the master writes Work{iteration, index} for index 0..fan_out-1. With "
+        "channel=shared (the study's fan: 'A thread writes N messages to a channel, and N "
+        "threads read a message each from that output') the Work goes to one channel that all "
+        "`fan_out` workers read from, each asking for one message at a time, so they compete "
+        "and each message is taken by exactly one (a worker may take two in an iteration and "
+        "another none); with channel=direct the master sends the index-th Work to the index-th "
+        "worker's own mbox. A worker replies Done{iteration, index, worker_id} to the master's "
+        "own mbox (the study's single channel that only the original thread reads) and, when "
+        "shared, asks for its next message; when all fan_out replies are in, the next "
+        "iteration starts. With iterations=0 the master runs whole iterations until duration_s "
+        "has elapsed, reading the clock once per iteration; iterations>0 runs exactly that many "
+        "and overrides duration_s. The phase runs from the master's start to its last reply; "
+        "the figure of merit is iterations (or messages) per second.",
+    .sources = {{"machinate_shootout", "the fan problem"}},
+    .verifies = "every reply is of the current iteration and no worker took an older iteration "
+                "after a newer one (stray=0); each iteration's replies carry every index "
+                "0..fan_out-1 exactly once (with channel=direct, each from the worker it was sent "
+                "to); replies and the workers' own counts both total fan_out*iterations; with "
+                "channel=direct every worker received exactly `iterations`; with iterations>0 the "
+                "run did exactly that many",
+    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::fan

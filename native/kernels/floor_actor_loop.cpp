@@ -183,38 +183,34 @@ Expectation expect(const Params& params) {
     return {ping_pong::expected(round_trips), 2 * round_trips};
 }
 
-Kernel make_kernel() {
-    return {
-        .name = "floor_actor_loop",
-        .summary = "the machine's floor for an actor runtime on one thread: typed dispatch, pooled "
-                   "envelopes and an intrusive FIFO, nothing else, passing ping_pong's messages",
-        .description =
-            "Two actors exchange a ping and a pong messages/2 times on the calling thread, as "
-            "ping_pong on one thread: each envelope comes from a free list, is appended to one "
-            "intrusive FIFO, and the loop hands it to the handler its target's table holds for its "
-            "type (called through a pointer), then frees it. No coops, lifecycle, per-thread pool or "
-            "inbox for other threads. Timed from the first ping to the last pong, no clock read "
-            "inside; round_trip_mean_ns is that time over the round trips. The floor of ping_pong's "
-            "throughput: a report gives it as a multiple of this loop's.",
-        .sources = {{"theron_303", "PingPong: the exchange without a runtime around it"},
-                    {"sobjectizer_tales22", "Ping pong: the exchange without a runtime around it"}},
-        .verifies = "both sides counted every message (messages/2 pings and pongs), in order, and "
-                    "every envelope found its handler",
-        .params = {{.name = "messages",
-                    .type = ParamType::integer,
-                    .default_value = std::int64_t{10'000'000},
-                    .help = "messages in total, pings plus pongs (even)",
-                    .minimum = 2,
-                    .maximum = 10'000'000'000}},
-        .check = check,
-        .run = run,
-        .expect = expect,
-        .floor_of = {{.kernel = "ping_pong", .metric = "msgs_per_s", .floor_metric = "msgs_per_s",
-                      .name = "the bare actor loop"}},
-    };
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "floor_actor_loop",
+    .summary = "the machine's floor for an actor runtime on one thread: typed dispatch, pooled "
+               "envelopes and an intrusive FIFO, nothing else, passing ping_pong's messages",
+    .description =
+        "Two actors exchange a ping and a pong messages/2 times on the calling thread, as "
+        "ping_pong on one thread: each envelope comes from a free list, is appended to one "
+        "intrusive FIFO, and the loop hands it to the handler its target's table holds for its "
+        "type (called through a pointer), then frees it. No coops, lifecycle, per-thread pool or "
+        "inbox for other threads. Timed from the first ping to the last pong, no clock read "
+        "inside; round_trip_mean_ns is that time over the round trips. The floor of ping_pong's "
+        "throughput: a report gives it as a multiple of this loop's.",
+    .sources = {{"theron_303", "PingPong: the exchange without a runtime around it"},
+                {"sobjectizer_tales22", "Ping pong: the exchange without a runtime around it"}},
+    .verifies = "both sides counted every message (messages/2 pings and pongs), in order, and "
+                "every envelope found its handler",
+    .params = {{.name = "messages",
+                .type = ParamType::integer,
+                .default_value = std::int64_t{10'000'000},
+                .help = "messages in total, pings plus pongs (even)",
+                .minimum = 2,
+                .maximum = 10'000'000'000}},
+    .check = check,
+    .run = run,
+    .expect = expect,
+    .floor_of = {{.kernel = "ping_pong", .metric = "msgs_per_s", .floor_metric = "msgs_per_s",
+                  .name = "the bare actor loop"}},
+});
 
 }  // namespace
 }  // namespace labctl::kernels::floor_actor_loop

@@ -43,39 +43,35 @@ Result run(const Params& params) {
     return result;
 }
 
-Kernel make_kernel() {
-    return {
-        .name = "floor_cache_line",
-        .summary = "the machine's floor for a round trip between threads: one cache line bounced "
-                   "between two pinned, spinning threads",
-        .description =
-            "Two threads pinned as `pin` says share one 64-byte line. The initiator writes 2k+1 "
-            "and spins (pause) until it reads 2k+2; the responder spins until it reads 2k+1 and "
-            "writes 2k+2. Nothing else: no queue, no envelope, no runtime. As ping_pong, the "
-            "throughput phase (round_trips, elapsed_ns, round_trip_mean_ns) has no clock read "
-            "inside, then latency_samples round trips are timed one by one (round_trip_p50_ns, "
-            "_p99_ns, _max_ns; clock_read_ns is what one clock read costs). one_way_ns is half "
-            "the mean: a hop to the next thread. The floor of ping_pong's round trips across "
-            "threads, and of a hop of thread_ring on two alternating groups: a report gives those "
-            "as multiples of it.",
-        .sources = {{"theron_303", "PingPong: the hardware's share of a round trip across threads"},
-                    {"sobjectizer_tales22", "Ping pong: the hardware's share of a round trip across threads"}},
-        .verifies = "the initiator saw each reply once and in order (2k+2 after 2k+1) for every round trip of "
-                    "both phases, and the responder answered each one once, in order",
-        .params = floors::round_trip_params(1'000'000, 10'000),
-        .check = {},
-        .run = run,
-        .expect = floors::expect_round_trips,
-        .floor_of = {{.kernel = "ping_pong", .metric = "round_trip_p50_ns", .floor_metric = "round_trip_p50_ns",
-                      .name = "the cache line"},
-                     {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",
-                      .name = "the cache line"},
-                     {.kernel = "thread_ring", .metric = "ns_per_hop", .floor_metric = "one_way_ns",
-                      .name = "a cache line's one-way trip", .where = {{"dispatcher", std::string("active_group")}}}},
-    };
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "floor_cache_line",
+    .summary = "the machine's floor for a round trip between threads: one cache line bounced "
+               "between two pinned, spinning threads",
+    .description =
+        "Two threads pinned as `pin` says share one 64-byte line. The initiator writes 2k+1 "
+        "and spins (pause) until it reads 2k+2; the responder spins until it reads 2k+1 and "
+        "writes 2k+2. Nothing else: no queue, no envelope, no runtime. As ping_pong, the "
+        "throughput phase (round_trips, elapsed_ns, round_trip_mean_ns) has no clock read "
+        "inside, then latency_samples round trips are timed one by one (round_trip_p50_ns, "
+        "_p99_ns, _max_ns; clock_read_ns is what one clock read costs). one_way_ns is half "
+        "the mean: a hop to the next thread. The floor of ping_pong's round trips across "
+        "threads, and of a hop of thread_ring on two alternating groups: a report gives those "
+        "as multiples of it.",
+    .sources = {{"theron_303", "PingPong: the hardware's share of a round trip across threads"},
+                {"sobjectizer_tales22", "Ping pong: the hardware's share of a round trip across threads"}},
+    .verifies = "the initiator saw each reply once and in order (2k+2 after 2k+1) for every round trip of "
+                "both phases, and the responder answered each one once, in order",
+    .params = floors::round_trip_params(1'000'000, 10'000),
+    .check = {},
+    .run = run,
+    .expect = floors::expect_round_trips,
+    .floor_of = {{.kernel = "ping_pong", .metric = "round_trip_p50_ns", .floor_metric = "round_trip_p50_ns",
+                  .name = "the cache line"},
+                 {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",
+                  .name = "the cache line"},
+                 {.kernel = "thread_ring", .metric = "ns_per_hop", .floor_metric = "one_way_ns",
+                  .name = "a cache line's one-way trip", .where = {{"dispatcher", std::string("active_group")}}}},
+});
 
 }  // namespace
 }  // namespace labctl::kernels::floor_cache_line

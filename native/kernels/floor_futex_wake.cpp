@@ -46,38 +46,34 @@ Result run(const Params& params) {
     return result;
 }
 
-Kernel make_kernel() {
-    return {
-        .name = "floor_futex_wake",
-        .summary = "the machine's floor for waking a thread: two pinned threads taking turns through "
-                   "futex_wait and futex_wake",
-        .description =
-            "Two threads pinned as `pin` says share one futex word. The initiator writes 2k+1, "
-            "calls futex_wake and sleeps in futex_wait until the word reads 2k+2; the responder "
-            "sleeps until it reads 2k+1, writes 2k+2 and wakes the initiator. Neither spins: each "
-            "round trip is two wake-ups of a sleeping thread, through the calls the runtime's "
-            "parked threads make. Timed as ping_pong (a throughput phase with no clock read "
-            "inside, then latency_samples round trips one by one); wake_up_ns is half the mean "
-            "round trip, sleeps_per_round_trip how many of the two waits really slept (below 2: "
-            "a reply came before its waiter reached the kernel). The floor of a hop of "
-            "thread_ring on a thread per agent, and of ping_pong's round trip on active_obj "
-            "without spinning: a report gives those as multiples of it.",
-        .sources = {{"theron_303", "ThreadRing: a hop between threads that sleep, a thread wake-up"}},
-        .verifies = "the initiator saw each reply once and in order (2k+2 after 2k+1) for every round trip of "
-                    "both phases, and the responder answered each one once, in order",
-        .params = floors::round_trip_params(20'000, 2'000),
-        .check = {},
-        .run = run,
-        .expect = floors::expect_round_trips,
-        .floor_of = {{.kernel = "thread_ring", .metric = "ns_per_hop", .floor_metric = "wake_up_ns",
-                      .name = "a futex wake-up", .where = {{"dispatcher", std::string("active_obj")}}},
-                     {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",
-                      .name = "a futex round trip",
-                      .where = {{"dispatcher", std::string("active_obj")}, {"spin_us", 0.0}}}},
-    };
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "floor_futex_wake",
+    .summary = "the machine's floor for waking a thread: two pinned threads taking turns through "
+               "futex_wait and futex_wake",
+    .description =
+        "Two threads pinned as `pin` says share one futex word. The initiator writes 2k+1, "
+        "calls futex_wake and sleeps in futex_wait until the word reads 2k+2; the responder "
+        "sleeps until it reads 2k+1, writes 2k+2 and wakes the initiator. Neither spins: each "
+        "round trip is two wake-ups of a sleeping thread, through the calls the runtime's "
+        "parked threads make. Timed as ping_pong (a throughput phase with no clock read "
+        "inside, then latency_samples round trips one by one); wake_up_ns is half the mean "
+        "round trip, sleeps_per_round_trip how many of the two waits really slept (below 2: "
+        "a reply came before its waiter reached the kernel). The floor of a hop of "
+        "thread_ring on a thread per agent, and of ping_pong's round trip on active_obj "
+        "without spinning: a report gives those as multiples of it.",
+    .sources = {{"theron_303", "ThreadRing: a hop between threads that sleep, a thread wake-up"}},
+    .verifies = "the initiator saw each reply once and in order (2k+2 after 2k+1) for every round trip of "
+                "both phases, and the responder answered each one once, in order",
+    .params = floors::round_trip_params(20'000, 2'000),
+    .check = {},
+    .run = run,
+    .expect = floors::expect_round_trips,
+    .floor_of = {{.kernel = "thread_ring", .metric = "ns_per_hop", .floor_metric = "wake_up_ns",
+                  .name = "a futex wake-up", .where = {{"dispatcher", std::string("active_obj")}}},
+                 {.kernel = "ping_pong", .metric = "round_trip_mean_ns", .floor_metric = "round_trip_mean_ns",
+                  .name = "a futex round trip",
+                  .where = {{"dispatcher", std::string("active_obj")}, {"spin_us", 0.0}}}},
+});
 
 }  // namespace
 }  // namespace labctl::kernels::floor_futex_wake

@@ -10,6 +10,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::mixed {
 namespace {
@@ -370,35 +371,9 @@ double work(const Params& params) {
     return double(params.integer("rings")) * double(params.integer("repetitions")) * double(params.integer("ring_size")) * double(params.integer("initial_token") + 1);
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "mixed",
-        .summary = "20 token rings of 50 agents rebuilt 5 times beside CPU-bound factorizations: a mixed load",
-        .description =
-            "The study's sizes by default: 20 rings of 50 agents, a token of 10,000, 5 "
-            "repetitions. A collector, and per ring a chain master and a worker. Each repetition "
-            "the master sends its worker `number` to factorize (trial division: with "
-            "factorize=study the study's loop, while d < n, about 165M divisions for the default "
-            "number; with sqrt up to the square root, about 43M) and builds a new ring of "
-            "ring_size - 1 link agents in a new coop, closed by itself; it sends a token of "
-            "`initial_token` round and decrements it each time it comes back; when 0 has come "
-            "round it deregisters the ring and starts the next repetition, and after the last it "
-            "tells the collector. Workers send their factors to the collector, which checks them. "
-            "The phase runs from spawning the first agent to the collector's last message; with "
-            "clock=lifetime elapsed_ns runs from before the environment exists to after it is "
-            "gone (every agent destroyed, every thread joined), as the study timed its whole "
-            "program. messages_processed counts token hops, Calc messages and the collector's "
-            "messages.",
-        .sources = {{"libcppa_mixed", "the mixed scenario"}},
-        .verifies = "rings*repetitions factorizations, each a list of primes (Miller-Rabin) whose "
-                    "product is `number`; rings*repetitions ring rounds; "
-                    "rings*repetitions*ring_size*(initial_token+1) token hops; every master done",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    return {
         {.name = "rings",
          .type = ParamType::integer,
          .default_value = std::int64_t{20},
@@ -437,14 +412,36 @@ Kernel make_kernel() {
                  "(d up to its square root: the same factors, a quarter of the divisions for the "
                  "default number)",
          .choices = {std::string("study"), std::string("sqrt")}},
-        clock_param(),
     };
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "mixed",
+    .summary = "20 token rings of 50 agents rebuilt 5 times beside CPU-bound factorizations: a mixed load",
+    .description =
+        "The study's sizes by default: 20 rings of 50 agents, a token of 10,000, 5 "
+        "repetitions. A collector, and per ring a chain master and a worker. Each repetition "
+        "the master sends its worker `number` to factorize (trial division: with "
+        "factorize=study the study's loop, while d < n, about 165M divisions for the default "
+        "number; with sqrt up to the square root, about 43M) and builds a new ring of "
+        "ring_size - 1 link agents in a new coop, closed by itself; it sends a token of "
+        "`initial_token` round and decrements it each time it comes back; when 0 has come "
+        "round it deregisters the ring and starts the next repetition, and after the last it "
+        "tells the collector. Workers send their factors to the collector, which checks them. "
+        "The phase runs from spawning the first agent to the collector's last message; with "
+        "clock=lifetime elapsed_ns runs from before the environment exists to after it is "
+        "gone (every agent destroyed, every thread joined), as the study timed its whole "
+        "program. messages_processed counts token hops, Calc messages and the collector's "
+        "messages.",
+    .sources = {{"libcppa_mixed", "the mixed scenario"}},
+    .verifies = "rings*repetitions factorizations, each a list of primes (Miller-Rabin) whose "
+                "product is `number`; rings*repetitions ring rounds; "
+                "rings*repetitions*ring_size*(initial_token+1) token hops; every master done",
+    .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::mixed

@@ -6,6 +6,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::producer_consumer {
 namespace {
@@ -144,25 +145,9 @@ double work(const Params& params) {
     return double(params.integer("messages"));
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "producer_consumer",
-        .summary = "2 producer agents sending 50M items to one consumer agent (N:1 inside the runtime)",
-        .description =
-            "`producers` agents split `messages` items between them (the first ones take the "
-            "remainder) and send them to one consumer agent, `burst` at a time: each burst ends "
-            "with a message to itself for the next, so a producer sharing a thread with the "
-            "consumer lets it run. The consumer checks each producer's order; the phase runs "
-            "from registration to the last item.",
-        .sources = {{"theron_303", "ProducerConsumer"}},
-        .verifies = "the consumer received every item once, in order per producer, and their "
-                    "sequence numbers sum to what the split predicts",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    return {
         {.name = "producers",
          .type = ParamType::integer,
          .default_value = std::int64_t{2},
@@ -182,12 +167,25 @@ Kernel make_kernel() {
          .minimum = 1,
          .maximum = 1'000'000'000},
     };
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "producer_consumer",
+    .summary = "2 producer agents sending 50M items to one consumer agent (N:1 inside the runtime)",
+    .description =
+        "`producers` agents split `messages` items between them (the first ones take the "
+        "remainder) and send them to one consumer agent, `burst` at a time: each burst ends "
+        "with a message to itself for the next, so a producer sharing a thread with the "
+        "consumer lets it run. The consumer checks each producer's order; the phase runs "
+        "from registration to the last item.",
+    .sources = {{"theron_303", "ProducerConsumer"}},
+    .verifies = "the consumer received every item once, in order per producer, and their "
+                "sequence numbers sum to what the split predicts",
+    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::producer_consumer

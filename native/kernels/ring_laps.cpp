@@ -8,6 +8,7 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::ring_laps {
 namespace {
@@ -134,26 +135,9 @@ double work(const Params& params) {
     return double(params.integer("laps")) * double(params.integer("actors"));
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "ring_laps",
-        .summary = "one token around a ring of agents: laps per second, or the cost of a hop",
-        .description =
-            "`actors` agents form a ring; agent 0 sends a token carrying its hop count to agent 1, "
-            "each agent forwards it to the next, and agent 0 counts a lap each time it comes "
-            "back. With laps=0 agent 0 runs whole laps until duration_s has elapsed, reading the "
-            "clock once per lap; laps>0 runs exactly that many and overrides duration_s. The "
-            "phase runs from agent 0's first send to its last lap; every hop is one message.",
-        .sources = {{"machinate_shootout", "the ring problem"}},
-        .verifies = "the token's final hop count is laps*actors, the agents' own counts total "
-                    "the same and every agent received exactly `laps` tokens; with laps>0 the "
-                    "run did exactly that many",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    std::vector<ParamSpec> params = {
         {.name = "actors",
          .type = ParamType::integer,
          .default_value = std::int64_t{100},
@@ -161,13 +145,28 @@ Kernel make_kernel() {
          .minimum = 2,
          .maximum = 1'000'000},
     };
-    for (ParamSpec& spec : rounds_or_duration_params("laps")) kernel.params.push_back(std::move(spec));
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
+    for (ParamSpec& spec : rounds_or_duration_params("laps")) params.push_back(std::move(spec));
+    return params;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "ring_laps",
+    .summary = "one token around a ring of agents: laps per second, or the cost of a hop",
+    .description =
+        "`actors` agents form a ring; agent 0 sends a token carrying its hop count to agent 1, "
+        "each agent forwards it to the next, and agent 0 counts a lap each time it comes "
+        "back. With laps=0 agent 0 runs whole laps until duration_s has elapsed, reading the "
+        "clock once per lap; laps>0 runs exactly that many and overrides duration_s. The "
+        "phase runs from agent 0's first send to its last lap; every hop is one message.",
+    .sources = {{"machinate_shootout", "the ring problem"}},
+    .verifies = "the token's final hop count is laps*actors, the agents' own counts total "
+                "the same and every agent received exactly `laps` tokens; with laps>0 the "
+                "run did exactly that many",
+    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::ring_laps

@@ -9,6 +9,7 @@
 #include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::self_send {
 namespace {
@@ -139,36 +140,9 @@ double work(const Params& params) {
     return double(params.integer("workers")) * double(params.integer("messages_per_worker"));
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "self_send",
-        .summary = "50 workers each sending 1M messages to itself: many hot queues, the bulk effect",
-        .description =
-            "Each of `workers` agents sends `start_batch` messages to itself when it starts and "
-            "one more per message it handles, until it has handled messages_per_worker; it then "
-            "reports to a master on a thread of its own. The phase covers registration, the "
-            "messages and the reports; with clock=lifetime elapsed_ns also covers the "
-            "environment's set-up and teardown (every agent deregistered and destroyed, every "
-            "thread joined), as the study times it, around so_5::launch. after_report=stop: a "
-            "worker stops sending once it has sent its count; after_report=circulate: as the "
-            "study's worker, which counts down on every message, so with start_batch > 1 its "
-            "countdown wraps and start_batch - 1 messages keep circulating after it reported, "
-            "until the environment stops. On a pool with individual FIFO "
-            "(the study's setting and the default) every worker has its own queue, and "
-            "max_demands_at_once decides how long a thread stays on one before it moves on.",
-        .sources = {{"sobjectizer_tales22", "Observing the bulk effect"}},
-        .verifies = "every worker reported once, having handled exactly messages_per_worker messages",
-        .params = {},
-        .check =
-            [](const Params& params) {
-                const auto workers = params.integer("workers");
-                check_thread_per_agent("self_send", params, std::uint64_t(workers),
-                                       "workers=" + std::to_string(workers));
-            },
-        .run = run,
-        .work = work,
-    };
-    kernel.params = {
+// The kernel's own parameters: the work it does.
+std::vector<ParamSpec> own_params() {
+    return {
         {.name = "workers",
          .type = ParamType::integer,
          .default_value = std::int64_t{50},
@@ -194,14 +168,39 @@ Kernel make_kernel() {
                  "exactly its count) or circulate (the study's: its countdown wraps, so "
                  "start_batch - 1 keep circulating until the environment stops)",
          .choices = {std::string("stop"), std::string("circulate")}},
-        clock_param(),
     };
-    for (ParamSpec& spec : dispatcher_params({.dispatcher = "thread_pool", .defaults = {.fifo = rt::Fifo::individual}}))
-        kernel.params.push_back(std::move(spec));
-    return kernel;
 }
 
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "self_send",
+    .summary = "50 workers each sending 1M messages to itself: many hot queues, the bulk effect",
+    .description =
+        "Each of `workers` agents sends `start_batch` messages to itself when it starts and "
+        "one more per message it handles, until it has handled messages_per_worker; it then "
+        "reports to a master on a thread of its own. The phase covers registration, the "
+        "messages and the reports; with clock=lifetime elapsed_ns also covers the "
+        "environment's set-up and teardown (every agent deregistered and destroyed, every "
+        "thread joined), as the study times it, around so_5::launch. after_report=stop: a "
+        "worker stops sending once it has sent its count; after_report=circulate: as the "
+        "study's worker, which counts down on every message, so with start_batch > 1 its "
+        "countdown wraps and start_batch - 1 messages keep circulating after it reported, "
+        "until the environment stops. On a pool with individual FIFO "
+        "(the study's setting and the default) every worker has its own queue, and "
+        "max_demands_at_once decides how long a thread stays on one before it moves on.",
+    .sources = {{"sobjectizer_tales22", "Observing the bulk effect"}},
+    .verifies = "every worker reported once, having handled exactly messages_per_worker messages",
+    // The study's setting: an individual-FIFO pool.
+    .params = schema(own_params(), Timed::phase_or_lifetime,
+                     dispatcher_params({.dispatcher = "thread_pool", .defaults = {.fifo = rt::Fifo::individual}})),
+    .check =
+        [](const Params& params) {
+            const auto workers = params.integer("workers");
+            check_thread_per_agent("self_send", params, std::uint64_t(workers),
+                                   "workers=" + std::to_string(workers));
+        },
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::self_send
