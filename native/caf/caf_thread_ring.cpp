@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../kernels/schema.hpp"
 #include "../kernels/thread_ring.hpp"
 #include "caf_run.hpp"
 
@@ -40,7 +41,7 @@ typename Inspector::result_type inspect(Inspector& f, TokenEnd& x) {
 class Collector final : public caf::event_based_actor {
 public:
     Collector(caf::actor_config& config, caf_support::CafRun& run, const Plan& plan, rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), plan_(plan), seen_(plan.start.size(), false), done_(done) {
+        : caf::event_based_actor(config), ends_(plan), done_(done) {
         run.watch(*this);
     }
 
@@ -50,18 +51,11 @@ public:
 
 private:
     void on_end(const TokenEnd& end) {
-        ++outcome_.ended;
-        if (seen_[end.id]) ++outcome_.repeated;
-        seen_[end.id] = true;
-        if (end.agent != plan_.end(end.id)) ++outcome_.wrong_end;
-        if (end.hops != plan_.hops[end.id]) ++outcome_.wrong_hops;
-        if (outcome_.ended == plan_.start.size()) done_.set(outcome_);
+        if (ends_.count(end.id, end.agent, end.hops)) done_.set(ends_.outcome());
     }
 
-    const Plan& plan_;
-    std::vector<bool> seen_;
+    thread_ring::Ends ends_;
     rt::Completion<Outcome>& done_;
-    Outcome outcome_;
 };
 
 class Member final : public caf::event_based_actor {
@@ -124,25 +118,12 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     Result result;
     phase.finish(result, done.completed_at());
 
-    std::uint64_t received = 0;
-    std::uint64_t uneven = 0;
-    for (std::uint32_t i = 0; i < actors; ++i) {
-        received += ring[i]->received();
-        if (ring[i]->received() != plan.visits(i)) ++uneven;
-    }
+    const thread_ring::Receipts counted =
+        thread_ring::receipts(plan, [&ring](std::uint32_t i) { return ring[i]->received(); });
     caf.stop();
 
-    result.messages_processed = received + outcome.ended;  // receipts and end reports
-    result.answer = thread_ring::describe(outcome, uneven);
-    result.expected = thread_ring::expected(tokens);
-    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) / double(std::max<std::uint64_t>(1, received - tokens))}};
+    thread_ring::report(result, outcome, counted, tokens);
     return result;
-}
-
-std::vector<ParamSpec> ring_params(bool parallel) {
-    std::vector<ParamSpec> params = thread_ring::own_params(parallel);
-    for (ParamSpec& spec : caf_support::scheduler_params()) params.push_back(std::move(spec));
-    return params;
 }
 
 const Registration one_token(Kernel{
@@ -158,7 +139,7 @@ const Registration one_token(Kernel{
     .sources = {{"theron_303", "ThreadRing"}},
     .verifies = "the token ends at actor hops % actors after exactly `hops` hops, and each actor "
                 "received the number of visits the arithmetic predicts",
-    .params = ring_params(false),
+    .params = schema(thread_ring::own_params(false), Timed::phase, caf_support::scheduler_params()),
     .check = {},
     .run = [](const Params& params) { return run_ring(params, 1); },
     .runtime = "caf",
@@ -174,7 +155,7 @@ const Registration many_tokens(Kernel{
     .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the actor its start and hop count predict, after its "
                 "planned hops; each actor received the visits the arithmetic predicts",
-    .params = ring_params(true),
+    .params = schema(thread_ring::own_params(true), Timed::phase, caf_support::scheduler_params()),
     .check = [](const Params& params) {
         thread_ring::check_split("caf_parallel_thread_ring", std::uint64_t(params.integer("hops")),
                                  std::uint64_t(params.integer("tokens")));

@@ -9,6 +9,7 @@
 #include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 #include "thread_ring.hpp"
 
 namespace labctl::kernels::thread_ring {
@@ -30,7 +31,7 @@ struct TokenEnd {
 class Collector final : public rt::Agent {
 public:
     Collector(const Plan& plan, rt::Completion<Outcome>& done, StartLatch& started)
-        : plan_(plan), seen_(plan.start.size(), false), done_(done), started_(started) {
+        : ends_(plan), done_(done), started_(started) {
         subscribe<&Collector::on_end>();
     }
 
@@ -38,19 +39,12 @@ private:
     void on_start() override { started_.count_down(); }
 
     void on_end(const TokenEnd& end) {
-        ++outcome_.ended;
-        if (seen_[end.id]) ++outcome_.repeated;
-        seen_[end.id] = true;
-        if (end.agent != plan_.end(end.id)) ++outcome_.wrong_end;
-        if (end.hops != plan_.hops[end.id]) ++outcome_.wrong_hops;
-        if (outcome_.ended == plan_.start.size()) done_.set(outcome_);
+        if (ends_.count(end.id, end.agent, end.hops)) done_.set(ends_.outcome());
     }
 
-    const Plan& plan_;
-    std::vector<bool> seen_;
+    Ends ends_;
     rt::Completion<Outcome>& done_;
     StartLatch& started_;
-    Outcome outcome_;
 };
 
 class Member final : public rt::Agent {
@@ -108,18 +102,10 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     Result result;
     phase.finish(result, done.completed_at());
 
-    std::uint64_t received = 0;
-    std::uint64_t uneven = 0;
-    for (std::uint32_t i = 0; i < actors; ++i) {
-        received += ring[i]->received();
-        if (ring[i]->received() != plan.visits(i)) ++uneven;
-    }
+    const Receipts counted = receipts(plan, [&ring](std::uint32_t i) { return ring[i]->received(); });
     stop_and_check(env);
 
-    result.messages_processed = received + outcome.ended;  // receipts and end reports
-    result.answer = describe(outcome, uneven);
-    result.expected = expected(tokens);
-    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) / double(std::max<std::uint64_t>(1, received - tokens))}};
+    report(result, outcome, counted, tokens);
     return result;
 }
 
@@ -127,13 +113,6 @@ void check_ring(const std::string& kernel, const Params& params, std::uint64_t t
     const auto actors = params.integer("actors");
     check_thread_per_agent(kernel, params, std::uint64_t(actors), "actors=" + std::to_string(actors));
     check_split(kernel, std::uint64_t(params.integer("hops")), tokens);
-}
-
-std::vector<ParamSpec> ring_params(bool parallel) {
-    std::vector<ParamSpec> params = thread_ring::own_params(parallel);
-    for (ParamSpec& spec : dispatcher_params())
-        params.push_back(std::move(spec));
-    return params;
 }
 
 const Registration one_token(Kernel{
@@ -148,7 +127,7 @@ const Registration one_token(Kernel{
     .sources = {{"theron_303", "ThreadRing"}},
     .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
                 "received the number of visits the arithmetic predicts",
-    .params = ring_params(false),
+    .params = schema(own_params(false), Timed::phase, dispatcher_params()),
     .check = [](const Params& params) { check_ring("thread_ring", params, 1); },
     .run = [](const Params& params) { return run_ring(params, 1); },
     .work = [](const Params& params) { return double(params.integer("hops")); },
@@ -165,7 +144,7 @@ const Registration many_tokens(Kernel{
     .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the agent its start and hop count predict, after its "
                 "planned hops; each agent received the visits the arithmetic predicts",
-    .params = ring_params(true),
+    .params = schema(own_params(true), Timed::phase, dispatcher_params()),
     .check = [](const Params& params) {
         check_ring("parallel_thread_ring", params, std::uint64_t(params.integer("tokens")));
     },

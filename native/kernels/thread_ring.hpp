@@ -1,8 +1,9 @@
 // What every thread_ring kernel (ours, caf_thread_ring) shares: where each token starts and
-// ends, how often each agent is visited, and the answer's format, so that they are verified
-// the same way.
+// ends, how often each agent is visited, the collector's checks, the answer and its format, so
+// that they are verified the same way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,59 @@ inline std::string expected(std::uint64_t tokens) {
     return describe(outcome, 0);
 }
 
+// The collector's side, on any runtime: each token's end checked against the plan.
+class Ends {
+public:
+    explicit Ends(const Plan& plan) : plan_(plan), seen_(plan.start.size(), false) {}
+
+    // Token `id` ended at `agent` after `hops` hops; true once every token has ended, and
+    // outcome() is then final.
+    bool count(std::uint32_t id, std::uint32_t agent, std::uint64_t hops) {
+        ++outcome_.ended;
+        if (seen_[id]) ++outcome_.repeated;
+        seen_[id] = true;
+        if (agent != plan_.end(id)) ++outcome_.wrong_end;
+        if (hops != plan_.hops[id]) ++outcome_.wrong_hops;
+        return outcome_.ended == plan_.start.size();
+    }
+
+    const Outcome& outcome() const noexcept { return outcome_; }
+
+private:
+    const Plan& plan_;
+    std::vector<bool> seen_;
+    Outcome outcome_;
+};
+
+// What the ring's agents received, read after the run: in all, and how many agents received
+// another number of tokens than Plan::visits says.
+struct Receipts {
+    std::uint64_t received = 0;
+    std::uint64_t uneven = 0;
+};
+
+// `received(i)`: what agent i counted.
+template <class Received>
+Receipts receipts(const Plan& plan, Received received) {
+    Receipts counted;
+    for (std::uint32_t i = 0; i < plan.actors; ++i) {
+        const std::uint64_t count = received(i);
+        counted.received += count;
+        if (count != plan.visits(i)) ++counted.uneven;
+    }
+    return counted;
+}
+
+// A ring's run of `tokens` tokens, once its phase is in `result`: what it processed, its answer
+// and what that must be, and the time per hop.
+inline void report(Result& result, const Outcome& outcome, const Receipts& receipts, std::uint64_t tokens) {
+    result.messages_processed = receipts.received + outcome.ended;  // receipts and end reports
+    result.answer = describe(outcome, receipts.uneven);
+    result.expected = expected(tokens);
+    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) /
+                                         double(std::max<std::uint64_t>(1, receipts.received - tokens))}};
+}
+
 // Theron's split gives the first tokens-1 ceil(hops/tokens) each; the last must not be short.
 inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint64_t tokens) {
     if (tokens > 1 && (hops + tokens - 1) / tokens * (tokens - 1) > hops)
@@ -72,8 +126,8 @@ inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint
 }
 
 // The rings' own parameters, one schema for every runtime that runs them: actors, tokens
-// (parallel_thread_ring only) and hops; each kernel adds its runtime's (dispatcher_params(),
-// caf_support::scheduler_params()).
+// (parallel_thread_ring only) and hops; each kernel adds its runtime parameters with schema()
+// (schema.hpp).
 inline std::vector<ParamSpec> own_params(bool parallel) {
     std::vector<ParamSpec> params = {
         {.name = "actors",
