@@ -2,23 +2,19 @@
 // `workers` actors have joined, so every number is delivered to every worker (1:N): a multicast
 // send and the delivery to many mailboxes; with work=sleep or cpu, how CAF's scheduler overlaps
 // the workers' handlers.
-#include <bit>
-#include <chrono>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "../kernels/one_to_many.hpp"
 #include "../kernels/phase.hpp"
+#include "../kernels/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_one_to_many {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using one_to_many::Outcome;
 using one_to_many::Setup;
-using one_to_many::Work;
 
 struct Number {
     std::uint32_t value;
@@ -54,47 +50,32 @@ class Producer final : public caf::event_based_actor {
 public:
     Producer(caf::actor_config& config, caf_support::CafRun& run, const Setup& setup, caf::group input,
              rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), setup_(setup), input_(std::move(input)), done_(done) {
+        : caf::event_based_actor(config), side_(setup), input_(std::move(input)), done_(done) {
         run.watch(*this);
     }
 
     caf::behavior make_behavior() override {
         return {
-            [this](const Go&) { produce(); },
+            [this](const Go&) { side_.produce([this](std::uint32_t number) { send(input_, Number{number}); }); },
             [this](const WorkerDone& done) { on_done(done); },
         };
     }
 
 private:
-    void produce() {
-        const Clock::time_point start = Clock::now();
-        for (std::uint32_t i = 0; i < setup_.messages_per_worker; ++i) send(input_, Number{i});
-        outcome_.send_ns = (Clock::now() - start).count();
-    }
-
     void on_done(const WorkerDone& done) {
-        outcome_.received += done.received;
-        outcome_.out_of_order += done.out_of_order;
-        if (done.received != setup_.messages_per_worker) ++outcome_.short_workers;
-        // Bit-exact: the worker summed the same values in the same order.
-        if (setup_.work == Work::cpu && std::bit_cast<std::uint64_t>(done.series) !=
-                                            std::bit_cast<std::uint64_t>(setup_.expected_series))
-            ++outcome_.wrong_series;
-        if (++reported_ == setup_.workers) done_.set(outcome_);
+        if (side_.on_report(done.received, done.out_of_order, done.series)) done_.set(side_.outcome());
     }
 
-    const Setup& setup_;
+    one_to_many::ProducerSide side_;
     const caf::group input_;
     rt::Completion<Outcome>& done_;
-    std::uint32_t reported_ = 0;
-    Outcome outcome_;
 };
 
 class Worker final : public caf::event_based_actor {
 public:
     Worker(caf::actor_config& config, caf_support::CafRun& run, const Setup& setup, std::uint32_t id,
            caf::actor producer)
-        : caf::event_based_actor(config), setup_(setup), id_(id), producer_(std::move(producer)) {
+        : caf::event_based_actor(config), side_(setup), id_(id), producer_(std::move(producer)) {
         run.watch(*this);
     }
 
@@ -106,28 +87,13 @@ public:
 
 private:
     void on_number(const Number& number) {
-        if (number.value != next_) ++out_of_order_;
-        next_ = number.value + 1;
-        ++received_;
-        switch (setup_.work) {
-        case Work::noop: break;
-        case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
-        case Work::cpu: series_ += one_to_many::compute(number.value, setup_.cpu_iters); break;
-        }
-        // The last number ends the worker's part: a lost one shows as a short count (or, if it
-        // is the last, as a run that never ends, which the run's timeout reports); a duplicate
-        // as a long count or out of order.
-        if (number.value + 1 == setup_.messages_per_worker)
-            send(producer_, WorkerDone{id_, received_, out_of_order_, series_});
+        if (side_.on_number(number.value))
+            send(producer_, WorkerDone{id_, side_.received(), side_.out_of_order(), side_.series()});
     }
 
-    const Setup& setup_;
+    one_to_many::WorkerSide side_;
     const std::uint32_t id_;
     caf::actor producer_;
-    std::uint32_t next_ = 0;
-    std::uint64_t received_ = 0;
-    std::uint64_t out_of_order_ = 0;
-    double series_ = 0;
 };
 
 Result run(const Params& params) {
@@ -163,11 +129,7 @@ Result run(const Params& params) {
     }  // the actor system goes with `caf`, after the handles made since
     lifetime.end(result, std::move(thread_lives));
 
-    result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
-    result.answer = one_to_many::describe(outcome);
-    result.expected = one_to_many::expected(setup.workers, setup.messages_per_worker);
-    result.metrics = {{"send_ns", double(outcome.send_ns)},
-                      {"deliveries", double(outcome.received)}};
+    one_to_many::report(result, outcome, setup);
     lifetime.add_phase_metric(result);
     return result;
 }
@@ -176,40 +138,32 @@ void check(const Params& params) {
     one_to_many::check_sleep("caf_one_to_many", params);
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "caf_one_to_many",
-        .summary = "one_to_many on CAF 0.17: a producer multicasting to 100 workers through a group",
-        .description =
-            "As one_to_many, on CAF 0.17. The 1:N channel is a CAF local group (CAF's counterpart "
-            "of our named mbox: subscribers join it by name and a send to it is enqueued in every "
-            "member's mailbox), not a loop over worker handles, so that the producer makes one "
-            "send per number as ours does. A producer, a detached actor with a thread of its own "
-            "spawned before the phase, sends 0..messages_per_worker-1 to the group on the kernel's "
-            "Go; `workers` actors, spawned inside the phase with spawn_in_group (joined before "
-            "the first number), receive each number. A worker does nothing (noop), sleeps "
-            "sleep_ms (sleep) or sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters "
-            "(cpu), and after its last number reports to the producer. The phase covers spawning "
-            "the workers, sending and handling; the metric send_ns is the producer's send loop "
-            "alone. The actor system's start and shutdown are outside the phase; with "
-            "clock=lifetime elapsed_ns runs from before the actor system is made to after it is "
-            "destroyed (its threads started, every actor terminated, every thread joined), the "
-            "phase then reported as the metric phase_ns.",
-        .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
-        .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
-                    "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
-        .params = {},
-        .check = check,
-        .run = run,
-        .runtime = "caf",
-    };
-    kernel.params = one_to_many::own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "caf_one_to_many",
+    .summary = "one_to_many on CAF 0.17: a producer multicasting to 100 workers through a group",
+    .description =
+        "As one_to_many, on CAF 0.17. The 1:N channel is a CAF local group (CAF's counterpart "
+        "of our named mbox: subscribers join it by name and a send to it is enqueued in every "
+        "member's mailbox), not a loop over worker handles, so that the producer makes one "
+        "send per number as ours does. A producer, a detached actor with a thread of its own "
+        "spawned before the phase, sends 0..messages_per_worker-1 to the group on the kernel's "
+        "Go; `workers` actors, spawned inside the phase with spawn_in_group (joined before "
+        "the first number), receive each number. A worker does nothing (noop), sleeps "
+        "sleep_ms (sleep) or sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters "
+        "(cpu), and after its last number reports to the producer. The phase covers spawning "
+        "the workers, sending and handling; the metric send_ns is the producer's send loop "
+        "alone. The actor system's start and shutdown are outside the phase; with "
+        "clock=lifetime elapsed_ns runs from before the actor system is made to after it is "
+        "destroyed (its threads started, every actor terminated, every thread joined), the "
+        "phase then reported as the metric phase_ns.",
+    .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
+    .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
+                "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+    .params = schema(one_to_many::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
+    .check = check,
+    .run = run,
+    .runtime = "caf",
+});
 
 }  // namespace
 }  // namespace labctl::kernels::caf_one_to_many

@@ -1,22 +1,16 @@
 // one_to_many: a producer sends numbers to a named mbox that `workers` agents subscribe to, so
 // every number is delivered to every worker (1:N). Measures a multicast send and the delivery to
 // many queues; with work=sleep or work=cpu, how a dispatcher overlaps the workers' handlers.
-#include <bit>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <thread>
-#include <vector>
 
 #include "../runtime/dispatchers/one_thread.hpp"
 #include "dispatcher_params.hpp"
 #include "one_to_many.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::one_to_many {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Number {
     std::uint32_t value;
@@ -33,66 +27,40 @@ struct WorkerDone {
 class Producer final : public rt::Agent {
 public:
     Producer(const Setup& setup, rt::NamedMbox& input, rt::Completion<Outcome>& done)
-        : setup_(setup), input_(input), done_(done) {
+        : side_(setup), input_(input), done_(done) {
         subscribe<&Producer::on_done>();
     }
 
 private:
     void on_start() override {
-        const Clock::time_point start = Clock::now();
-        for (std::uint32_t i = 0; i < setup_.messages_per_worker; ++i) rt::send<Number>(input_, i);
-        outcome_.send_ns = (Clock::now() - start).count();
+        side_.produce([this](std::uint32_t number) { rt::send<Number>(input_, number); });
     }
 
     void on_done(const WorkerDone& done) {
-        outcome_.received += done.received;
-        outcome_.out_of_order += done.out_of_order;
-        if (done.received != setup_.messages_per_worker) ++outcome_.short_workers;
-        // Bit-exact: the worker summed the same values in the same order.
-        if (setup_.work == Work::cpu && std::bit_cast<std::uint64_t>(done.series) !=
-                                            std::bit_cast<std::uint64_t>(setup_.expected_series))
-            ++outcome_.wrong_series;
-        if (++reported_ == setup_.workers) done_.set(outcome_);
+        if (side_.on_report(done.received, done.out_of_order, done.series)) done_.set(side_.outcome());
     }
 
-    const Setup& setup_;
+    ProducerSide side_;
     rt::NamedMbox& input_;
     rt::Completion<Outcome>& done_;
-    std::uint32_t reported_ = 0;
-    Outcome outcome_;
 };
 
 class Worker final : public rt::Agent {
 public:
     Worker(const Setup& setup, std::uint32_t id, rt::NamedMbox& input, Producer& producer)
-        : setup_(setup), id_(id), producer_(producer) {
+        : side_(setup), id_(id), producer_(producer) {
         subscribe<&Worker::on_number>(input);
     }
 
 private:
     void on_number(const Number& number) {
-        if (number.value != next_) ++out_of_order_;
-        next_ = number.value + 1;
-        ++received_;
-        switch (setup_.work) {
-        case Work::noop: break;
-        case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
-        case Work::cpu: series_ += compute(number.value, setup_.cpu_iters); break;
-        }
-        // The last number ends the worker's part: a lost one shows as a short count (or, if it
-        // is the last, as a run that never ends, which the run's timeout reports); a duplicate
-        // as a long count or out of order.
-        if (number.value + 1 == setup_.messages_per_worker)
-            rt::send<WorkerDone>(producer_, id_, received_, out_of_order_, series_);
+        if (side_.on_number(number.value))
+            rt::send<WorkerDone>(producer_, id_, side_.received(), side_.out_of_order(), side_.series());
     }
 
-    const Setup& setup_;
+    WorkerSide side_;
     const std::uint32_t id_;
     Producer& producer_;
-    std::uint32_t next_ = 0;
-    std::uint64_t received_ = 0;
-    std::uint64_t out_of_order_ = 0;
-    double series_ = 0;
 };
 
 Result run(const Params& params) {
@@ -120,11 +88,7 @@ Result run(const Params& params) {
     phase.finish(result, done.completed_at());
     lifetime.end(result, dispatchers);
 
-    result.messages_processed = outcome.received + setup.workers;  // deliveries and reports
-    result.answer = describe(outcome);
-    result.expected = expected(setup.workers, setup.messages_per_worker);
-    result.metrics = {{"send_ns", double(outcome.send_ns)},
-                      {"deliveries", double(outcome.received)}};
+    report(result, outcome, setup);
     lifetime.add_phase_metric(result);
     return result;
 }
@@ -140,37 +104,28 @@ double work(const Params& params) {
     return double(params.integer("workers")) * double(params.integer("messages_per_worker"));
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "one_to_many",
-        .summary = "a producer multicasting numbers to 100 workers through a named mbox (1:N)",
-        .description =
-            "A producer on a thread of its own sends 0..messages_per_worker-1 to a named mbox; "
-            "`workers` agents, one coop with the producer, subscribe to it, so each number is "
-            "delivered to every worker. A worker does nothing (noop), sleeps sleep_ms (sleep) or "
-            "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu), and after "
-            "its last number reports to the producer. The phase covers registration, sending "
-            "and handling, up to the producer's last report; with clock=lifetime elapsed_ns "
-            "also covers the environment's set-up (its dispatchers and their threads started) "
-            "and teardown (every agent deregistered and destroyed, every thread joined), as the "
-            "study times it, from before so_5::launch to after it returns. The metric send_ns "
-            "is the producer's send loop alone.",
-        .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
-        .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
-                    "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "one_to_many",
+    .summary = "a producer multicasting numbers to 100 workers through a named mbox (1:N)",
+    .description =
+        "A producer on a thread of its own sends 0..messages_per_worker-1 to a named mbox; "
+        "`workers` agents, one coop with the producer, subscribe to it, so each number is "
+        "delivered to every worker. A worker does nothing (noop), sleeps sleep_ms (sleep) or "
+        "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu), and after "
+        "its last number reports to the producer. The phase covers registration, sending "
+        "and handling, up to the producer's last report; with clock=lifetime elapsed_ns "
+        "also covers the environment's set-up (its dispatchers and their threads started) "
+        "and teardown (every agent deregistered and destroyed, every thread joined), as the "
+        "study times it, from before so_5::launch to after it returns. The metric send_ns "
+        "is the producer's send loop alone.",
+    .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
+    .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
+                "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+    .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::one_to_many

@@ -1,12 +1,14 @@
 // What every one_to_many kernel (ours, caf_one_to_many) shares: the setup from the parameters,
-// a worker's CPU work, the outcome and the answer's format, and the limit on sleeping, so that
-// they work and are verified the same way.
+// the producer's send loop and checks, a worker's count and work, the outcome and the answer,
+// and the limit on sleeping, so that they work and are verified the same way.
 #pragma once
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernel.hpp"
@@ -74,6 +76,85 @@ inline std::string expected(std::uint64_t workers, std::uint64_t messages_per_wo
     return describe(outcome);
 }
 
+// The producer's side, on any runtime: its send loop, timed, and the workers' reports, each
+// checked against the setup.
+class ProducerSide {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit ProducerSide(const Setup& setup) : setup_(setup) {}
+
+    // Sends 0..messages_per_worker-1, `send(number)` each.
+    template <class Send>
+    void produce(Send&& send) {
+        const Clock::time_point start = Clock::now();
+        for (std::uint32_t i = 0; i < setup_.messages_per_worker; ++i) send(i);
+        outcome_.send_ns = (Clock::now() - start).count();
+    }
+
+    // A worker reported its counts and series; true once every worker has, and outcome() is
+    // then final.
+    bool on_report(std::uint64_t received, std::uint64_t out_of_order, double series) {
+        outcome_.received += received;
+        outcome_.out_of_order += out_of_order;
+        if (received != setup_.messages_per_worker) ++outcome_.short_workers;
+        // Bit-exact: the worker summed the same values in the same order.
+        if (setup_.work == Work::cpu &&
+            std::bit_cast<std::uint64_t>(series) != std::bit_cast<std::uint64_t>(setup_.expected_series))
+            ++outcome_.wrong_series;
+        return ++reported_ == setup_.workers;
+    }
+
+    const Outcome& outcome() const noexcept { return outcome_; }
+
+private:
+    const Setup& setup_;
+    std::uint32_t reported_ = 0;
+    Outcome outcome_;
+};
+
+// A worker's side, on any runtime: each number's order checked, and the work done.
+class WorkerSide {
+public:
+    explicit WorkerSide(const Setup& setup) : setup_(setup) {}
+
+    // Number `value` arrived; true if it was the last, when the worker reports received(),
+    // out_of_order() and series() to the producer. A lost number shows as a short count (or, if
+    // it is the last, as a run that never ends, which the run's timeout reports); a duplicate as
+    // a long count or out of order.
+    bool on_number(std::uint32_t value) {
+        if (value != next_) ++out_of_order_;
+        next_ = value + 1;
+        ++received_;
+        switch (setup_.work) {
+        case Work::noop: break;
+        case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
+        case Work::cpu: series_ += compute(value, setup_.cpu_iters); break;
+        }
+        return value + 1 == setup_.messages_per_worker;
+    }
+
+    std::uint64_t received() const noexcept { return received_; }
+    std::uint64_t out_of_order() const noexcept { return out_of_order_; }
+    double series() const noexcept { return series_; }
+
+private:
+    const Setup& setup_;
+    std::uint32_t next_ = 0;
+    std::uint64_t received_ = 0;
+    std::uint64_t out_of_order_ = 0;
+    double series_ = 0;
+};
+
+// A run's outcome, once its phase is in `result`: what it processed (deliveries and reports),
+// its answer and what that must be, and its metrics.
+inline void report(Result& result, const Outcome& outcome, const Setup& setup) {
+    result.messages_processed = outcome.received + setup.workers;
+    result.answer = describe(outcome);
+    result.expected = expected(setup.workers, setup.messages_per_worker);
+    result.metrics = {{"send_ns", double(outcome.send_ns)}, {"deliveries", double(outcome.received)}};
+}
+
 // On a runtime that runs the workers on one thread the sleeps add up: refuse a run that cannot
 // end in reasonable time rather than hang.
 inline void check_sleep(const std::string& kernel, const Params& params) {
@@ -90,7 +171,7 @@ inline void check_sleep(const std::string& kernel, const Params& params) {
 }
 
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
-// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+// each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
         {.name = "workers",
