@@ -1,31 +1,32 @@
 // caf_skynet: skynet on CAF 0.17. A tree of actors, each node spawning `branching` children
 // down to `leaves` leaves; each leaf sends its ordinal up and each node the sum of its
 // children. Measures the cost of spawning (and, with deregister, terminating) actors.
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "../kernels/phase.hpp"
+#include "../kernels/schema.hpp"
 #include "../kernels/skynet.hpp"
 #include "caf_run.hpp"
 
-namespace labctl::kernels::caf_skynet {
-namespace {
-
-// What a subtree sends to its parent: the sum of its leaves' ordinals and how many actors it
-// had, so the root can verify both without any counter shared between threads.
-struct Subtotal {
-    std::uint64_t sum;
-    std::uint64_t agents;
-};
-
-// After the phase: a node passes it to its children and quits, so that the whole tree ends.
-struct Stop {};
+// CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.
+namespace labctl::kernels::skynet {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Subtotal& x) {
     return f(caf::meta::type_name("Subtotal"), x.sum, x.agents);
 }
+
+}  // namespace labctl::kernels::skynet
+
+namespace labctl::kernels::caf_skynet {
+namespace {
+
+using skynet::Split;
+using skynet::Subtotal;
+
+// After the phase: a node passes it to its children and quits, so that the whole tree ends.
+struct Stop {};
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Stop&) {
@@ -54,19 +55,18 @@ public:
             if (tree_.deregister) return {};
             return {[this](const Stop&) { stop(); }};
         }
-        // Split into min(branching, count) children of near-equal size, as our skynet does.
-        const std::uint64_t children = std::min(tree_.branching, count_);
+        const Split split(count_, tree_.branching);
         // Without deregister the tree outlives the phase, and a node keeps its children's
         // handles to stop them after it; with it, each child quits once it has reported.
-        if (!tree_.deregister) children_.reserve(children);
+        if (!tree_.deregister) children_.reserve(split.children);
         std::uint64_t first = first_;
-        for (std::uint64_t i = 0; i < children; ++i) {
-            const std::uint64_t size = count_ / children + (i < count_ % children ? 1 : 0);
+        for (std::uint64_t i = 0; i < split.children; ++i) {
+            const std::uint64_t size = split.size(i);
             caf::actor child = spawn<Node>(std::cref(tree_), caf::actor(this), first, size);
             if (!tree_.deregister) children_.push_back(std::move(child));
             first += size;
         }
-        waiting_ = std::uint32_t(children);
+        subtotals_.expect(split.children);
         return {
             [this](const Subtotal& subtotal) { on_subtotal(subtotal); },
             [this](const Stop&) { stop(); },
@@ -81,10 +81,7 @@ public:
 
 private:
     void on_subtotal(const Subtotal& subtotal) {
-        sum_ += subtotal.sum;
-        agents_ += subtotal.agents;
-        if (--waiting_ != 0) return;
-        report({sum_, agents_ + 1});
+        if (subtotals_.add(subtotal)) report(subtotals_.total());
     }
 
     void report(Subtotal subtotal) {
@@ -103,9 +100,7 @@ private:
     const std::uint64_t first_;
     const std::uint64_t count_;
     std::vector<caf::actor> children_;
-    std::uint64_t sum_ = 0;
-    std::uint64_t agents_ = 0;
-    std::uint32_t waiting_ = 0;
+    skynet::Subtotals subtotals_;
 };
 
 Result run(const Params& params) {
@@ -138,46 +133,34 @@ Result run(const Params& params) {
     }  // the actor system goes with `caf`, after the handles made since
     lifetime.end(result, std::move(thread_lives));
 
-    result.messages_processed = total.agents - 1;  // every actor but the root reports once
-    result.answer = skynet::describe(total.sum, total.agents);
-    result.expected = skynet::expected(leaves, branching);
-    result.metrics = {{"agents", double(total.agents)},
-                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    skynet::report(result, total, leaves, branching);
     lifetime.add_phase_metric(result);
     return result;
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "caf_skynet",
-        .summary = "skynet on CAF 0.17: a tree of 1M leaf actors summing their ordinals",
-        .description =
-            "As skynet, on CAF 0.17: the root actor spawns `branching` children (CAF's spawn from "
-            "inside the actor), each child does the same, down to `leaves` leaves; each leaf sends "
-            "its ordinal (0..leaves-1) to its parent, each node sends the sum of its children up. "
-            "The phase starts before the root is spawned. With deregister=true each actor quits "
-            "once it has reported (CAF has no coops: an actor ends itself), and the phase ends "
-            "when CAF has terminated every actor; otherwise it ends when the root has the sum, and "
-            "the tree is stopped after it (each node then passes a Stop message to its children). "
-            "The actor system's start and shutdown are outside the phase; with clock=lifetime "
-            "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
-            "threads started, every actor terminated, every thread joined), the phase then "
-            "reported as the metric phase_ns.",
-        .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
-        .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
-                    "number of actors that reported equals the size of the tree (1111111)",
-        .params = {},
-        .check = {},
-        .run = run,
-        .runtime = "caf",
-    };
-    kernel.params = skynet::own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "caf_skynet",
+    .summary = "skynet on CAF 0.17: a tree of 1M leaf actors summing their ordinals",
+    .description =
+        "As skynet, on CAF 0.17: the root actor spawns `branching` children (CAF's spawn from "
+        "inside the actor), each child does the same, down to `leaves` leaves; each leaf sends "
+        "its ordinal (0..leaves-1) to its parent, each node sends the sum of its children up. "
+        "The phase starts before the root is spawned. With deregister=true each actor quits "
+        "once it has reported (CAF has no coops: an actor ends itself), and the phase ends "
+        "when CAF has terminated every actor; otherwise it ends when the root has the sum, and "
+        "the tree is stopped after it (each node then passes a Stop message to its children). "
+        "The actor system's start and shutdown are outside the phase; with clock=lifetime "
+        "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
+        "threads started, every actor terminated, every thread joined), the phase then "
+        "reported as the metric phase_ns.",
+    .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
+    .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
+                "number of actors that reported equals the size of the tree (1111111)",
+    .params = schema(skynet::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
+    .check = {},
+    .run = run,
+    .runtime = "caf",
+});
 
 }  // namespace
 }  // namespace labctl::kernels::caf_skynet

@@ -1,22 +1,15 @@
 // skynet: a tree of agents, each node spawning `branching` children in a coop of their own,
 // down to `leaves` leaves; each leaf sends its ordinal up and each node sends the sum of its
 // children. Measures the cost of creating (and deregistering) agents.
-#include <algorithm>
 #include <cstdint>
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 #include "skynet.hpp"
 
 namespace labctl::kernels::skynet {
 namespace {
-
-// What a subtree sends to its parent: the sum of its leaves' ordinals and how many agents it
-// had, so the root can verify both without any counter shared between threads.
-struct Subtotal {
-    std::uint64_t sum;
-    std::uint64_t agents;
-};
 
 struct Tree {
     DispatcherChoice& dispatchers;
@@ -39,27 +32,23 @@ private:
             report({first_, 1});
             return;
         }
-        // Split into min(branching, count) children of near-equal size, so any leaf count
-        // makes a tree (a power of the branching factor makes the classic one).
-        const std::uint64_t children = std::min(tree_.branching, count_);
+        const Split split(count_, tree_.branching);
         children_ = &environment().introduce_coop(tree_.dispatchers.binder(), [&](rt::Coop& coop) {
             std::uint64_t first = first_;
-            for (std::uint64_t i = 0; i < children; ++i) {
-                const std::uint64_t size = count_ / children + (i < count_ % children ? 1 : 0);
+            for (std::uint64_t i = 0; i < split.children; ++i) {
+                const std::uint64_t size = split.size(i);
                 coop.make_agent_with_binder<Node>(tree_.dispatchers.binder(unsigned(i)), tree_, this,
                                                   first, size);
                 first += size;
             }
         });
-        waiting_ = std::uint32_t(children);
+        subtotals_.expect(split.children);
     }
 
     void on_subtotal(const Subtotal& subtotal) {
-        sum_ += subtotal.sum;
-        agents_ += subtotal.agents;
-        if (--waiting_ != 0) return;
+        if (!subtotals_.add(subtotal)) return;
         if (tree_.deregister) environment().deregister_coop(*children_);
-        report({sum_, agents_ + 1});
+        report(subtotals_.total());
     }
 
     void report(Subtotal subtotal) {
@@ -72,9 +61,7 @@ private:
     const std::uint64_t first_;
     const std::uint64_t count_;
     rt::Coop* children_ = nullptr;
-    std::uint64_t sum_ = 0;
-    std::uint64_t agents_ = 0;
-    std::uint32_t waiting_ = 0;
+    Subtotals subtotals_;
 };
 
 Result run(const Params& params) {
@@ -105,11 +92,7 @@ Result run(const Params& params) {
     // Destroys every agent: outside the phase unless deregister, inside a lifetime clock.
     lifetime.end(result, dispatchers);
 
-    result.messages_processed = total.agents - 1;  // every agent but the root reports once
-    result.answer = describe(total.sum, total.agents);
-    result.expected = expected(leaves, branching);
-    result.metrics = {{"agents", double(total.agents)},
-                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+    report(result, total, leaves, branching);
     lifetime.add_phase_metric(result);
     return result;
 }
@@ -126,38 +109,29 @@ Expectation expect(const Params& params) {
     return {expected(leaves, branching), tree_agents(leaves, branching) - 1};
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "skynet",
-        .summary = "a tree of 1M leaf agents summing their ordinals: the cost of agent creation",
-        .description =
-            "The root agent spawns `branching` children in a new coop, each child does the same, "
-            "down to `leaves` leaves. Each leaf sends its ordinal (0..leaves-1) to its parent; each "
-            "node sends the sum of its children up. With deregister=true each node deregisters its "
-            "children's coop once they have reported, and the phase ends when every coop is "
-            "destroyed; otherwise it ends when the root has the sum (agents are destroyed after). "
-            "The phase starts when the root's coop is introduced, the dispatcher's threads already "
-            "running. With clock=lifetime elapsed_ns runs from before the environment and its "
-            "dispatcher (and their threads) are made to after they are gone: every coop "
-            "deregistered, every agent destroyed, every thread joined (SObjectizer's "
-            "skynet_with_deregistration and skynet_thread_pool stop their clock after the "
-            "environment is destroyed).",
-        .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
-        .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
-                    "number of agents that reported equals the size of the tree (1111111)",
-        .params = {},
-        .check = check,
-        .run = run,
-        .expect = expect,
-    };
-    kernel.params = own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "skynet",
+    .summary = "a tree of 1M leaf agents summing their ordinals: the cost of agent creation",
+    .description =
+        "The root agent spawns `branching` children in a new coop, each child does the same, "
+        "down to `leaves` leaves. Each leaf sends its ordinal (0..leaves-1) to its parent; each "
+        "node sends the sum of its children up. With deregister=true each node deregisters its "
+        "children's coop once they have reported, and the phase ends when every coop is "
+        "destroyed; otherwise it ends when the root has the sum (agents are destroyed after). "
+        "The phase starts when the root's coop is introduced, the dispatcher's threads already "
+        "running. With clock=lifetime elapsed_ns runs from before the environment and its "
+        "dispatcher (and their threads) are made to after they are gone: every coop "
+        "deregistered, every agent destroyed, every thread joined (SObjectizer's "
+        "skynet_with_deregistration and skynet_thread_pool stop their clock after the "
+        "environment is destroyed).",
+    .sources = {{"sobjectizer_tales22", "Skynet: performance of managing agents"}, {"boost_fiber", "the skynet tables"}},
+    .verifies = "the root's sum is leaves*(leaves-1)/2 (499999500000 for 1M leaves) and the "
+                "number of agents that reported equals the size of the tree (1111111)",
+    .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .expect = expect,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::skynet

@@ -1,5 +1,5 @@
-// What every skynet kernel (ours, caf_skynet) shares: the size of the tree and the answer's
-// format, so that they are verified the same way.
+// What every skynet kernel (ours, caf_skynet) shares: how a node splits its leaves, the size of
+// the tree, a node's subtotals, the answer and its format, so that they are verified the same way.
 #pragma once
 
 #include <algorithm>
@@ -12,17 +12,28 @@
 
 namespace labctl::kernels::skynet {
 
-// Agents in a tree over `leaves` leaves when each node splits its leaves into min(branching,
-// count) children of near-equal size, the first count % children one larger (memoised: a level
-// has at most two distinct subtree sizes).
+// How a node covering `leaves` leaves splits them, so any leaf count makes a tree (a power of
+// the branching factor makes the classic one): into min(branching, leaves) children of
+// near-equal size, the first leaves % children one larger.
+struct Split {
+    Split(std::uint64_t leaves_, std::uint64_t branching) : leaves(leaves_), children(std::min(branching, leaves_)) {}
+
+    // The leaves of child i.
+    std::uint64_t size(std::uint64_t i) const noexcept { return leaves / children + (i < leaves % children ? 1 : 0); }
+
+    std::uint64_t leaves;
+    std::uint64_t children;
+};
+
+// Agents in a tree over `leaves` leaves split as Split says (memoised: a level has at most two
+// distinct subtree sizes).
 inline std::uint64_t tree_agents(std::uint64_t leaves, std::uint64_t branching,
                                  std::map<std::uint64_t, std::uint64_t>& memo) {
     if (leaves == 1) return 1;
     if (auto found = memo.find(leaves); found != memo.end()) return found->second;
-    const std::uint64_t children = std::min(branching, leaves);
+    const Split split(leaves, branching);
     std::uint64_t agents = 1;
-    for (std::uint64_t i = 0; i < children; ++i)
-        agents += tree_agents(leaves / children + (i < leaves % children ? 1 : 0), branching, memo);
+    for (std::uint64_t i = 0; i < split.children; ++i) agents += tree_agents(split.size(i), branching, memo);
     return memo[leaves] = agents;
 }
 
@@ -41,8 +52,46 @@ inline std::string expected(std::uint64_t leaves, std::uint64_t branching) {
     return describe(leaves * (leaves - 1) / 2, tree_agents(leaves, branching));
 }
 
+// What a subtree sends to its parent: the sum of its leaves' ordinals and how many agents it
+// had, so the root can verify both without any counter shared between threads.
+struct Subtotal {
+    std::uint64_t sum;
+    std::uint64_t agents;
+};
+
+// A node's side, on any runtime: its children's subtotals added up.
+class Subtotals {
+public:
+    void expect(std::uint64_t children) noexcept { waiting_ = std::uint32_t(children); }
+
+    // A child reported; true once every child has, when the node reports total().
+    bool add(const Subtotal& subtotal) noexcept {
+        sum_ += subtotal.sum;
+        agents_ += subtotal.agents;
+        return --waiting_ == 0;
+    }
+
+    // The node's subtree: its children's and itself.
+    Subtotal total() const noexcept { return {sum_, agents_ + 1}; }
+
+private:
+    std::uint64_t sum_ = 0;
+    std::uint64_t agents_ = 0;
+    std::uint32_t waiting_ = 0;
+};
+
+// A run's total, once its phase is in `result`: what it processed (every agent but the root
+// reports once), its answer and what that must be, and its metrics.
+inline void report(Result& result, const Subtotal& total, std::uint64_t leaves, std::uint64_t branching) {
+    result.messages_processed = total.agents - 1;
+    result.answer = describe(total.sum, total.agents);
+    result.expected = expected(leaves, branching);
+    result.metrics = {{"agents", double(total.agents)},
+                      {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
+}
+
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
-// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+// each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
         {.name = "leaves",
