@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../kernels/counting_actor.hpp"
+#include "../kernels/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_counting_actor {
@@ -22,9 +23,9 @@ typename Inspector::result_type inspect(Inspector& f, Add& x) {
 
 class Counter final : public caf::event_based_actor {
 public:
-    Counter(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t expected,
+    Counter(caf::actor_config& config, caf_support::CafRun& run, std::uint64_t messages,
             rt::Completion<Count>& done)
-        : caf::event_based_actor(config), expected_(expected), done_(done) {
+        : caf::event_based_actor(config), counting_(messages), done_(done) {
         run.watch(*this);
     }
 
@@ -34,14 +35,11 @@ public:
 
 private:
     void on_add(const Add& add) {
-        ++count_.received;
-        count_.sum += add.value;
-        if (count_.received == expected_) done_.set(count_);
+        if (counting_.add(add.value)) done_.set(counting_.count());
     }
 
-    const std::uint64_t expected_;
+    counting_actor::Counting counting_;
     rt::Completion<Count>& done_;
-    Count count_;
 };
 
 Result run(const Params& params) {
@@ -61,35 +59,26 @@ Result run(const Params& params) {
     phase.finish(result, done.completed_at());
     caf.stop();
 
-    result.messages_processed = count.received;
-    result.answer = counting_actor::describe(count);
-    result.expected = counting_actor::expected(messages);
+    counting_actor::report(result, count, messages);
     return result;
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "caf_counting_actor",
-        .summary = "counting_actor on CAF 0.17: one thread sends 50M numbers to one counting actor",
-        .description =
-            "As counting_actor, on CAF 0.17: the kernel's own thread (outside the actor system) "
-            "anon_sends 1..messages to a counter actor spawned before the phase, which counts and "
-            "sums them; the phase ends when it has counted the last. The actor system's start "
-            "and shutdown are outside the phase. threads and policy set CAF's scheduler "
-            "(scheduler.max-threads, scheduler.policy) in place of our dispatcher parameters.",
-        .sources = {{"theron_303", "CountingActor"}},
-        .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
-        .params = {},
-        .check = {},
-        .run = run,
-        .runtime = "caf",
-    };
-    kernel.params = counting_actor::own_params();
-    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "caf_counting_actor",
+    .summary = "counting_actor on CAF 0.17: one thread sends 50M numbers to one counting actor",
+    .description =
+        "As counting_actor, on CAF 0.17: the kernel's own thread (outside the actor system) "
+        "anon_sends 1..messages to a counter actor spawned before the phase, which counts and "
+        "sums them; the phase ends when it has counted the last. The actor system's start "
+        "and shutdown are outside the phase. threads and policy set CAF's scheduler "
+        "(scheduler.max-threads, scheduler.policy) in place of our dispatcher parameters.",
+    .sources = {{"theron_303", "CountingActor"}},
+    .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
+    .params = schema(counting_actor::own_params(), Timed::phase, caf_support::scheduler_params()),
+    .check = {},
+    .run = run,
+    .runtime = "caf",
+});
 
 }  // namespace
 }  // namespace labctl::kernels::caf_counting_actor

@@ -6,6 +6,7 @@
 #include "counting_actor.hpp"
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::counting_actor {
 namespace {
@@ -16,8 +17,8 @@ struct Add {
 
 class Counter final : public rt::Agent {
 public:
-    Counter(std::uint64_t expected, rt::Completion<Count>& done, StartLatch& started)
-        : expected_(expected), done_(done), started_(started) {
+    Counter(std::uint64_t messages, rt::Completion<Count>& done, StartLatch& started)
+        : counting_(messages), done_(done), started_(started) {
         subscribe<&Counter::on_add>();
     }
 
@@ -25,15 +26,12 @@ private:
     void on_start() override { started_.count_down(); }
 
     void on_add(const Add& add) {
-        ++count_.received;
-        count_.sum += add.value;
-        if (count_.received == expected_) done_.set(count_);
+        if (counting_.add(add.value)) done_.set(counting_.count());
     }
 
-    const std::uint64_t expected_;
+    Counting counting_;
     rt::Completion<Count>& done_;
     StartLatch& started_;
-    Count count_;
 };
 
 Result run(const Params& params) {
@@ -60,9 +58,7 @@ Result run(const Params& params) {
     phase.finish(result, done.completed_at());
     stop_and_check(env);
 
-    result.messages_processed = count.received;
-    result.answer = describe(count);
-    result.expected = expected(messages);
+    report(result, count, messages);
     return result;
 }
 
@@ -71,30 +67,22 @@ Expectation expect(const Params& params) {
     return {expected(messages), messages};
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "counting_actor",
-        .summary = "one thread sends 50M numbers to one counting agent: a single mailbox flooded",
-        .description =
-            "The kernel's own thread (outside the runtime) sends 1..messages to a counter agent, "
-            "which counts and sums them; the phase ends when it has counted the last. The sender "
-            "is usually faster than the receiver, so the queue, and memory, grows during the run, "
-            "as the study describes its writers flooding the reader's unbounded queue (its page "
-            "does not say which thread sends).",
-        .sources = {{"theron_303", "CountingActor"}},
-        .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
-        .params = {},
-        .check = {},
-        .run = run,
-        .expect = expect,
-    };
-    kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "counting_actor",
+    .summary = "one thread sends 50M numbers to one counting agent: a single mailbox flooded",
+    .description =
+        "The kernel's own thread (outside the runtime) sends 1..messages to a counter agent, "
+        "which counts and sums them; the phase ends when it has counted the last. The sender "
+        "is usually faster than the receiver, so the queue, and memory, grows during the run, "
+        "as the study describes its writers flooding the reader's unbounded queue (its page "
+        "does not say which thread sends).",
+    .sources = {{"theron_303", "CountingActor"}},
+    .verifies = "the counter received `messages` numbers summing to messages*(messages+1)/2",
+    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .check = {},
+    .run = run,
+    .expect = expect,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::counting_actor

@@ -1,5 +1,5 @@
-// What every counting_actor kernel (ours, caf_counting_actor) shares: the count and the
-// answer's format, so that they are verified the same way.
+// What every counting_actor kernel (ours, caf_counting_actor) shares: the counter's count, the
+// answer and its format, so that they are verified the same way.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +27,35 @@ inline std::string expected(std::uint64_t messages) {
     return describe({messages, half * other});
 }
 
+// The counter's side, on any runtime: each number counted and summed.
+class Counting {
+public:
+    explicit Counting(std::uint64_t messages) : messages_(messages) {}
+
+    // True once the last number has come, and count() is then final.
+    bool add(std::uint64_t value) noexcept {
+        ++count_.received;
+        count_.sum += value;
+        return count_.received == messages_;
+    }
+
+    const Count& count() const noexcept { return count_; }
+
+private:
+    const std::uint64_t messages_;
+    Count count_;
+};
+
+// A run's count, once its phase is in `result`: what it processed, its answer and what that
+// must be after `messages` numbers.
+inline void report(Result& result, const Count& count, std::uint64_t messages) {
+    result.messages_processed = count.received;
+    result.answer = describe(count);
+    result.expected = expected(messages);
+}
+
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
-// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+// each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
         {.name = "messages",
