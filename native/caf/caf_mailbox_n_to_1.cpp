@@ -1,6 +1,5 @@
 // caf_mailbox_n_to_1: mailbox_n_to_1 on CAF 0.17. Many senders flood one actor's mailbox: how
 // a single mailbox holds up when every sender pushes onto it at once.
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -9,12 +8,12 @@
 
 #include "../kernels/mailbox_n_to_1.hpp"
 #include "../kernels/phase.hpp"
+#include "../kernels/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_mailbox_n_to_1 {
 namespace {
 
-using mailbox_n_to_1::kBurst;
 using mailbox_n_to_1::Outcome;
 
 struct Msg {
@@ -61,10 +60,10 @@ class Sender final : public caf::event_based_actor {
 public:
     Sender(caf::actor_config& config, caf_support::CafRun& run, caf::actor receiver, std::uint32_t index,
            std::uint64_t messages)
-        : caf::event_based_actor(config), receiver_(std::move(receiver)), index_(index), messages_(messages) {
+        : caf::event_based_actor(config), receiver_(std::move(receiver)), index_(index), bursts_(messages) {
         run.watch(*this);
     }
-    std::uint64_t continues() const noexcept { return continues_; }
+    std::uint64_t continues() const noexcept { return bursts_.continues(); }
 
     caf::behavior make_behavior() override {
         return {[this](const Continue&) { on_continue(); }};
@@ -74,19 +73,13 @@ public:
 
 private:
     void on_continue() {
-        // Counted before the burst: the kernel reads it after the receiver has had every
-        // message, the last of which this handler sends after this write.
-        ++continues_;
-        const std::uint64_t end = std::min(messages_, next_seq_ + kBurst);
-        for (; next_seq_ < end; ++next_seq_) send(receiver_, Msg{index_, next_seq_});
-        if (next_seq_ < messages_) send(caf::actor(this), Continue{});
+        if (bursts_.next([this](std::uint64_t seq) { send(receiver_, Msg{index_, seq}); }))
+            send(caf::actor(this), Continue{});
     }
 
     caf::actor receiver_;
     const std::uint32_t index_;
-    const std::uint64_t messages_;
-    std::uint64_t next_seq_ = 0;
-    std::uint64_t continues_ = 0;
+    mailbox_n_to_1::Bursts bursts_;
 };
 
 Result run(const Params& params) {
@@ -140,46 +133,36 @@ Result run(const Params& params) {
     }  // the actor system goes with `caf`, after the handles made since
     lifetime.end(result, std::move(thread_lives));
 
-    result.messages_processed = outcome.received + continues;
-    result.answer = mailbox_n_to_1::describe(outcome);
-    result.expected = mailbox_n_to_1::expected(senders, messages_per_sender);
+    mailbox_n_to_1::report(result, outcome, continues, senders, messages_per_sender);
     lifetime.add_phase_metric(result);
     return result;
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "caf_mailbox_n_to_1",
-        .summary = "mailbox_n_to_1 on CAF 0.17: 20 senders x 1M messages into one actor's mailbox",
-        .description =
-            "As mailbox_n_to_1, on CAF 0.17: `senders` senders each send `messages_per_sender` "
-            "messages {sender, seq} to one receiver actor, which counts them per sender and checks "
-            "each sender's order. sender=thread (the study's setup, which measured libcppa, CAF's "
-            "predecessor): plain threads outside the actor system that anon_send, started before "
-            "the phase and released together at its start (their CPU time is not in "
-            "thread_cpu_ns). sender=agent: sender actors on CAF's scheduler, sending bursts of "
-            "1000 and self-sending a Continue message between bursts; the kernel sends each its "
-            "first Continue when the phase begins. The phase ends when the receiver has every "
-            "message; the actor system's start and shutdown are outside it; with clock=lifetime "
-            "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
-            "threads started, every actor terminated, every thread joined), the phase then "
-            "reported as the metric phase_ns. messages_processed counts the receiver's messages "
-            "plus, with sender=agent, every Continue.",
-        .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
-        .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
-                    "messages_per_sender, every one in its sender's order",
-        .params = {},
-        .check = {},
-        .run = run,
-        .runtime = "caf",
-    };
-    kernel.params = mailbox_n_to_1::own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "caf_mailbox_n_to_1",
+    .summary = "mailbox_n_to_1 on CAF 0.17: 20 senders x 1M messages into one actor's mailbox",
+    .description =
+        "As mailbox_n_to_1, on CAF 0.17: `senders` senders each send `messages_per_sender` "
+        "messages {sender, seq} to one receiver actor, which counts them per sender and checks "
+        "each sender's order. sender=thread (the study's setup, which measured libcppa, CAF's "
+        "predecessor): plain threads outside the actor system that anon_send, started before "
+        "the phase and released together at its start (their CPU time is not in "
+        "thread_cpu_ns). sender=agent: sender actors on CAF's scheduler, sending bursts of "
+        "1000 and self-sending a Continue message between bursts; the kernel sends each its "
+        "first Continue when the phase begins. The phase ends when the receiver has every "
+        "message; the actor system's start and shutdown are outside it; with clock=lifetime "
+        "elapsed_ns runs from before the actor system is made to after it is destroyed (its "
+        "threads started, every actor terminated, every thread joined), the phase then "
+        "reported as the metric phase_ns. messages_processed counts the receiver's messages "
+        "plus, with sender=agent, every Continue.",
+    .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
+    .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
+                "messages_per_sender, every one in its sender's order",
+    .params = schema(mailbox_n_to_1::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
+    .check = {},
+    .run = run,
+    .runtime = "caf",
+});
 
 }  // namespace
 }  // namespace labctl::kernels::caf_mailbox_n_to_1

@@ -1,6 +1,5 @@
 // mailbox_n_to_1: many senders flood one receiver's mailbox. Measures how a single event queue
 // holds up when every sender pushes onto it at once (the queue is the shared resource).
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 #include "dispatcher_params.hpp"
 #include "mailbox_n_to_1.hpp"
 #include "phase.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::mailbox_n_to_1 {
 namespace {
@@ -48,29 +48,23 @@ private:
 class Sender final : public rt::Agent {
 public:
     Sender(Receiver& receiver, std::uint32_t index, std::uint64_t messages, StartLatch& started)
-        : receiver_(receiver), index_(index), messages_(messages), started_(started) {
+        : receiver_(receiver), index_(index), bursts_(messages), started_(started) {
         subscribe<&Sender::on_continue>();
     }
-    std::uint64_t continues() const noexcept { return continues_; }
+    std::uint64_t continues() const noexcept { return bursts_.continues(); }
 
 private:
     void on_start() override { started_.count_down(); }
 
     void on_continue(const Continue&) {
-        // Counted before the burst: the kernel reads it after the receiver has had every
-        // message, the last of which this handler sends after this write.
-        ++continues_;
-        const std::uint64_t end = std::min(messages_, next_seq_ + kBurst);
-        for (; next_seq_ < end; ++next_seq_) rt::send<Msg>(receiver_, index_, next_seq_);
-        if (next_seq_ < messages_) rt::send<Continue>(*this);
+        if (bursts_.next([this](std::uint64_t seq) { rt::send<Msg>(receiver_, index_, seq); }))
+            rt::send<Continue>(*this);
     }
 
     Receiver& receiver_;
     const std::uint32_t index_;
-    const std::uint64_t messages_;
+    Bursts bursts_;
     StartLatch& started_;
-    std::uint64_t next_seq_ = 0;
-    std::uint64_t continues_ = 0;
 };
 
 Result run(const Params& params) {
@@ -126,9 +120,7 @@ Result run(const Params& params) {
     for (const Sender* sender : agents) continues += sender->continues();
     lifetime.end(result, dispatchers);
 
-    result.messages_processed = outcome.received + continues;
-    result.answer = describe(outcome);
-    result.expected = expected(senders, messages_per_sender);
+    report(result, outcome, continues, senders, messages_per_sender);
     lifetime.add_phase_metric(result);
     return result;
 }
@@ -146,40 +138,31 @@ double work(const Params& params) {
     return double(params.integer("senders")) * double(params.integer("messages_per_sender"));
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "mailbox_n_to_1",
-        .summary = "20 senders x 1M messages into one receiver's mailbox: the contended queue",
-        .description =
-            "`senders` senders each send `messages_per_sender` messages {sender, seq} to one "
-            "receiver agent, which counts them per sender and checks each sender's order. "
-            "sender=thread (the study's setup): plain threads outside the runtime, started before "
-            "the measured phase and released together at its start (their CPU time is not in "
-            "thread_cpu_ns). sender=agent: sender agents on the chosen dispatcher, each in a coop "
-            "of its own, sending bursts of 1000 and self-sending a Continue message between bursts "
-            "so that no pool thread is held by one sender; the kernel sends each its first "
-            "Continue when the phase begins. The phase ends when the receiver has every message. "
-            "With clock=lifetime elapsed_ns runs from before the environment and the sender "
-            "threads exist to after every thread is joined and the environment is gone, as the "
-            "study timed its whole program. "
-            "messages_processed counts the receiver's messages plus, with sender=agent, every "
-            "Continue the senders handled.",
-        .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
-        .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
-                    "messages_per_sender, every one in its sender's order",
-        .params = {},
-        .check = check,
-        .run = run,
-        .work = work,
-    };
-    kernel.params = own_params();
-    kernel.params.push_back(clock_param());
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "mailbox_n_to_1",
+    .summary = "20 senders x 1M messages into one receiver's mailbox: the contended queue",
+    .description =
+        "`senders` senders each send `messages_per_sender` messages {sender, seq} to one "
+        "receiver agent, which counts them per sender and checks each sender's order. "
+        "sender=thread (the study's setup): plain threads outside the runtime, started before "
+        "the measured phase and released together at its start (their CPU time is not in "
+        "thread_cpu_ns). sender=agent: sender agents on the chosen dispatcher, each in a coop "
+        "of its own, sending bursts of 1000 and self-sending a Continue message between bursts "
+        "so that no pool thread is held by one sender; the kernel sends each its first "
+        "Continue when the phase begins. The phase ends when the receiver has every message. "
+        "With clock=lifetime elapsed_ns runs from before the environment and the sender "
+        "threads exist to after every thread is joined and the environment is gone, as the "
+        "study timed its whole program. "
+        "messages_processed counts the receiver's messages plus, with sender=agent, every "
+        "Continue the senders handled.",
+    .sources = {{"libcppa_mailbox", "20 threads x 1,000,000 messages to one actor"}},
+    .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
+                "messages_per_sender, every one in its sender's order",
+    .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .check = check,
+    .run = run,
+    .work = work,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::mailbox_n_to_1

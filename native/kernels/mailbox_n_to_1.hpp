@@ -1,6 +1,6 @@
-// What every mailbox_n_to_1 kernel (ours, caf_mailbox_n_to_1) shares: the burst size, the
-// study's sender threads, the outcome and the answer's format, so that they send and are
-// verified the same way.
+// What every mailbox_n_to_1 kernel (ours, caf_mailbox_n_to_1) shares: a sender agent's bursts,
+// the study's sender threads, the receiver's tally, the outcome and the answer, so that they
+// send and are verified the same way.
 #pragma once
 
 #include <algorithm>
@@ -74,6 +74,41 @@ inline std::string expected(std::uint64_t senders, std::uint64_t messages_per_se
     return describe(Outcome{senders * messages_per_sender, 0, 0});
 }
 
+// A run's outcome, once its phase is in `result`: what it processed (the receiver's messages
+// and, with sender agents, every Continue they handled), its answer and what that must be.
+inline void report(Result& result, const Outcome& outcome, std::uint64_t continues, std::uint64_t senders,
+                   std::uint64_t messages_per_sender) {
+    result.messages_processed = outcome.received + continues;
+    result.answer = describe(outcome);
+    result.expected = expected(senders, messages_per_sender);
+}
+
+// A sender agent's side, on any runtime: its messages in bursts of kBurst, one burst per
+// Continue message.
+class Bursts {
+public:
+    explicit Bursts(std::uint64_t messages) : messages_(messages) {}
+
+    // A Continue came: sends the next burst, `send(seq)` each; true if messages remain, when
+    // the agent sends itself the next Continue.
+    template <class Send>
+    bool next(Send&& send) {
+        // Counted before the burst: the kernel reads it after the receiver has had every
+        // message, the last of which the agent sends after this write.
+        ++continues_;
+        const std::uint64_t end = std::min(messages_, next_seq_ + kBurst);
+        for (; next_seq_ < end; ++next_seq_) send(next_seq_);
+        return next_seq_ < messages_;
+    }
+
+    std::uint64_t continues() const noexcept { return continues_; }
+
+private:
+    const std::uint64_t messages_;
+    std::uint64_t next_seq_ = 0;
+    std::uint64_t continues_ = 0;
+};
+
 // The study's senders: plain threads outside the runtime, started before the measured phase and
 // released together at its start; thread i calls send(i, seq) for seq = 0..messages_per_sender-1.
 // Always joined, on failure too: the destructor releases the start (a thread never waits
@@ -134,7 +169,7 @@ private:
 };
 
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
-// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+// each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
         {.name = "senders",
