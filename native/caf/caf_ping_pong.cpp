@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "../kernels/ping_pong.hpp"
+#include "../kernels/schema.hpp"
 #include "caf_run.hpp"
 
 // CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.
@@ -118,62 +119,46 @@ Result run_with_payload(const Params& params) {
     caf.stop();
 
     ping_pong::check_probes("caf_ping_pong", tallies.probes(), outcome.probe_pongs, probes);
-    result.messages_processed = tallies.pings().received + outcome.pongs.received;
-    result.answer = ping_pong::describe(tallies.pings(), outcome.pongs);
-    result.expected = ping_pong::expected(round_trips);
-    result.metrics = ping_pong::round_trip_metrics(outcome, round_trips);
+    ping_pong::report(result, tallies.pings(), outcome, round_trips);
     return result;
 }
 
 Result run(const Params& params) {
-    switch (params.integer("payload_bytes")) {
-    case 0: return run_with_payload<0>(params);
-    case 16: return run_with_payload<16>(params);
-    case 64: return run_with_payload<64>(params);
-    case 256: return run_with_payload<256>(params);
-    case 1024: return run_with_payload<1024>(params);
-    case 4096: return run_with_payload<4096>(params);
-    }
-    throw std::logic_error("payload_bytes outside its schema");
+    return ping_pong::with_payload(params, [&params](auto bytes) {
+        return run_with_payload<decltype(bytes)::value>(params);
+    });
 }
 
-void check(const Params& params) {
-    if (params.integer("messages") % 2 != 0)
-        throw ParamError("caf_ping_pong", "messages",
-                         "parameter 'messages' must be even (pings plus pongs), got " +
-                             std::to_string(params.integer("messages")));
+// ping_pong's own parameters but `mbox`: CAF sends to an actor's own mailbox (the direct
+// case); a named multi-consumer mbox would be a CAF group.
+std::vector<ParamSpec> own_params() {
+    std::vector<ParamSpec> params = ping_pong::own_params();
+    std::erase_if(params, [](const ParamSpec& spec) { return spec.name == "mbox"; });
+    return params;
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "caf_ping_pong",
-        .summary = "ping_pong on CAF 0.17: two actors exchanging a message, send+dispatch or round trip",
-        .description =
-            "As ping_pong, on CAF 0.17: a pinger actor sends a ping, a ponger actor answers with a "
-            "pong carrying the same sequence number and payload, `messages`/2 times; both are "
-            "spawned before the phase and each sends to the other's handle. The exchange is timed, "
-            "and counted by the instructions and counters measures, inside the pinger, from the "
-            "kernel's Start message to the last pong, as ours from on_start (the same code: "
-            "ping_pong::PingerPhases), with no clock read inside; then latency_samples more round "
-            "trips are timed one by one for the percentiles, as ours. With "
-            "threads=1 both actors share CAF's one scheduler thread; with more, CAF's scheduler "
-            "decides where each runs. Our `mbox` parameter is left out: CAF sends to an actor's "
-            "own mailbox (the direct case); a named multi-consumer mbox would be a CAF group.",
-        .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
-        .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
-                    "with intact payloads; the latency phase's latency_samples pings and pongs too",
-        .params = {},
-        .check = check,
-        .run = run,
-        .runtime = "caf",
-    };
-    kernel.params = ping_pong::own_params();
-    std::erase_if(kernel.params, [](const ParamSpec& spec) { return spec.name == "mbox"; });  // no named mboxes
-    for (ParamSpec& spec : caf_support::scheduler_params()) kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "caf_ping_pong",
+    .summary = "ping_pong on CAF 0.17: two actors exchanging a message, send+dispatch or round trip",
+    .description =
+        "As ping_pong, on CAF 0.17: a pinger actor sends a ping, a ponger actor answers with a "
+        "pong carrying the same sequence number and payload, `messages`/2 times; both are "
+        "spawned before the phase and each sends to the other's handle. The exchange is timed, "
+        "and counted by the instructions and counters measures, inside the pinger, from the "
+        "kernel's Start message to the last pong, as ours from on_start (the same code: "
+        "ping_pong::PingerPhases), with no clock read inside; then latency_samples more round "
+        "trips are timed one by one for the percentiles, as ours. With "
+        "threads=1 both actors share CAF's one scheduler thread; with more, CAF's scheduler "
+        "decides where each runs. Our `mbox` parameter is left out: CAF sends to an actor's "
+        "own mailbox (the direct case); a named multi-consumer mbox would be a CAF group.",
+    .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
+    .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
+                "with intact payloads; the latency phase's latency_samples pings and pongs too",
+    .params = schema(own_params(), Timed::phase, caf_support::scheduler_params()),
+    .check = [](const Params& params) { ping_pong::check_messages("caf_ping_pong", params); },
+    .run = run,
+    .runtime = "caf",
+});
 
 }  // namespace
 }  // namespace labctl::kernels::caf_ping_pong

@@ -7,6 +7,7 @@
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 #include "ping_pong.hpp"
+#include "schema.hpp"
 
 namespace labctl::kernels::ping_pong {
 namespace {
@@ -88,30 +89,14 @@ Result run_with_payload(const Params& params) {
     stop_and_check(env);
 
     check_probes("ping_pong", tallies.probes(), outcome.probe_pongs, probes);
-    result.messages_processed = tallies.pings().received + outcome.pongs.received;
-    result.answer = describe(tallies.pings(), outcome.pongs);
-    result.expected = expected(round_trips);
-    result.metrics = round_trip_metrics(outcome, round_trips);
+    report(result, tallies.pings(), outcome, round_trips);
     return result;
 }
 
 Result run(const Params& params) {
-    switch (params.integer("payload_bytes")) {
-    case 0: return run_with_payload<0>(params);
-    case 16: return run_with_payload<16>(params);
-    case 64: return run_with_payload<64>(params);
-    case 256: return run_with_payload<256>(params);
-    case 1024: return run_with_payload<1024>(params);
-    case 4096: return run_with_payload<4096>(params);
-    }
-    throw std::logic_error("payload_bytes outside its schema");
-}
-
-void check(const Params& params) {
-    if (params.integer("messages") % 2 != 0)
-        throw ParamError("ping_pong", "messages",
-                         "parameter 'messages' must be even (pings plus pongs), got " +
-                             std::to_string(params.integer("messages")));
+    return with_payload(params, [&params](auto bytes) {
+        return run_with_payload<decltype(bytes)::value>(params);
+    });
 }
 
 Expectation expect(const Params& params) {
@@ -119,37 +104,29 @@ Expectation expect(const Params& params) {
     return {expected(round_trips), 2 * round_trips};
 }
 
-Kernel make_kernel() {
-    Kernel kernel{
-        .name = "ping_pong",
-        .summary = "two agents exchanging a message: send+dispatch cost, or the cross-thread round trip",
-        .description =
-            "A pinger sends a ping, the ponger answers with a pong carrying the same sequence "
-            "number and payload, `messages`/2 times. On one_thread (or one group, or a "
-            "cooperation-FIFO pool) both agents share a thread; on active_obj, two groups or an "
-            "individual-FIFO pool they run on two. The measured phase (elapsed_ns, msgs/s, and "
-            "what the instructions and counters measures count) is that exchange, from the first "
-            "ping to the last pong, with no clock read inside; "
-            "round_trip_mean_ns is its elapsed time over its round trips (as Theron's 200 ns). "
-            "Then, outside the phase, the latency phase times latency_samples more round trips one "
-            "by one, for round_trip_p50_ns, _p99_ns and _max_ns; each includes about one clock "
-            "read, whose cost this run measured is clock_read_ns. thread_cpu_ns is read after "
-            "both phases.",
-        .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
-        .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
-                    "with intact payloads; the latency phase's latency_samples pings and pongs too",
-        .params = {},
-        .check = check,
-        .run = run,
-        .expect = expect,
-    };
-    kernel.params = own_params();
-    for (ParamSpec& spec : dispatcher_params())
-        kernel.params.push_back(std::move(spec));
-    return kernel;
-}
-
-const Registration registration(make_kernel());
+const Registration registration(Kernel{
+    .name = "ping_pong",
+    .summary = "two agents exchanging a message: send+dispatch cost, or the cross-thread round trip",
+    .description =
+        "A pinger sends a ping, the ponger answers with a pong carrying the same sequence "
+        "number and payload, `messages`/2 times. On one_thread (or one group, or a "
+        "cooperation-FIFO pool) both agents share a thread; on active_obj, two groups or an "
+        "individual-FIFO pool they run on two. The measured phase (elapsed_ns, msgs/s, and "
+        "what the instructions and counters measures count) is that exchange, from the first "
+        "ping to the last pong, with no clock read inside; "
+        "round_trip_mean_ns is its elapsed time over its round trips (as Theron's 200 ns). "
+        "Then, outside the phase, the latency phase times latency_samples more round trips one "
+        "by one, for round_trip_p50_ns, _p99_ns and _max_ns; each includes about one clock "
+        "read, whose cost this run measured is clock_read_ns. thread_cpu_ns is read after "
+        "both phases.",
+    .sources = {{"sobjectizer_tales22", "Ping pong: performance of 1:1 messaging"}, {"theron_303", "PingPong"}},
+    .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
+                "with intact payloads; the latency phase's latency_samples pings and pongs too",
+    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .check = [](const Params& params) { check_messages("ping_pong", params); },
+    .run = run,
+    .expect = expect,
+});
 
 }  // namespace
 }  // namespace labctl::kernels::ping_pong

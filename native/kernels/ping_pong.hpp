@@ -1,8 +1,9 @@
-// What every ping_pong kernel (ours, caf_ping_pong) shares: the messages, how each side counts
-// what it receives, the answer's format and the round-trip metrics, so that they are verified
-// and reported the same way. A run has two phases: the throughput phase (messages/2 round trips,
-// timed as a whole, no clock read inside), then the latency phase (latency_samples round trips,
-// each timed on its own), so that the timing of one never perturbs the other.
+// What every ping_pong kernel (ours, caf_ping_pong) shares: the messages and their payload sizes,
+// how each side counts what it receives, the checks, the answer and its format and the
+// round-trip metrics, so that they are verified and reported the same way. A run has two phases:
+// the throughput phase (messages/2 round trips, timed as a whole, no clock read inside), then
+// the latency phase (latency_samples round trips, each timed on its own), so that the timing of
+// one never perturbs the other.
 #pragma once
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -212,8 +215,41 @@ private:
     Outcome outcome_;
 };
 
+// Runs `run(std::integral_constant<std::size_t, N>{})` with N the run's payload_bytes (one of
+// own_params()'s choices): each payload size is a message type of its own.
+template <class Run>
+Result with_payload(const Params& params, Run&& run) {
+    switch (params.integer("payload_bytes")) {
+    case 0: return run(std::integral_constant<std::size_t, 0>{});
+    case 16: return run(std::integral_constant<std::size_t, 16>{});
+    case 64: return run(std::integral_constant<std::size_t, 64>{});
+    case 256: return run(std::integral_constant<std::size_t, 256>{});
+    case 1024: return run(std::integral_constant<std::size_t, 1024>{});
+    case 4096: return run(std::integral_constant<std::size_t, 4096>{});
+    }
+    throw std::logic_error("payload_bytes outside its schema");
+}
+
+// `messages` counts pings plus pongs: it must be even.
+inline void check_messages(const std::string& kernel, const Params& params) {
+    if (params.integer("messages") % 2 != 0)
+        throw ParamError(kernel, "messages",
+                         "parameter 'messages' must be even (pings plus pongs), got " +
+                             std::to_string(params.integer("messages")));
+}
+
+// A run's outcome, once its phase is in `result`: what it processed (the throughput phase's pings
+// and pongs), its answer and what that must be after `round_trips` round trips, and the
+// round-trip metrics (sorts the outcome's probes).
+inline void report(Result& result, const Tally& pings, Outcome& outcome, std::uint64_t round_trips) {
+    result.messages_processed = pings.received + outcome.pongs.received;
+    result.answer = describe(pings, outcome.pongs);
+    result.expected = expected(round_trips);
+    result.metrics = round_trip_metrics(outcome, round_trips);
+}
+
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
-// each kernel adds its runtime's (dispatcher_params(), caf_support::scheduler_params()).
+// each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
         {.name = "messages",
