@@ -1,7 +1,6 @@
 // Declaring the shared dispatcher parameters from the dispatcher registry, and interpreting them.
 #include "dispatcher_params.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
@@ -27,15 +26,11 @@ rt::Fifo parse_fifo(std::string_view text) {
     throw std::logic_error("fifo outside its schema");
 }
 
-bool refuses(const DispatcherUse& use, std::string_view dispatcher) {
-    return std::find(use.refused.begin(), use.refused.end(), dispatcher) != use.refused.end();
-}
-
-// The accepted dispatchers' own defaults of a setting (where they have one: not 0).
-std::vector<std::pair<std::string, Value>> own_defaults(const std::vector<const rt::DispatcherEntry*>& accepted,
+// The listed dispatchers' own defaults of a setting (where they have one: not 0).
+std::vector<std::pair<std::string, Value>> own_defaults(const std::vector<const rt::DispatcherEntry*>& listed,
                                                         std::uint32_t rt::DispatcherEntry::*setting) {
     std::vector<std::pair<std::string, Value>> defaults;
-    for (const rt::DispatcherEntry* entry : accepted)
+    for (const rt::DispatcherEntry* entry : listed)
         if (entry->*setting != 0) defaults.emplace_back(std::string(entry->name), std::int64_t{entry->*setting});
     return defaults;
 }
@@ -43,29 +38,24 @@ std::vector<std::pair<std::string, Value>> own_defaults(const std::vector<const 
 }  // namespace
 
 std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
-    // A name that is not registered fails here, when the kernel registers, not when it runs.
-    for (std::string_view name : use.refused) rt::find_dispatcher(name);
-    std::vector<const rt::DispatcherEntry*> accepted;
-    if (!use.dispatcher.empty()) {
-        if (refuses(use, use.dispatcher))
-            throw std::logic_error("a kernel's default dispatcher is one it refuses");
-        accepted.push_back(&rt::find_dispatcher(use.dispatcher));
-    }
+    // A default that is not registered fails here, when the kernel registers, not when it runs.
+    std::vector<const rt::DispatcherEntry*> listed;
+    if (!use.dispatcher.empty()) listed.push_back(&rt::find_dispatcher(use.dispatcher));
     for (const rt::DispatcherEntry& entry : rt::dispatchers())
-        if (entry.name != use.dispatcher && !refuses(use, entry.name)) accepted.push_back(&entry);
-    if (accepted.empty()) throw std::logic_error("a kernel that refuses every dispatcher");
+        if (entry.name != use.dispatcher) listed.push_back(&entry);
+    if (listed.empty()) throw std::logic_error("no dispatcher is registered");
 
     std::vector<Value> choices;
     std::string help = "how agents map to threads:";
-    for (const rt::DispatcherEntry* entry : accepted) {
+    for (const rt::DispatcherEntry* entry : listed) {
         choices.emplace_back(std::string(entry->name));
         help += std::string(choices.size() == 1 ? " " : ", ") + std::string(entry->name) + " (" +
                 std::string(entry->help) + ")";
     }
-    // The accepted dispatchers whose entries take a setting: where its parameter applies.
+    // The listed dispatchers whose entries take a setting: where its parameter applies.
     auto taking = [&](bool rt::DispatcherTakes::*setting) {
         std::vector<std::string> names;
-        for (const rt::DispatcherEntry* entry : accepted)
+        for (const rt::DispatcherEntry* entry : listed)
             if (entry->takes.*setting) names.emplace_back(entry->name);
         return names;
     };
@@ -91,14 +81,14 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
          .minimum = 1,
          .maximum = 1'000'000'000,
          .applies_to = taking(&rt::DispatcherTakes::max_demands_at_once),
-         .default_for = own_defaults(accepted, &rt::DispatcherEntry::own_max_demands_at_once)},
+         .default_for = own_defaults(listed, &rt::DispatcherEntry::own_max_demands_at_once)},
     };
     std::vector<ParamSpec> specs{{.name = "dispatcher",
                                   .type = ParamType::choice,
                                   .default_value = choices.front(),
                                   .help = help,
                                   .choices = choices}};
-    // A setting that no accepted dispatcher takes is left out (an empty applies_to means "all").
+    // A setting that no listed dispatcher takes is left out (an empty applies_to means "all").
     for (ParamSpec& spec : settings)
         if (!spec.applies_to.empty()) specs.push_back(std::move(spec));
     specs.push_back({.name = "spin_us",

@@ -14,14 +14,12 @@
 
 namespace labctl::kernels {
 
-// Which dispatchers a kernel runs on, and its defaults: every registered dispatcher but
-// `refused`, listed in the registry's order with `dispatcher`, its default, first (none: the
-// first it accepts); the settings' defaults as its study has them (self_send's study runs an
-// individual-FIFO pool).
+// A kernel's dispatcher defaults: every registered dispatcher is listed in the registry's order,
+// with `dispatcher`, its default, first (none: the registry's first); the settings' defaults as
+// its study has them (self_send's study runs an individual-FIFO pool).
 struct DispatcherUse {
     std::string_view dispatcher = {};
     rt::DispatcherParams defaults = {};
-    std::vector<std::string_view> refused = {};
 };
 
 // The schema of the dispatcher parameters: `dispatcher`'s choices and help, and which
