@@ -7,16 +7,12 @@ each parameter says which runtimes take it. `allocator` picks the malloc of the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 
-from labctl import _native, runtimes, studies
-from labctl.schema import ALLOCATOR, RUNTIME, Floor, Kernel, Param
-from labctl.text import show  # noqa: F401 - a kernel parameter's value in words
-
-ParamError = _native.ParamError
-VerificationError = _native.VerificationError
+from labctl import native, runtimes, studies
+from labctl.native import ParamError, Resolved, VerificationError  # noqa: F401 - the catalogue's errors
+from labctl.schema import ALLOCATOR, RUNTIME, Catalogue, Dispatcher, Floor, Kernel, Param
 
 
 def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
@@ -29,10 +25,10 @@ def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
 @cache
 def catalogue() -> dict[str, Kernel]:
     """Every kernel of ours, by name, with the runtimes it runs on and their parameters."""
-    native = {k["name"]: k for k in _native.kernels()}
+    registry = {k["name"]: k for k in native.kernels()}
     known = runtimes.runtimes()
     kernels = {}
-    for k in native.values():
+    for k in registry.values():
         if k["runtime"] != runtimes.OURS:
             continue
         name = k["name"]
@@ -48,7 +44,7 @@ def catalogue() -> dict[str, Kernel]:
                    for p in k["params"]]
         for r in on:  # parameters of another runtime's own (CAF's policy)
             if r.kind == "native" and r.name != runtimes.OURS and r.kernels[name] is not None:
-                params += [_param(p, runtimes=(r.name,)) for p in native[f"{r.name}_{name}"]["params"]
+                params += [_param(p, runtimes=(r.name,)) for p in registry[f"{r.name}_{name}"]["params"]
                            if p["name"] not in names]
         params.append(Param(ALLOCATOR, "choice", "system",
                             "the worker's malloc, preloaded (LD_PRELOAD): system, jemalloc or tcmalloc",
@@ -85,9 +81,7 @@ def get(name: str) -> Kernel:
 
 
 def _error(kernel: str, param: str, message: str) -> ParamError:
-    error = ParamError(f"{kernel}: {message}")
-    error.kernel, error.param = kernel, param
-    return error
+    return ParamError(f"{kernel}: {message}", kernel, param)
 
 
 def parse_args(name: str, args: Sequence[str]) -> dict[str, str]:
@@ -115,8 +109,20 @@ def parse_args(name: str, args: Sequence[str]) -> dict[str, str]:
 
 def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
     """Typed parameters with defaults filled in, in schema order; those that do not apply to the
-    runtime or the dispatcher are None. Values may be strings (from a command line). Raises
+    runtime or the dispatcher are None. Values may be strings (from a command line). A given
+    parameter that does not apply is refused: a command line names it on purpose. Raises
     ParamError."""
+    return _resolve(name, values, drop=False).params
+
+
+def resolve_point(name: str, values: Mapping[str, object]) -> Resolved:
+    """A grid's point, resolved once: as resolve(), but a given parameter that the point's
+    runtime does not take, or that does not fit its dispatcher (C++ decides), is left out and
+    said why (`dropped`). Raises ParamError for anything else."""
+    return _resolve(name, values, drop=True)
+
+
+def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
     kernel = get(name)
     values = dict(values)
     runtime = values.pop(RUNTIME, runtimes.OURS)
@@ -125,27 +131,33 @@ def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
         if value is not None and value not in param.choices:
             raise _error(name, param.name, f"parameter '{param.name}' must be one of: "
                                            f"{', '.join(param.choices)}; got {value!r}")
-    for given in values:
+    dropped: dict[str, str] = {}
+    for given in [*values, *([ALLOCATOR] if allocator is not None else [])]:
         param = kernel.param(given)
-        if param is not None and param.runtimes and runtime not in param.runtimes:
-            raise _error(name, given, f"parameter '{given}' does not apply to runtime '{runtime}' "
-                                      f"(allowed with runtime: {', '.join(param.runtimes)})")
+        if param is not None and not param.taken_by(runtime):
+            why = (f"does not apply to runtime '{runtime}' (allowed with runtime: "
+                   f"{', '.join(param.runtimes)})")
+            if not drop:
+                raise _error(name, given, f"parameter '{given}' {why}")
+            dropped[given] = why
+            values.pop(given, None)
     on = runtimes.runtimes()[runtime]
-    if runtime == runtimes.OURS:
-        resolved = _native.validate(name, values)
-    elif on.kind == "native" and on.kernels[name] is not None:
-        resolved = _native.validate(f"{runtime}_{name}", values)
+    if runtime == runtimes.OURS or (on.kind == "native" and on.kernels[name] is not None):
+        native_name = name if runtime == runtimes.OURS else f"{runtime}_{name}"
+        if drop:
+            point = native.resolve(native_name, values)
+            resolved, dropped = point.params, {**dropped, **point.dropped}
+        else:
+            resolved = native.validate(native_name, values)
     else:  # an external program, or a native runtime not built in: our schema types the values
-        typed = _native.validate(name, values, scoped=False)
+        typed = native.validate(name, values, scoped=False)
         taken = set(on.kernels[name] or values)
         resolved = {p: v for p, v in typed.items() if p in taken}
     allocator_param = kernel.param(ALLOCATOR)
-    if allocator_param.applies(runtime, None):
+    if allocator_param.taken_by(runtime):
         resolved[ALLOCATOR] = allocator or allocator_param.default
-    elif allocator is not None:
-        raise _error(name, ALLOCATOR, f"parameter 'allocator' does not apply to runtime '{runtime}' "
-                                      f"(allowed with runtime: {', '.join(allocator_param.runtimes)})")
-    return {p.name: runtime if p.name == RUNTIME else resolved.get(p.name) for p in kernel.params}
+    params = {p.name: runtime if p.name == RUNTIME else resolved.get(p.name) for p in kernel.params}
+    return Resolved(params, dropped)
 
 
 def missing(params: Mapping[str, object]) -> str:
@@ -158,6 +170,30 @@ def missing(params: Mapping[str, object]) -> str:
     if runtime.missing:
         return f"runtime {runtime.name}: {runtime.missing}"
     return runtimes.allocator_missing(params[ALLOCATOR]) if params.get(ALLOCATOR) else ""
+
+
+def unavailable(params: Mapping[str, object], measure: str) -> str:
+    """Why a point cannot run on this machine (its runtime or allocator, or its measure's tools,
+    are missing here); empty if it can. Asked where the point is planned (it is then stored as
+    skipped) and again where it runs."""
+    from labctl import measures
+
+    return missing(params) or measures.missing(measure)
+
+
+def point(name: str, values: Mapping[str, object], measure: str, drop: bool = False) -> Resolved:
+    """A point resolved once for whatever runs it (`labctl run`, an experiment's grid): its
+    parameters, what was dropped from them and why (`drop`: a grid's; otherwise a parameter that
+    does not apply is refused), and its measure checked against its runtime. Raises ParamError
+    (param 'measure' for a measure the runtime cannot take)."""
+    from labctl import measures
+
+    resolved = _resolve(name, values, drop)
+    params = {name: value for name, value in resolved.params.items() if value is not None}
+    why = measures.refused(measure, params)
+    if why:
+        raise _error(name, "measure", why)
+    return Resolved(params, resolved.dropped)
 
 
 def configuration(name: str) -> set[str]:
@@ -173,11 +209,16 @@ def work(name: str, params: Mapping[str, object]) -> float:
     ParamError."""
     ours = {p.name for p in get(name).params if p.name not in (RUNTIME, ALLOCATOR)
             and (not p.runtimes or runtimes.OURS in p.runtimes)}
-    return _native.work(name, {k: v for k, v in params.items() if k in ours})
+    return native.work(name, {k: v for k, v in params.items() if k in ours})
 
 
-def varying(kernel: str, rows: Sequence[Mapping[str, object]]) -> list[str]:
-    """Parameters whose value differs between rows (or is missing from some), in schema order."""
-    spec = catalogue().get(kernel)
-    names = [p.name for p in spec.params] if spec else sorted({n for row in rows for n in row})
-    return [n for n in names if len({json.dumps(row.get(n)) for row in rows}) > 1]
+@cache
+def dispatchers() -> dict[str, Dispatcher]:
+    """Our runtime's dispatchers, by name (a run keeps them in its catalogue)."""
+    return {d["name"]: Dispatcher(d["name"], d["help"], tuple(d["takes"]), bool(d["thread_per_agent"]))
+            for d in native.dispatchers()}
+
+
+def catalogue_of(used: Sequence[str]) -> Catalogue:
+    """What the analysis of a run of these kernels needs to know of them and of the dispatchers."""
+    return Catalogue({name: get(name) for name in dict.fromkeys(used)}, dispatchers=dispatchers())

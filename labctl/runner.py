@@ -32,7 +32,7 @@ from typing import Protocol
 import psutil
 
 from labctl import experiment, kernels, measures, runtimes, stats, sysinfo, text
-from labctl.experiment import Plan, PlannedPoint
+from labctl.experiment import Plan
 from labctl.sample import Sample
 from labctl.store import Store, now
 from labctl.text import printable
@@ -513,15 +513,16 @@ class Estimate:
         return f"estimate: {'about ' if self.is_guess else ''}{text.format_seconds(self.seconds)}{rests}"
 
 
-def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Estimate:
-    """The time `points` take to run: from their own past samples in `store` where it has them,
+def estimate(plan: Plan, store: Store | None = None) -> Estimate:
+    """The time a plan's points take to run: from their own past samples in `store` where it has them,
     else from the kernel's size (kernels.work) times its cost per message in the store's runs of
     the same configuration, else times a nominal cost (a guess, and said to be one). A point of
     the instructions measure runs under callgrind: its time is its native time times
     measures.CALLGRIND_SLOWDOWN where only native times are known."""
     result = Estimate()
     rates: dict[str, list[tuple[dict, float]]] = {}
-    for point in points:
+    catalogue = plan.catalogue
+    for point in plan.points:
         if point.skip:
             continue
         runs = point.warmup + point.repeats
@@ -556,7 +557,7 @@ def estimate(points: Iterable[PlannedPoint], store: Store | None = None) -> Esti
         else:
             result.guessed += 1
             ns_per_message = (GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
-                              if point.params.get("dispatcher") == "active_obj" else GUESS_NS_PER_MESSAGE)
+                              if catalogue.thread_per_agent(point.params) else GUESS_NS_PER_MESSAGE)
         slowdown = measures.CALLGRIND_SLOWDOWN if under_valgrind else 1.0
         result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * slowdown / 1e9
     return result

@@ -7,7 +7,7 @@
   describes a program following labctl's protocol: it reads {"kernel", "params"} as JSON on stdin,
   runs the kernel once and prints one JSON line {"elapsed_ns", "messages", "answer", "metrics"?}.
   labctl builds it at first use into its cache, and verifies its answer and message count against
-  what our kernel states they must be (_native.expect).
+  what our kernel states they must be (labctl.native.expect).
 
 A runtime that cannot run here (CAF not built in, a tool missing from PATH, a broken peer.toml)
 is still known, with the reason: `labctl kernels` shows it and a sweep skips its points with it.
@@ -39,7 +39,7 @@ from typing import Annotated
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labctl import _native, sample, shipped
+from labctl import native, sample, shipped
 from labctl.schema import OURS
 from labctl.text import printable
 
@@ -118,18 +118,18 @@ def peer_folders() -> list[Path]:
 @cache
 def runtimes() -> dict[str, Runtime]:
     """Every runtime labctl knows on this machine, ours first, by name."""
-    native = _native.kernels()
-    ours = {k["name"]: tuple(p["name"] for p in k["params"]) for k in native if k["runtime"] == OURS}
+    registry = native.kernels()
+    ours = {k["name"]: tuple(p["name"] for p in k["params"]) for k in registry if k["runtime"] == OURS}
     found = {OURS: Runtime(OURS, "labctl's own actor runtime (native/runtime/)", "native", ours)}
-    info = _native.build_info()
+    info = native.build_info()
     caf = {k["name"].removeprefix(CAF + "_"): tuple(p["name"] for p in k["params"])
-           for k in native if k["runtime"] == CAF}
+           for k in registry if k["runtime"] == CAF}
     if not caf:  # not built in: its kernels are known by name, their parameters are not
         caf = {name.removeprefix(CAF + "_"): None for name in info["caf_kernels"].split()}
     found[CAF] = Runtime(CAF, "CAF 0.17 (Debian's libcaf-dev), built into the extension", "native",
                          {k: v for k, v in caf.items() if k in ours},
                          f"not built in: {info['caf_missing']}" if info["caf_missing"] else "")
-    expects = {k["name"] for k in native if k["runtime"] == OURS and k["expects"]}
+    expects = {k["name"] for k in registry if k["runtime"] == OURS and k["expects"]}
     for folder in peer_folders():
         for manifest_path in sorted(folder.glob("*/peer.toml")) if folder.is_dir() else []:
             runtime = _external(manifest_path, ours, expects)

@@ -14,6 +14,8 @@ from labctl.text import show
 OURS = "labctl"  # our runtime's name: `runtime = "labctl"`
 RUNTIME = "runtime"  # the parameter every kernel of ours has: the runtime it runs on
 ALLOCATOR = "allocator"  # and the worker's malloc
+# An experiment's scales: its default sizes, or the study's (each grid's `full` table).
+SCALES = ("default", "full")
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,10 @@ class Param:
     def numeric(self) -> bool:
         return self.type in ("integer", "number")
 
-    def applies(self, runtime: str, dispatcher: object) -> bool:
-        """Whether it applies to a point on `runtime` with `dispatcher` (ours only)."""
-        if self.runtimes and runtime not in self.runtimes:
-            return False
-        return not (self.applies_to and runtime == OURS and dispatcher not in self.applies_to)
+    def taken_by(self, runtime: str) -> bool:
+        """Whether `runtime` takes it at all (whether it fits a point's dispatcher, C++ decides:
+        labctl.kernels.resolve_point)."""
+        return not self.runtimes or runtime in self.runtimes
 
     def scope(self) -> str:
         """Where it applies, in words: "runtime: labctl; dispatcher: thread_pool", or "all"."""
@@ -85,6 +86,17 @@ class Floor:
     def matches(self, params: dict[str, object]) -> bool:
         """Whether a point of the bounded kernel with these parameters is bounded by this floor."""
         return all(params.get(name) == value for name, value in self.where.items())
+
+
+@dataclass(frozen=True)
+class Dispatcher:
+    """One of our runtime's dispatchers (native/runtime/dispatchers/registry.cpp), as far as the
+    analysis needs it: a run keeps these facts, so nothing after the store names a dispatcher."""
+
+    name: str
+    help: str
+    takes: tuple[str, ...]  # the settings it takes: threads, fifo, max_demands_at_once
+    thread_per_agent: bool  # it starts a thread per agent (active_obj)
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,12 @@ class Catalogue:
     kernels: dict[str, Kernel] = field(default_factory=dict)
     studies: list[Study] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
+    dispatchers: dict[str, Dispatcher] = field(default_factory=dict)  # none in a run before v3 of it
+
+    def thread_per_agent(self, params: dict[str, object]) -> bool:
+        """Whether a point with these parameters runs each agent on a thread of its own."""
+        dispatcher = self.dispatchers.get(str(params.get("dispatcher")))
+        return dispatcher is not None and dispatcher.thread_per_agent
 
     def params(self, kernel: str) -> tuple[Param, ...]:
         spec = self.kernels.get(kernel)
@@ -174,18 +192,22 @@ class Catalogue:
         """Both runs' kernels (the first's where both have one), studies and references."""
         return Catalogue({**other.kernels, **self.kernels},
                          self.studies + [s for s in other.studies if s not in self.studies],
-                         self.references + [r for r in other.references if r not in self.references])
+                         self.references + [r for r in other.references if r not in self.references],
+                         {**other.dispatchers, **self.dispatchers})
 
     def to_json(self) -> dict:
         return {"kernels": {name: k.to_json() for name, k in self.kernels.items()},
                 "studies": [s.to_dict() for s in self.studies],
-                "references": [r.to_json() for r in self.references]}
+                "references": [r.to_json() for r in self.references],
+                "dispatchers": {name: asdict(d) for name, d in self.dispatchers.items()}}
 
     @classmethod
     def from_json(cls, data: dict) -> Catalogue:
         return cls({name: Kernel.from_json(k) for name, k in data.get("kernels", {}).items()},
                    [Study(**s) for s in data.get("studies", [])],
-                   [Reference.from_json(r) for r in data.get("references", [])])
+                   [Reference.from_json(r) for r in data.get("references", [])],
+                   {name: Dispatcher(**{**d, "takes": tuple(d["takes"])})
+                    for name, d in data.get("dispatchers", {}).items()})
 
 
 # The parameters that said how a kernel ran, for runs stored before their catalogue was (v3).

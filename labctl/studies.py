@@ -1,5 +1,5 @@
 """The published studies labctl reproduces, cited by their publications. The table itself is
-native/kernels/studies.hpp (kernels cite it too), read through the binding; a Study is plain data
+native/kernels/studies.hpp (kernels cite it too), read through labctl.native; a Study is plain data
 that a run stores, so a report can cite it without the extension."""
 
 from __future__ import annotations
@@ -30,6 +30,6 @@ class Study:
 @cache
 def catalogue() -> dict[str, Study]:
     """The studies of the native table, by key."""
-    from labctl import _native
+    from labctl import native
 
-    return {s["key"]: Study(**s) for s in _native.studies()}
+    return {s["key"]: Study(**s) for s in native.studies()}

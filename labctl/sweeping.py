@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import sqlite3
 import time
+from dataclasses import dataclass
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -26,29 +27,55 @@ from labctl.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
 
 
-def sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str | None,
-           retry_failed: bool, backend: runner.Backend, where: str | None = None,
-           host_warnings: list[str] | None = None, failed_points_fail: bool = True) -> int | None:
-    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes; its id, or None
-    if it had nothing left to run. Failed points end labctl with 1 unless the caller judges them
-    (`failed_points_fail` False)."""
-    store = open_store(db, create=plan is not None)  # resuming never creates a store
+@dataclass(frozen=True)
+class Request:
+    """What to sweep: a new run of `plan`, or the run `resume` finished (`file`, if given, must be
+    its own experiment; `retry_failed` runs its failed points again), into the store `db`.
+    `where`: the --cluster its points run on, whose hosts' warnings are `host_warnings`."""
+
+    db: str
+    plan: experiment.Plan | None = None
+    resume: str | None = None
+    file: str | None = None
+    retry_failed: bool = False
+    where: str | None = None
+    host_warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Swept:
+    """A sweep's end: its run (None: a resumed run had nothing left to run), how many points
+    it has, and how many of them failed (the caller judges them)."""
+
+    run_id: int | None
+    points: int = 0
+    points_failed: int = 0
+
+
+def sweep(request: Request, backend: runner.Backend) -> Swept:
+    """Starts (or resumes) a run and sweeps it on `backend`, printing as it goes. An
+    interruption, or a store or cluster failing under it, ends the command (console.Failed) with
+    the line that says how to finish the run."""
+    db = request.db
+    store = open_store(db, create=request.plan is not None)  # resuming never creates a store
     try:
-        opened = runner.start(store, plan, db, where, host_warnings) if plan is not None else \
-            runner.resume(store, resume, file, retry_failed, where, host_warnings)
+        opened = runner.start(store, request.plan, db, request.where, list(request.host_warnings)) \
+            if request.plan is not None else \
+            runner.resume(store, request.resume, request.file, request.retry_failed, request.where,
+                          list(request.host_warnings))
     except (runner.Refused, StoreError) as error:
         fail(str(error), getattr(error, "code", EXIT_USAGE))
     if opened is None:
-        row = store.run(store.resolve_run(resume))
+        row = store.run(store.resolve_run(request.resume))
         stdout.print(f"run {row.id} ({safe(row.name)}) has no point left to run"
-                     + ("" if retry_failed or not row.points_failed else
+                     + ("" if request.retry_failed or not row.points_failed else
                         f"; {row.points_failed} failed: --retry-failed runs them again"))
-        return None
-    _print_opened(opened, db, len(plan.points) if plan else 0)
+        return Swept(None)
+    _print_opened(opened, db, len(request.plan.points) if request.plan else 0)
     started = time.monotonic()
     progress = _Progress()
     try:
-        result = runner.execute(store, opened.run_id, backend, progress, retry_failed)
+        result = runner.execute(store, opened.run_id, backend, progress, request.retry_failed)
     except runner.Interrupted as interrupted:
         progress.stop()
         fail(f"{interrupted}; finish it with {_resume(opened.run_id, db)}", EXIT_INTERRUPTED)
@@ -66,9 +93,7 @@ def sweep(plan: experiment.Plan | None, db: str, resume: str | None, file: str |
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
-    if result.points_failed and failed_points_fail:
-        fail(f"{result.points_failed} of {row.points} points failed (above); the rest is stored", EXIT_FAILED)
-    return row.id
+    return Swept(row.id, row.points, result.points_failed)
 
 
 def _store_failed(store: Store, run_id: int, db: str, error: sqlite3.DatabaseError) -> None:

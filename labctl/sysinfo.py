@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 
 import labctl
-from labctl import _native, measures
+from labctl import measures, native
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -110,7 +110,7 @@ def host_context() -> dict:
         "python_implementation": platform.python_implementation(),
         "labctl": labctl.__version__,
         "git_describe": git_describe(Path(labctl.__file__).resolve().parent),
-        "build": dict(_native.build_info()),
+        "build": native.build_info(),
         # What an instruction count depends on besides the code: the C library, and valgrind.
         "libc": " ".join(platform.libc_ver()).strip() or None,
         "valgrind": measures.valgrind_version(),

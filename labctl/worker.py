@@ -30,7 +30,7 @@ import traceback
 
 import psutil
 
-from labctl import _native, kernels, measures, runtimes
+from labctl import kernels, measures, native, runtimes
 from labctl.sample import Sample
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang", "outside_work")
@@ -85,17 +85,16 @@ def run(request: dict) -> None:
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
     kernel, params = request["kernel"], request["params"]
-    why = kernels.missing(params)
+    measure = request.get("measure") or measures.TIME
+    # Whether the point can run here is asked on the host that runs it (a cluster's may differ
+    # from the one that planned it); whether it can take its measure at all, the plan settled.
+    why = kernels.unavailable(params, measure)
     if why:
         raise Unavailable(why)
     runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
     runtimes.check_allocator(params.get(kernels.ALLOCATOR))
     own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
-    measure = request.get("measure") or measures.TIME
-    why = measures.refused(measure, params)
-    if why:
-        raise Unavailable(why)
-    if measure == measures.INSTRUCTIONS and not _native.under_valgrind():
+    if measure == measures.INSTRUCTIONS and not native.under_valgrind():
         raise RuntimeError("measure instructions: this worker does not run under valgrind "
                            "(labctl.runner starts it so)")
     warmup = int(request.get("warmup", 0))
@@ -124,7 +123,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
     worker = psutil.Process()
     before = worker.num_ctx_switches()
-    result = _native.run(name, params, fault, counters=measure == measures.COUNTERS)
+    result = native.run(name, params, fault, counters=measure == measures.COUNTERS)
     after = worker.num_ctx_switches()
     # Peak RSS: getrusage's (psutil gives the current RSS, not the peak).
     peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -145,21 +144,23 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
         measured.unsupported = result["unsupported"]
     for field_name, value in counts.items():
         setattr(measured, field_name, value)
-    measured.schedule_dependent = measures.schedule_dependent(params, result["thread_cpu_ns"],
-                                                              result["process_cpu_ns"])
+    dispatcher = kernels.dispatchers().get(str(params.get("dispatcher")))
+    measured.schedule_dependent = measures.schedule_dependent(
+        params, dispatcher is not None and dispatcher.thread_per_agent, result["thread_cpu_ns"],
+        result["process_cpu_ns"])
     return measured
 
 
 def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sample:
     """One run of an external program, verified as our kernels verify themselves."""
-    expected = _native.expect(kernel, params)
+    expected = native.expect(kernel, params)
     run = runtimes.run_external(runtime, kernel, params,
                                 reserved=[p.name for p in kernels.get(kernel).params])
     if run.answer != expected["answer"]:
-        raise _native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "
+        raise native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "
                                         f"expected '{expected['answer']}'")
     if run.messages != expected["messages"]:
-        raise _native.VerificationError(f"{runtime.name}: {kernel}: reported {run.messages} messages, "
+        raise native.VerificationError(f"{runtime.name}: {kernel}: reported {run.messages} messages, "
                                         f"expected {expected['messages']}")
     return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
                   messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
@@ -174,10 +175,10 @@ def main() -> int:
     try:
         request = json.loads(sys.stdin.read())
         run(request)
-    except _native.ParamError as error:
+    except native.ParamError as error:
         _reply({"error": {"kind": "param", "message": str(error)}})
         return EXIT_PARAM
-    except _native.VerificationError as error:
+    except native.VerificationError as error:
         _reply({"error": {"kind": "verification", "message": str(error)}})
         return EXIT_FAILED
     except Unavailable as error:

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labctl import console, experiment
+from labctl import experiment
+from labctl.commands.plan import print_plan
 from labctl.store import Store
 
 KERNEL_PARAMS = ["leaves", "branching", "deregister", "messages", "mbox", "payload_bytes", "dispatcher",
@@ -180,7 +181,7 @@ def load_or_refuse(text: str, store: Store, seed: int | None = 1) -> None:
             assert point.repeats >= 1 and point.warmup >= 0
         store.create_run(plan, "labctl sweep fuzz.toml", {"hostname": "h"}, {}, [])
         with contextlib.redirect_stdout(io.StringIO()):  # rich markup in a name, say
-            console.print_plan(plan, "none.db", None)
+            print_plan(plan, "none.db", None)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,45 @@
+"""`labctl report RUN`: a run's report folder (labctl.report). Reads the store only."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+
+from labctl import files
+from labctl.commands.options import db_option, old_spelling, output_option, store_failures
+from labctl.console import fail, open_store, safe, stdout
+from labctl.store import StoreError
+
+
+@click.command("report")
+@click.argument("run")
+@db_option
+@output_option("Folder to write (default: reports/<experiment name>); a previous report of the same "
+               "experiment there is replaced, anything else refused.", folder=True)
+@old_spelling("--out", "out", type=click.Path(file_okay=False))
+@store_failures
+def report_command(run: str, db: str, output: str | None, out: str | None) -> None:
+    """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
+    the failures, the machine, and the published figures beside ours."""
+    from labctl import report
+
+    store = open_store(db, create=False)
+    try:
+        run_id = store.resolve_run(run)
+        name = store.run(run_id).name
+    except StoreError as error:
+        fail(str(error), error.code)
+    finally:
+        store.close()
+    folder = output or out or str(Path("reports") / report.slug(name))
+    command = shlex.join(["labctl", "report", str(run_id), "--db", db, "--output", folder])
+    try:
+        written = report.write(db, run_id, folder, command)
+    except files.OutputError as error:
+        fail(str(error), error.code)
+    stdout.print(f"run {run_id}: {safe(written.folder / 'report.md')} with {len(written.figures)} figures")
+
+
+command = report_command

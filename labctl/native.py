@@ -1,0 +1,139 @@
+"""The only door to the compiled extension, labctl._native: what the catalogue, a point's
+resolution and a run ask of it, with its errors turned into labctl's own.
+
+Nothing else under labctl/ imports the extension, and nothing imports it at start-up: the
+commands that only read a store (runs, show, report, compare, export) work where it is missing,
+and the ones that need it say so in one line (ExtensionMissing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+
+
+class ExtensionMissing(RuntimeError):
+    """The compiled extension cannot be imported here: the message says why and what to do."""
+
+
+class ParamError(ValueError):
+    """Bad parameters of a kernel: the message names the kernel, the parameter (`param`) and
+    what is allowed."""
+
+    def __init__(self, message: str, kernel: str = "", param: str = ""):
+        super().__init__(message)
+        self.kernel, self.param = kernel, param
+
+
+class VerificationError(RuntimeError):
+    """A kernel (or a peer) computed a wrong answer: no timing is kept."""
+
+
+@cache
+def _extension() -> ModuleType:
+    try:
+        from labctl import _native
+    except ImportError as error:
+        raise ExtensionMissing(
+            f"the compiled extension labctl._native cannot be loaded ({error}): reinstall labctl "
+            "(pip install . in its folder); runs, show, report, compare and export work without it"
+        ) from None
+    return _native
+
+
+def missing() -> str:
+    """Why the extension cannot be loaded here; empty when it can."""
+    try:
+        _extension()
+    except ExtensionMissing as error:
+        return str(error)
+    return ""
+
+
+def _call(function: str, *args, **kwargs):
+    """Calls the extension, its errors raised as labctl's."""
+    extension = _extension()
+    try:
+        return getattr(extension, function)(*args, **kwargs)
+    except extension.ParamError as error:
+        raise ParamError(str(error), getattr(error, "kernel", ""), getattr(error, "param", "")) from None
+    except extension.VerificationError as error:
+        raise VerificationError(str(error)) from None
+
+
+# -- the catalogue -------------------------------------------------------------------------------
+
+@cache
+def kernels() -> list[dict]:
+    """The native registry: each kernel's name, runtime, texts and parameter schema."""
+    return _call("kernels")
+
+
+@cache
+def dispatchers() -> list[dict]:
+    """The runtime's dispatchers: name, help, the settings each takes, thread_per_agent."""
+    return _call("dispatchers")
+
+
+@cache
+def studies() -> list[dict]:
+    """The published studies the kernels cite (native/kernels/studies.hpp)."""
+    return _call("studies")
+
+
+@cache
+def build_info() -> dict[str, str]:
+    """How the extension was compiled, and what it was built without (CAF, callgrind)."""
+    return dict(_call("build_info"))
+
+
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on."""
+    return list(_call("allowed_cpus"))
+
+
+def under_valgrind() -> bool:
+    return bool(_call("under_valgrind"))
+
+
+# -- a point -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Resolved:
+    """A point as C++ resolved it, once: typed, defaults filled in, None where a parameter does
+    not apply to the dispatcher, and each given parameter it left out, with why."""
+
+    params: dict[str, object]
+    dropped: dict[str, str]
+
+
+def resolve(kernel: str, values: Mapping[str, object]) -> Resolved:
+    """A grid's point: a given parameter that does not apply to the dispatcher is dropped and
+    said why (the C++ applies rule is the only one). Raises ParamError for anything else."""
+    resolved = _call("resolve", kernel, dict(values))
+    return Resolved(dict(resolved["params"]), dict(resolved["dropped"]))
+
+
+def validate(kernel: str, values: Mapping[str, object], scoped: bool = True) -> dict[str, object]:
+    """Typed parameters with defaults; a given one that does not apply to the dispatcher is
+    refused (unless `scoped` is False: every parameter kept, as a program without dispatchers
+    takes them). Raises ParamError."""
+    return dict(_call("validate", kernel, dict(values), scoped=scoped))
+
+
+def expect(kernel: str, values: Mapping[str, object]) -> dict:
+    """{answer, messages} a correct run must report, from the parameters alone."""
+    return dict(_call("expect", kernel, dict(values)))
+
+
+def work(kernel: str, values: Mapping[str, object]) -> float:
+    """About how many messages a run processes (0: it cannot say, or runs for a fixed time)."""
+    return float(_call("work", kernel, dict(values)))
+
+
+def run(kernel: str, values: Mapping[str, object], fault: str = "none", counters: bool = False) -> dict:
+    """Runs a kernel once in this process (a worker's): its result, verified. Raises
+    VerificationError for a wrong answer, ParamError for bad parameters."""
+    return _call("run", kernel, dict(values), fault, counters=counters)
