@@ -11,7 +11,7 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels
+from labctl import _native, kernels, native
 
 CAF_KERNELS = sorted(k["name"] for k in _native.kernels() if k["runtime"] == "caf")
 
@@ -191,7 +191,7 @@ def test_caf_kernels_refuse_wrong_parameters(values, param):
 
 def test_caf_ping_pong_refuses_an_odd_message_count():
     with pytest.raises(kernels.ParamError, match="'messages' must be even") as caught:
-        _native.run("caf_ping_pong", {"messages": 2001})
+        native.run("caf_ping_pong", {"messages": 2001})
     assert caught.value.param == "messages"
 
 
