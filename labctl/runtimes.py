@@ -386,7 +386,7 @@ def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collecti
     return reply
 
 
-# What an external program's reply may hold (README: "External runtimes: the protocol"):
+# What an external program's reply may hold (docs/runtimes.md: "External runtimes: the protocol"):
 # anything else fails the point as `protocol`, never reaches the store or the analysis.
 MAX_INTEGER = 2**63 - 1  # the store's integers
 MAX_ANSWER = 1000
