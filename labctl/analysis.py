@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from labctl import results, stats
-from labctl.sample import COUNTS
+from labctl.metrics import COUNTS, Metric, lookup
 from labctl.schema import OURS, RUNTIME, Floor, Kernel, Param
 from labctl.text import show
 
@@ -37,55 +37,14 @@ def params_of(frame: pd.DataFrame | object, kernel: str | Kernel) -> tuple[Param
     return results.catalogue_of(frame).params(kernel) if isinstance(frame, pd.DataFrame) else ()
 
 
-@dataclass(frozen=True)
-class Metric:
-    column: str  # elapsed_ns, msgs_per_s, or a kernel metric
-    lower_is_better: bool
-
-    @property
-    def is_time(self) -> bool:
-        return stats.is_time(self.column)
-
-    @property
-    def is_count(self) -> bool:
-        """A count of what a phase executed (instructions, cache misses...), not a time."""
-        return self.column in COUNTS and not self.is_time
-
-    def scale(self, values) -> tuple[float, str]:
-        """A divisor and unit that suit `values`: (1e6, "ms"), or (1e6, "M msgs/s")."""
-        largest = max((abs(v) for v in values if v == v), default=1.0)
-        if self.is_time:
-            for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-                if largest >= factor:
-                    return factor, unit
-            return 1.0, "ns"
-        if self.column == "msgs_per_s":
-            return (1e6, "M msgs/s") if largest >= 1e5 else (1.0, "msgs/s")
-        if self.is_count:
-            for unit, factor in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-                if largest >= factor:
-                    return factor, unit
-        return 1.0, ""
-
-    @property
-    def title(self) -> str:
-        if self.column == "elapsed_ns":
-            return "time per run"
-        if self.column == "msgs_per_s":
-            return "throughput"
-        return self.column.removesuffix("_ns").replace("_", " ")
-
-
-TIME = Metric("elapsed_ns", True)
-THROUGHPUT = Metric("msgs_per_s", False)
+TIME = lookup("elapsed_ns")
+THROUGHPUT = lookup("msgs_per_s")
 
 
 def counted(samples: pd.DataFrame) -> list[Metric]:
-    """The counts (instructions, cache misses...; labctl.sample.COUNTS) these samples have values
-    of, in that order: what the instructions and counters measures add beside the time."""
-    return [Metric(name, True) for name in COUNTS
-            if name in samples and samples[name].notna().any()]
-
+    """The counts (instructions, cache misses...; labctl.metrics.COUNTS) these samples have
+    values of, in that order: what the instructions and counters measures add beside the time."""
+    return [lookup(name) for name in COUNTS if name in samples and samples[name].notna().any()]
 
 
 def kernel_metric(samples: pd.DataFrame) -> Metric:
@@ -120,10 +79,10 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
     rows = []
     params = results.param_columns(samples)
     for point, group in samples.groupby("point", sort=True):
-        group = group[group[metric.column].notna()]  # a count the point's measure did not take
+        group = group[group[metric.name].notna()]  # a count the point's measure did not take
         if group.empty:
             continue
-        values = group[metric.column].astype(float)
+        values = group[metric.name].astype(float)
         if per is not None:
             values = values / group[per].astype(float)
         summary = stats.summarize(list(values))
@@ -310,14 +269,16 @@ def floor_distances(samples: pd.DataFrame) -> list[FloorDistance]:
             bounded = samples[samples["kernel"] == floor.kernel]
             if bounded.empty or floor.metric not in bounded or floor.floor_metric not in measured:
                 continue
-            lower = stats.is_time(floor.metric)  # a time; otherwise a throughput
+            # A time (better lower) or a throughput: a floor and its figure share their unit.
+            metric = lookup(floor.metric)
+            lower = metric.lower_is_better
             floor_table = point_table(measured[measured[floor.floor_metric].notna()],
-                                      Metric(floor.floor_metric, lower))
+                                      lookup(floor.floor_metric).directed(lower))
             if floor_table.empty:
                 continue
             best = floor_table.sort_values("median", ascending=lower).iloc[0]
             params = [p.name for p in params_of(bounded, floor.kernel)]
-            table = point_table(bounded[bounded[floor.metric].notna()], Metric(floor.metric, lower))
+            table = point_table(bounded[bounded[floor.metric].notna()], metric)
             if table.empty:
                 continue
             keep = [floor.matches({n: _key(row[n]) for n in params if n in row})
@@ -328,7 +289,7 @@ def floor_distances(samples: pd.DataFrame) -> list[FloorDistance]:
             table["multiple"] = (table["median"] / best["median"] if lower
                                  else best["median"] / table["median"])
             distances.append(FloorDistance(floor, name, label(best, varying(floor_table, name)),
-                                           float(best["median"]), Metric(floor.metric, lower), table))
+                                           float(best["median"]), metric, table))
     return distances
 
 

@@ -26,15 +26,15 @@ import numpy as np
 import pandas as pd
 
 from labctl import analysis, results, stats, text
-from labctl.sample import COUNTS
+from labctl.metrics import COMPARABLE, lookup
 from labctl.schema import Catalogue, Kernel
 from labctl.store import Store
 
 ALPHA = 0.05
 DEFAULT_METRIC = "elapsed_ns"
-# Metrics of every sample (the counts where its measure took them); a kernel's own
-# (round_trip_p50_ns, ...) come with its samples.
-SAMPLE_METRICS = ("elapsed_ns", "msgs_per_s", "cpu_ns", *COUNTS)
+# Metrics of every sample with a direction (labctl.metrics.COMPARABLE: the counts where its
+# measure took them); a kernel's own (round_trip_p50_ns, ...) come with its samples.
+SAMPLE_METRICS = COMPARABLE
 # A sample is quiet when its values spread (max - min) by at most this share of its median: an
 # instruction count of a single-thread kernel varies by a few hundred in 10^8 (0.001%) between
 # runs, a time by 1-30%. For two quiet samples the rank test is the wrong tool: ties leave it
@@ -249,7 +249,7 @@ class Comparison:
 
     @property
     def lower_is_better(self) -> bool:
-        return stats.lower_is_better(self.metric)
+        return lookup(self.metric).lower_is_better
 
     @property
     def geometric_mean(self) -> float | None:
@@ -280,7 +280,7 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
         sample_a, sample_b = values_a.get(point, []), values_b.get(point_b, [])
         if sample_a and sample_b:
             rows.append(Row(kernel, params, params_b, difference(
-                sample_a, sample_b, stats.lower_is_better(metric), min_change, alpha)))
+                sample_a, sample_b, lookup(metric).lower_is_better, min_change, alpha)))
         else:
             side = " and ".join(name for name, sample in (("A", sample_a), ("B", sample_b))
                                 if not sample)
@@ -451,7 +451,7 @@ def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
         interval = (f" ({_ratio(d.ratio_low)}..{_ratio(d.ratio_high)})"
                     if d.ratio_low is not None else "")
         cells.append([*(_param_cell(row, name) for name in varying), f"{d.n_a}/{d.n_b}",
-                      _figure(c.metric, d.median_a), _figure(c.metric, d.median_b),
+                      lookup(c.metric).format(d.median_a), lookup(c.metric).format(d.median_b),
                       _ratio(d.ratio) + interval,
                       f"{d.change:+.1f}%" if math.isfinite(d.change) else "n/a",
                       f"{d.p_value:.2g}" if d.p_value is not None else "-", d.text])
@@ -483,16 +483,6 @@ def _summary(c: Comparison) -> str:
         text += (f"; without: {sum(unjudged.values())} ("
                  + ", ".join(f"{n} {v}" for v, n in unjudged.items()) + ")")
     return text + "."
-
-
-def _figure(metric: str, value: float) -> str:
-    if metric in COUNTS:
-        return text.format_count(value, metric)
-    if stats.lower_is_better(metric):
-        return text.format_duration(value)
-    if metric == "msgs_per_s":
-        return f"{value / 1e6:.3g} M/s"
-    return f"{value:.4g}"
 
 
 def _ratio(value: float) -> str:

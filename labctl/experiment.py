@@ -27,7 +27,7 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import _native, kernels, measures, shipped, stats, studies
+from labctl import _native, kernels, measures, metrics, shipped, studies
 from labctl.schema import Catalogue, Figure, Reference
 from labctl.text import printable
 
@@ -348,7 +348,7 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
     if not any(figure.peer is None for figure in figures):
         raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
                               f"(every one is a peer)")
-    lower = ref.better == "lower" if ref.better else stats.lower_is_better(ref.metric)
+    lower = ref.better == "lower" if ref.better else metrics.lookup(ref.metric).lower_is_better
     return Reference(ref.title, ref.source, ref.hardware, kernel.name, ref.metric, ref.per, ref.unit,
                      lower, dict(ref.where), ref.note, figures)
 

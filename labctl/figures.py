@@ -103,9 +103,9 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
     if not values.empty and values.max() / values.min() > LOG_SPAN:
         ax.set_yscale("log")
     ax.set_xlabel(x)
-    ax.set_ylabel(f"{metric.title} ({unit}), median" if unit else f"{metric.title}, median")
+    ax.set_ylabel(f"{metric.words} ({unit}), median" if unit else f"{metric.words}, median")
     better = "lower is better" if metric.lower_is_better else "higher is better"
-    ax.set_title(f"{_name(kernel)}: {metric.title} vs {x} ({better}); band: 95% interval\n"
+    ax.set_title(f"{_name(kernel)}: {metric.words} vs {x} ({better}); band: 95% interval\n"
                  f"{_subtitle(table, kernel, vary)}")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     figure.tight_layout()
@@ -151,11 +151,11 @@ def plot_heatmap(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: s
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     better = "lower is better" if metric.lower_is_better else "higher is better"
-    figure.suptitle(f"{_name(kernel)}: {metric.title} ({unit}, median) over {x} x {y} ({better})",
+    figure.suptitle(f"{_name(kernel)}: {metric.words} ({unit}, median) over {x} x {y} ({better})",
                     fontsize=10)
     if image is not None:
         figure.colorbar(image, ax=axes.ravel().tolist(), shrink=0.85,
-                        label=f"{metric.title} ({unit})")
+                        label=f"{metric.words} ({unit})")
     return figure
 
 
@@ -177,9 +177,9 @@ def plot_bars(table: pd.DataFrame, kernel: str | Kernel, metric: Metric):
     ax.invert_yaxis()
     if medians.min() > 0 and medians.max() / medians.min() > LOG_SPAN:
         ax.set_xscale("log")
-    ax.set_xlabel(f"{metric.title} ({unit}), median; bars: 95% interval" if unit
-                  else f"{metric.title}, median")
-    ax.set_title(f"{_name(kernel)}: {metric.title}, best first\n{_subtitle(table, kernel, vary)}")
+    ax.set_xlabel(f"{metric.words} ({unit}), median; bars: 95% interval" if unit
+                  else f"{metric.words}, median")
+    ax.set_title(f"{_name(kernel)}: {metric.words}, best first\n{_subtitle(table, kernel, vary)}")
     figure.tight_layout()
     return figure
 

@@ -18,11 +18,11 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import measures, results, text
+from labctl import metrics, results, text
 from labctl.store import Store, now
 
 EXPERIMENT = "gate"
-METRIC = "instructions"
+METRIC = "instructions"  # the count judged (labctl.metrics), taken by the instructions measure
 THRESHOLD = 2.0  # percent more instructions than the baseline that fails a point
 # ... whose counts are schedule-dependent (labctl.measures.schedule_dependent): they vary between
 # runs by up to 2% (counting_actor: how far its sender runs ahead of the counter decides how
@@ -110,8 +110,8 @@ def record(db: str | Path, run: int | str) -> dict:
     context, points = _measured(db, run_id)
     entries = []
     for key, kernel, params, status, failure, measure, counts, dependent in points:
-        if measure != measures.INSTRUCTIONS or not counts:
-            why = failure or (f"measured in {measure}" if measure != measures.INSTRUCTIONS else status)
+        if measure != metrics.INSTRUCTIONS or not counts:
+            why = failure or (f"measured in {measure}" if measure != metrics.INSTRUCTIONS else status)
             raise GateError(f"run {run_id}: {kernel} {_params(params)} has no instruction count "
                             f"({why}); a baseline needs every point")
         entries.append({"kernel": kernel, "params": params, "key": key,
@@ -162,8 +162,8 @@ def check(db: str | Path, run: int | str, baseline: dict, path: Path,
         entry = expected.pop(key, None)
         dependent = dependent or bool(entry and entry.get("schedule_dependent"))
         note = f"schedule-dependent, judged at {max(threshold, DEPENDENT_THRESHOLD):g}%" if dependent else ""
-        if not counts or measure != measures.INSTRUCTIONS:
-            why = failure or (f"measured in {measure}" if measure != measures.INSTRUCTIONS else status)
+        if not counts or measure != metrics.INSTRUCTIONS:
+            why = failure or (f"measured in {measure}" if measure != metrics.INSTRUCTIONS else status)
             result.rows.append(Row(kernel, params, entry and entry[METRIC], None, None, NOT_MEASURED,
                                    text.printable(why)))
             continue
@@ -205,8 +205,8 @@ def markdown(result: Result) -> str:
         shown = {n: v for n, v in row.params.items() if n not in shared}
         change = row.change
         rows.append([f"{row.kernel} {_params(shown)}".strip(),
-                     text.format_count(row.baseline) if row.baseline is not None else "-",
-                     text.format_count(row.measured) if row.measured is not None else "-",
+                     metrics.lookup(METRIC).format(row.baseline) if row.baseline is not None else "-",
+                     metrics.lookup(METRIC).format(row.measured) if row.measured is not None else "-",
                      f"{change:+.3f}%" if change is not None else "-",
                      f"{row.spread:.3g}%" if row.spread is not None else "-",
                      row.verdict + (f": {row.note}" if row.note else "")])

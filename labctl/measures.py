@@ -2,12 +2,13 @@
 `instructions` (the worker runs under valgrind's callgrind, which counts the instructions of the
 measured phase, and simulates its cache misses: the same count run after run on a noisy machine,
 at 70-200x the time) or `counters` (perf_event counters of the CPU and the kernel around the
-phase). What each needs, how its worker starts, and how its counts are read back.
+phase): the run side of each, what it needs, how its worker starts, and how its counts are
+read back. Their names and what each counts are labctl.metrics', which analysis reads.
 
-The phase's edges are marked in native code (native/kernels/counters.hpp), where MeasuredPhase
+The phase's edges are marked in native code (native/kernels/phase.hpp), where MeasuredPhase
 starts and ends every kernel's phase, so every measure covers the same work as the clock. The
-analysis after the store reads the names here without the extension: only the functions that ask
-this build or run a kernel import it.
+analysis after the store never imports this module: only the functions that ask this build or
+run a kernel import the extension.
 """
 
 from __future__ import annotations
@@ -17,10 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-TIME = "time"
-INSTRUCTIONS = "instructions"
-COUNTERS = "counters"
-MEASURES = (TIME, INSTRUCTIONS, COUNTERS)
+from labctl.metrics import COUNTERS, INSTRUCTIONS, MEASURES, TIME  # noqa: F401 - the run side's names
 
 # How a worker of the instructions measure starts: under callgrind, instrumenting nothing until
 # the phase begins (Python's start-up and the kernel's set-up run at valgrind's plain speed and

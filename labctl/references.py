@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from labctl.analysis import Metric, _key, point_table
+from labctl.analysis import _key, point_table
+from labctl.metrics import RATE, Metric, lookup
 from labctl.schema import Figure, Reference
 
 # Published figures closer than this (ratio) are a tie in the study: no order to check.
@@ -56,15 +57,15 @@ def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison
             kernel_samples = kernel_samples.iloc[0:0]
             break
         kernel_samples = kernel_samples[kernel_samples[name].map(lambda v: _key(v) == _key(value)).astype(bool)]
-    metric = Metric(reference.metric, reference.lower_is_better)
+    metric = lookup(reference.metric).directed(reference.lower_is_better)
     matches = []
     for figure in reference.figures:
         match = Match(figure)
         matches.append(match)
         if figure.peer is not None:
             continue
-        if metric.column not in kernel_samples or (reference.per and reference.per not in kernel_samples):
-            match.problem = f"{reference.kernel} records no '{metric.column}'"
+        if metric.name not in kernel_samples or (reference.per and reference.per not in kernel_samples):
+            match.problem = f"{reference.kernel} records no '{metric.name}'"
             continue
         chosen = kernel_samples
         for name, value in figure.params.items():
@@ -146,7 +147,7 @@ def in_unit(value: float, metric: Metric, unit: str) -> float | None:
     """Our value in the published unit, where the two are the same kind of quantity."""
     if metric.is_time and unit in TIME_UNITS:
         return value / TIME_UNITS[unit]
-    if metric.column == "msgs_per_s" and unit in RATE_UNITS:
+    if metric.unit == RATE and unit in RATE_UNITS:
         return value / RATE_UNITS[unit]
     return None
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl import __version__, files, measures, results, stats
+from labctl import __version__, files, metrics, results, stats
 from labctl.analysis import (
     SHORT,
     Metric,
@@ -46,9 +46,6 @@ from labctl.references import TIE_RATIO, Comparison, Match, compare_reference, i
 from labctl.schema import OURS, RUNTIME, Catalogue
 from labctl.store import RunRow, Store, now
 from labctl.text import (
-    count_name,
-    format_count,
-    format_duration,
     machine_line,
     markdown_table,
     number,
@@ -102,14 +99,6 @@ def slug(name: str) -> str:
     if kept == name and kept:
         return kept
     return f"{kept or 'report'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-
-
-def _value(value: float, metric: Metric) -> str:
-    if metric.is_time:
-        return format_duration(value)
-    if metric.column == "msgs_per_s":
-        return f"{value / 1e6:.2f} M msgs/s" if value >= 1e5 else f"{value:.0f} msgs/s"
-    return number(value)
 
 
 def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: pd.DataFrame,
@@ -170,8 +159,8 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
                       else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
             summary_rows.append([*([f"m{machine}"] if several else []),
                                  kernel + (f" ({measure})" if measure else ""), len(table),
-                                 f"{label(best, vary) or 'one point'}: {_value(best['median'], metric)}",
-                                 f"{label(worst, vary) or 'one point'}: {_value(worst['median'], metric)}",
+                                 f"{label(best, vary) or 'one point'}: {metric.format(best['median'])}",
+                                 f"{label(worst, vary) or 'one point'}: {metric.format(worst['median'])}",
                                  f"{spread:.2f}x"])
         headers = [*(["machine"] if several else []), "kernel", "points", "best", "worst", "worst/best"]
         lines += [markdown_table(headers, summary_rows, {1 + several, 4 + several}), ""]
@@ -180,9 +169,9 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
         number_ = number_ if several else None
         lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table, measure in views
-                                    if machine == number_ and measure in ("", measures.TIME)}, _on(number_))
+                                    if machine == number_ and measure in ("", metrics.TIME)}, _on(number_))
         # A floor bounds the clock's figures of its own machine only.
-        lines += _floors_section(part[part["measure"] == measures.TIME], _on(number_))
+        lines += _floors_section(part[part["measure"] == metrics.TIME], _on(number_))
     for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
         lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
                                  measure)
@@ -226,17 +215,17 @@ def _when(stamp: str | None) -> str:
 
 def _measures_section(samples: pd.DataFrame) -> list[str]:
     """What the run's measures counted, beside the time, and what this machine could not."""
-    taken = set(samples["measure"]) - {measures.TIME} if not samples.empty else set()
+    taken = set(samples["measure"]) - {metrics.TIME} if not samples.empty else set()
     if not taken:
         return []
     lines = ["## Measures", ""]
-    if measures.INSTRUCTIONS in taken:
+    if metrics.INSTRUCTIONS in taken:
         lines += ["Points measured in `instructions` ran under valgrind's callgrind, which counted "
                   "the instructions of the measured phase alone (and simulated its L1 and last-level "
                   "cache misses): the same count run after run, on a noisy machine too. Their times "
                   "were taken under valgrind, 70-200x slower than natively: read their counts, not "
                   "their times.", ""]
-    if measures.COUNTERS in taken:
+    if metrics.COUNTERS in taken:
         lines += ["Points measured in `counters` counted the measured phase with perf_event: the "
                   "CPU's counters (user space) and the kernel's, for every thread of the process.", ""]
     dependent = samples[samples["schedule_dependent"].fillna(False)]
@@ -251,7 +240,7 @@ def _measures_section(samples: pd.DataFrame) -> list[str]:
             missing.setdefault(name, why)
     if missing:
         lines += ["Counters this machine does not have (left empty, never counted as 0):", "",
-                  markdown_table(["counter", "why"], [[count_name(n), w] for n, w in missing.items()]), ""]
+                  markdown_table(["counter", "why"], [[metrics.lookup(n).words, w] for n, w in missing.items()]), ""]
     return lines
 
 
@@ -276,48 +265,48 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         x, y = axes_for(part, kernel)
         if x is not None:
             path = save(plot_lines(part, kernel, metric, x), folder, f"{stem}-{x}", figures, svg=True)
-            lines += [f"![{kernel}: {metric.title} vs {x}]({path})", ""]
+            lines += [f"![{kernel}: {metric.words} vs {x}]({path})", ""]
         if y is not None and heatmap_panels(part, kernel, x, y):
             path = save(plot_heatmap(part, kernel, metric, x, y), folder, f"{stem}-{x}-{y}", figures)
-            lines += [f"![{kernel}: {metric.title} over {x} x {y}]({path})", ""]
+            lines += [f"![{kernel}: {metric.words} over {x} x {y}]({path})", ""]
         if x is None and len(part) > 1:
             path = save(plot_bars(part, kernel, metric), folder, f"{stem}-bars", figures)
-            lines += [f"![{kernel}: {metric.title} per configuration]({path})", ""]
+            lines += [f"![{kernel}: {metric.words} per configuration]({path})", ""]
         for count, count_table in counts:
             counted_part = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
             if x is not None and counted_part[x].notna().any():
                 path = save(plot_lines(counted_part, kernel, count, x), folder,
-                            f"{stem}-{x}-{file_name(count.column)}", figures, svg=True)
-                lines += [f"![{kernel}: {count.title} vs {x}]({path})", ""]
+                            f"{stem}-{x}-{file_name(count.name)}", figures, svg=True)
+                lines += [f"![{kernel}: {count.words} vs {x}]({path})", ""]
             elif len(counted_part) > 1:
                 path = save(plot_bars(counted_part, kernel, count), folder,
-                            f"{stem}-bars-{file_name(count.column)}", figures)
-                lines += [f"![{kernel}: {count.title} per configuration]({path})", ""]
+                            f"{stem}-bars-{file_name(count.name)}", figures)
+                lines += [f"![{kernel}: {count.words} per configuration]({path})", ""]
     unvaried = fixed(table, kernel, vary)
     if unvaried:
         lines += [f"Fixed: {printable(unvaried)}.", ""]
     ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(sort_key)) if vary else table
-    medians = {count.column: count_table.set_index("point")["median"] for count, count_table in counts}
+    medians = {count: count_table.set_index("point")["median"] for count, count_table in counts}
     rows = []
     for _, point in ordered.iterrows():
-        interval = (f"{_value(point['ci_low'], metric)} .. {_value(point['ci_high'], metric)}"
+        interval = (f"{metric.format(point['ci_low'])} .. {metric.format(point['ci_high'])}"
                     if _key(point["ci_low"]) is not None else "n<3: none")
         flags = []
         if point["noisy"]:
             flags.append(f"noisy (cv > {stats.NOISE_CV:.0%})")
-        if point["measure"] == measures.INSTRUCTIONS:
+        if point["measure"] == metrics.INSTRUCTIONS:
             flags.append("time under valgrind")
         if point["schedule_dependent"]:
             flags.append("schedule-dependent counts")
         rows.append([*(show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
-                     point["n"], _value(point["median"], metric), interval,
+                     point["n"], metric.format(point["median"]), interval,
                      f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
-                     *(format_count(found[point["point"]], name) if point["point"] in found.index else "-"
-                       for name, found in medians.items()),
+                     *(count.format(found[point["point"]]) if point["point"] in found.index else "-"
+                       for count, found in medians.items()),
                      ", ".join(flags)])
-    headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.title}", "95% interval",
+    headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.words}", "95% interval",
                                                   "cv", "msgs/s",
-                                                  *(f"median {count_name(n)}" for n in medians), ""]
+                                                  *(f"median {count.words}" for count in medians), ""]
     right = set(range(len(vary), len(vary) + 5 + len(medians)))
     lines += [markdown_table(headers, rows, right), ""]
     return lines
@@ -333,7 +322,7 @@ def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: st
                 ours = "" if math.isnan(point["ours"]) or point[RUNTIME] == OURS \
                     else f"{point['ours']:.3g}"
                 rows.append([kernel, setting or "-", place, point[RUNTIME], label(point, own) or "-",
-                             _value(point["median"], metric), f"{point['ratio']:.2f}x", ours])
+                             metric.format(point["median"]), f"{point['ratio']:.2f}x", ours])
     if not rows:
         return []
     return ["## Runtimes side by side" + (f" on {machine}" if machine else ""), "",
@@ -365,13 +354,13 @@ def _floors_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
         floor_point = f" {distance.floor_point}" if distance.floor_point else ""
         lines += [f"### {floor.kernel} `{floor.metric}`: {printable(floor.name)}", "",
                   f"Floor: `{distance.floor_kernel}`{floor_point} `{floor.floor_metric}` = "
-                  f"{_value(distance.floor_value, distance.metric)}{where}.", ""]
+                  f"{distance.metric.format(distance.floor_value)}{where}.", ""]
         table = distance.points
         vary = varying(table, floor.kernel)
         ordered = table.sort_values("multiple")
-        rows = [[label(point, vary) or "one point", point["n"], _value(point["median"], distance.metric),
+        rows = [[label(point, vary) or "one point", point["n"], distance.metric.format(point["median"]),
                  f"{point['multiple']:.2f}x {printable(floor.name)}"] for _, point in ordered.iterrows()]
-        lines += [markdown_table(["configuration", "n", f"median {distance.metric.title}", "distance"],
+        lines += [markdown_table(["configuration", "n", f"median {distance.metric.words}", "distance"],
                                  rows, {1, 2}), ""]
     return lines
 
@@ -427,7 +416,7 @@ def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figur
 def _reference_section(comparison: Comparison, position: int, folder: Path, figures: list[str],
                        machine: str = "") -> list[str]:
     ref = comparison.reference
-    metric = Metric(ref.metric, ref.lower_is_better)
+    metric = metrics.lookup(ref.metric).directed(ref.lower_is_better)
     per = f" per {_singular(ref.per)}" if ref.per else ""
     lines = [f"### {printable(ref.title)}", "",
              f"Source: {printable(ref.source.rstrip('.'))}. Hardware: {printable(ref.hardware.rstrip('.'))}. "
@@ -457,10 +446,10 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
         index = ours.index(match)
         study_relative = (match.figure.value / best_study if ref.lower_is_better
                           else best_study / match.figure.value)
-        interval = (f" [{_value(match.interval[0], metric)} .. {_value(match.interval[1], metric)}]"
+        interval = (f" [{metric.format(match.interval[0])} .. {metric.format(match.interval[1])}]"
                     if match.interval else " (n<3)")
         rows.append([match.figure.label, published, f"{study_relative:.2f}",
-                     _value(match.median, metric) + interval,
+                     metric.format(match.median) + interval,
                      f"{match.relative(best_here, ref.lower_is_better):.2f}",
                      study_rank[index], here_rank[index]])
     lines += [markdown_table(["configuration", "published", "study / its best", f"ours{per} (median [95%])",

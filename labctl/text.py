@@ -1,8 +1,8 @@
 """How labctl writes values for people, on a terminal and in a report: parameter values,
-numbers, durations, markdown tables, the machine a run ran on. Text that came from
-outside (an experiment file, a peer's output, a stored failure) goes through `printable` first,
-so no control character (an escape sequence, a bidirectional override, a newline in a name)
-reaches a terminal or a report raw."""
+numbers, durations, markdown tables, the machine a run ran on (a metric's value in its unit is
+labctl.metrics'). Text that came from outside (an experiment file, a peer's output, a stored
+failure) goes through `printable` first, so no control character (an escape sequence, a
+bidirectional override, a newline in a name) reaches a terminal or a report raw."""
 
 from __future__ import annotations
 
@@ -56,18 +56,18 @@ def format_duration(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
-def format_count(value: float, name: str = "") -> str:
-    """A count as people read it, whole: 104,040,705 (a time counted in ns, task_clock_ns, as a
-    duration)."""
-    if name.endswith("_ns"):
-        return format_duration(value)
-    return f"{value:,.0f}"
+# TODO(lead): remove format_count and count_name once console/commands use labctl.metrics
+# (lookup(name).format(value), lookup(name).words); metrics imports this module, hence the late import.
+def format_count(value: float, name: str) -> str:
+    from labctl.metrics import lookup
+
+    return lookup(name).format(value)
 
 
 def count_name(name: str) -> str:
-    """A count's field in words: l1_misses -> L1 misses, task_clock_ns -> task clock."""
-    words = name.removesuffix("_ns").replace("_", " ")
-    return {"l1 misses": "L1 misses", "cpu migrations": "CPU migrations"}.get(words, words)
+    from labctl.metrics import lookup
+
+    return lookup(name).words
 
 
 def format_seconds(seconds: float) -> str:

@@ -13,6 +13,7 @@ import pytest
 from test_cli import assert_one_line_error
 
 from labctl import compare, stats
+from labctl.metrics import lookup
 
 A_FEW = [100.0, 102.0, 98.0, 101.0, 99.0]
 TWICE = [200.0, 204.0, 196.0, 202.0, 198.0]
@@ -83,8 +84,8 @@ def test_a_significant_change_below_min_change_is_no_change():
 
 
 def test_the_direction_follows_the_metric():
-    assert stats.lower_is_better("elapsed_ns") and stats.lower_is_better("round_trip_p50_ns")
-    assert not stats.lower_is_better("msgs_per_s")
+    assert lookup("elapsed_ns").lower_is_better and lookup("round_trip_p50_ns").lower_is_better
+    assert not lookup("msgs_per_s").lower_is_better
     # Half the throughput is slower; the change is that of the metric itself.
     d = compare.difference(TWICE, A_FEW, lower_is_better=False)
     assert d.verdict == compare.SLOWER and d.text == "slower (2.00x)"
@@ -137,7 +138,7 @@ def test_counts_without_noise_are_judged_by_their_ranges_however_small_the_chang
 
 
 def test_counts_are_better_lower():
-    assert all(stats.lower_is_better(name) for name in ("instructions", "cache_misses", "page_faults"))
+    assert all(lookup(name).lower_is_better for name in ("instructions", "cache_misses", "page_faults"))
     assert compare.difference([10.0] * 3, [12.0] * 3, lower_is_better=True).verdict == compare.SLOWER
 
 
