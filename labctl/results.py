@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from labctl.metrics import COUNTS
 from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
-from labctl.sample import COUNTS, POINT_COLUMNS
+from labctl.sample import POINT_COLUMNS
 from labctl.schema import Catalogue
 from labctl.store import Store
 from labctl.text import machine_line
@@ -24,16 +25,21 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     is the kind of machine the sample's point ran on (its CPU, CPUs, cores, SMT and OS kernel:
     hosts alike in these are one machine) and `host` the host's name. `measure` is the point's
     (under `instructions`, elapsed_ns was taken under valgrind); the counts (instructions,
-    cycles, ...) are empty where the measure did not count them, and `unsupported` says why a
-    counter the measure counts is empty on this machine."""
+    cycles, ...; labctl.metrics.COUNTS) are empty where the measure did not count them, and
+    `unsupported` says why a counter the measure counts is empty on this machine. A count the
+    store holds that the registry does not name (a store written by a newer labctl) gets a
+    column of its own after the kernel metrics."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run) if run is not None else None
         samples = store.samples(run_id)
     rows = []
     params: list[str] = []
     metrics: list[str] = []
+    others: list[str] = []  # counts the registry does not name
     for sample in samples:
         row = {name: sample[name] for name in SAMPLE_COLUMNS if name in sample}
+        row.update(sample["counts"])
+        others += [name for name in sample["counts"] if name not in COUNTS and name not in others]
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
         row["verified"] = sample["answer"] == sample["expected"]
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
@@ -49,8 +55,9 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         rows.append(row)
     known = catalogue(db, run_id)
     params = _in_schema_order(known, params)
-    frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics), rows, params)
-    for name in COUNTS:  # whole numbers with gaps: pandas' nullable integers, not floats
+    others = [name for name in others if name not in metrics and name not in params]
+    frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics + others), rows, params)
+    for name in (*COUNTS, *others):  # whole numbers with gaps: pandas' nullable integers, not floats
         frame[name] = pd.array([row.get(name) for row in rows], dtype="Int64")
     frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
     frame.attrs["catalogue"] = known.to_json()

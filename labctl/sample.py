@@ -1,12 +1,15 @@
 """What a sample is, in one place: the fields every sample of every kernel has, on every runtime,
 as the worker reports them (Sample), the store keeps them (STORED: a column each) and
 labctl.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
-migration of the store (labctl.store.MIGRATIONS). Metric names a kernel or an external program reports may not be any of
-the column names."""
+migration of the store (labctl.store.MIGRATIONS); a new count is none of these, only an entry of
+labctl.metrics' registry: counts are kept by name. Metric names a kernel or an external program
+reports may not be any of the column names."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+
+from labctl import metrics
 
 
 @dataclass
@@ -28,20 +31,15 @@ class Sample:
     peak_rss_kb: int | None = None
     voluntary_switches: int | None = None
     involuntary_switches: int | None = None
-    # How the point is measured (labctl.measures): kept with the point, not the sample. Under
-    # `instructions` the elapsed time was taken under valgrind.
+    # How the point is measured (labctl.metrics.MEASURE): kept with the point, not the sample.
+    # Under `instructions` the elapsed time was taken under valgrind.
     measure: str = "time"
-    # What the measured phase executed, counted (None where the measure does not count it):
-    instructions: int | None = None  # instructions: callgrind's; counters: the CPU's (user space)
-    l1_misses: int | None = None  # instructions: callgrind's simulated first-level misses
-    cache_misses: int | None = None  # last-level misses: callgrind's simulated, or the CPU's
-    cycles: int | None = None  # counters, and the rest: perf_event
-    branch_misses: int | None = None
-    task_clock_ns: int | None = None
-    context_switches: int | None = None
-    cpu_migrations: int | None = None
-    page_faults: int | None = None
-    unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is None here
+    # What the measured phase executed, counted, by name (labctl.metrics.COUNTS): instructions,
+    # l1_misses and cache_misses are callgrind's (simulated misses) under `instructions`; under
+    # `counters`, perf_event's (the CPU's instructions in user space). A count the measure does
+    # not take, or this machine lacks, is absent, never 0.
+    counts: dict[str, int] = field(default_factory=dict)
+    unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is absent here
     schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
 
     def to_json(self) -> dict:
@@ -51,6 +49,25 @@ class Sample:
     def from_json(cls, data: dict) -> Sample:
         names = {f.name for f in fields(cls)}
         return cls(**{name: value for name, value in data.items() if name in names})
+
+
+def _count(name: str) -> property:
+    def get(sample: Sample) -> int | None:
+        return sample.counts.get(name)
+
+    def put(sample: Sample, value: int | None) -> None:
+        if value is None:
+            sample.counts.pop(name, None)
+        else:
+            sample.counts[name] = value
+
+    return property(get, put, doc=f"Sample.counts['{name}'], None where absent")
+
+
+# sample.instructions, sample.cycles, ...: Sample.counts by attribute, as worker.py sets them and
+# console.py reads them. TODO(lead): remove once console/commands use labctl.metrics
+for _name in metrics.COUNTS:
+    setattr(Sample, _name, _count(_name))
 
 
 # The fields the store keeps, in its samples table's column order, with their SQL types; a dict
@@ -67,32 +84,25 @@ STORED: tuple[tuple[str, str], ...] = (
     ("voluntary_switches", "INTEGER"),
     ("involuntary_switches", "INTEGER"),
     ("pid", "INTEGER"),
-    ("instructions", "INTEGER"),  # v5, as the rest
-    ("l1_misses", "INTEGER"),
-    ("cache_misses", "INTEGER"),
-    ("cycles", "INTEGER"),
-    ("branch_misses", "INTEGER"),
-    ("task_clock_ns", "INTEGER"),
-    ("context_switches", "INTEGER"),
-    ("cpu_migrations", "INTEGER"),
-    ("page_faults", "INTEGER"),
-    ("unsupported", "TEXT NOT NULL DEFAULT '{}'"),  # JSON
+    # JSON {count name: integer} (v6): a count not taken is absent. One column for them all, so
+    # that a new count needs no migration; read back whole with its sample, as metrics is.
+    ("counts", "TEXT NOT NULL DEFAULT '{}'"),
+    ("unsupported", "TEXT NOT NULL DEFAULT '{}'"),  # JSON (v5)
     ("schedule_dependent", "INTEGER"),  # 0, 1, or NULL under the time measure
 )
-JSON_FIELDS = ("metrics", "thread_cpu_ns", "unsupported")
+JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 
-# The fields that count what a phase executed (lower is better), in the order tables show them.
-COUNTS = ("instructions", "cycles", "l1_misses", "cache_misses", "branch_misses", "task_clock_ns",
-          "context_switches", "cpu_migrations", "page_faults")
+COUNTS = metrics.COUNTS  # TODO(lead): remove once console/commands use labctl.metrics
 
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
-# where it comes from, what was stored (the kernel's metrics get columns of their own), what
+# where it comes from, what was stored (a column per count of labctl.metrics.COUNTS, nullable;
+# the kernel's metrics, and a count the registry does not name, get columns of their own), what
 # is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
 # the kind, labctl.text.machine_line; host: its host name).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", *COUNTS, "unsupported", "schedule_dependent", "recorded_at",
+           "involuntary_switches", *metrics.COUNTS, "unsupported", "schedule_dependent", "recorded_at",
            "machine", "host"]
 # The columns labctl.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",

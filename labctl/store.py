@@ -26,7 +26,7 @@ from labctl.schema import Catalogue
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 
@@ -117,6 +117,32 @@ _V5_SAMPLES = """CREATE TABLE samples_v5 (
     recorded_at TEXT NOT NULL,
     UNIQUE (point_id, repeat)
 )"""
+# Version 6 keeps a sample's counts as one JSON object, {name: integer}, in `counts`, not a column
+# each: a new count (labctl.metrics) is a new name, not a table rebuild. A column per count would
+# let SQL filter on one, but nothing reads them apart from their sample (the report and the gate
+# read whole samples through labctl.results), and a table of (sample, name, value) rows would be a
+# join on every read for nothing more. The migration moves each non-NULL count into the object
+# (json_patch drops the members whose value is null: absent stays absent, never 0).
+_V5_COUNTS = ("instructions", "l1_misses", "cache_misses", "cycles", "branch_misses",
+              "task_clock_ns", "context_switches", "cpu_migrations", "page_faults")
+_V5_KEPT = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, metrics, "
+            "thread_cpu_ns, peak_rss_kb, voluntary_switches, involuntary_switches, pid")
+_V6_SAMPLES = """CREATE TABLE samples_v6 (
+    id INTEGER PRIMARY KEY,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repeat INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL, messages_processed INTEGER NOT NULL, answer TEXT NOT NULL,
+    expected TEXT NOT NULL, metrics TEXT NOT NULL, thread_cpu_ns TEXT NOT NULL,
+    peak_rss_kb INTEGER, voluntary_switches INTEGER, involuntary_switches INTEGER, pid INTEGER,
+    counts TEXT NOT NULL DEFAULT '{}', unsupported TEXT NOT NULL DEFAULT '{}',
+    schedule_dependent INTEGER,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (point_id, repeat)
+)"""
+_V5_TO_V6 = (f"INSERT INTO samples_v6 ({_V5_KEPT}, counts, unsupported, schedule_dependent, recorded_at)"
+             f" SELECT {_V5_KEPT}, json_patch('{{}}', json_object("
+             + ", ".join(f"'{name}', {name}" for name in _V5_COUNTS)
+             + ")), unsupported, schedule_dependent, recorded_at FROM samples")
 
 # What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
 # table too, so that migrated and new stores have the same layout; where it cannot (a sample's
@@ -134,6 +160,12 @@ MIGRATIONS = {
         f"INSERT INTO samples_v5 ({_V4_SAMPLE_COLUMNS}) SELECT {_V4_SAMPLE_COLUMNS} FROM samples",
         "DROP TABLE samples",
         "ALTER TABLE samples_v5 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
+    # A sample's counts by name, in one JSON column (_V6_SAMPLES says why).
+    5: [_V6_SAMPLES,
+        _V5_TO_V6,
+        "DROP TABLE samples",
+        "ALTER TABLE samples_v6 RENAME TO samples",
         "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
@@ -542,8 +574,9 @@ class Store:
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
-        sample.STORED, and run, run_name, point, position, point_key, kernel, params, measure,
-        repeat, recorded_at and machine (the info of its point's machine, else of its run's)."""
+        sample.STORED (`counts`: {name: integer}, a count not taken absent), and run, run_name,
+        point, position, point_key, kernel, params, measure, repeat, recorded_at and machine (the
+        info of its point's machine, else of its run's)."""
         names = [name for name, _ in sample.STORED]
         query = (
             "SELECT r.id, r.name, p.id, p.position, p.key, p.kernel, p.params, COALESCE(p.measure, 'time'),"

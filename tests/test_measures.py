@@ -45,14 +45,14 @@ def spread(values: list[int]) -> float:
 @pytest.mark.parametrize(("kernel", "params"), SINGLE_THREAD)
 def test_instruction_counts_of_a_single_thread_kernel_repeat_within_half_a_percent(kernel, params):
     samples = counted(kernel, params)
-    counts = [s.instructions for s in samples]
+    counts = [s.counts["instructions"] for s in samples]
     assert len(counts) == 3 and all(c > 0 for c in counts)
     assert spread(counts) < 0.005, counts
-    again = counted(kernel, params, repeat=1)[0].instructions  # another process
+    again = counted(kernel, params, repeat=1)[0].counts["instructions"]  # another process
     assert abs(again / statistics.median(counts) - 1) < 0.005
     assert all(s.measure == measures.INSTRUCTIONS and s.schedule_dependent is False for s in samples)
-    assert all(s.l1_misses is not None and s.cache_misses is not None for s in samples)  # simulated
-    assert all(s.cycles is None and not s.unsupported for s in samples)  # not this measure's
+    assert all("l1_misses" in s.counts and "cache_misses" in s.counts for s in samples)  # simulated
+    assert all("cycles" not in s.counts and not s.unsupported for s in samples)  # not this measure's
 
 
 @needs_valgrind
@@ -60,8 +60,8 @@ def test_instruction_counts_of_a_single_thread_kernel_repeat_within_half_a_perce
 def test_instructions_count_the_measured_phase_only_not_the_work_around_it(kernel, params):
     # outside_work runs about 80 million instructions before the kernel and as many after it,
     # in the same process and thread: ten times the phase's own, and not one of them counted.
-    plain = statistics.median(s.instructions for s in counted(kernel, params))
-    padded = statistics.median(s.instructions for s in counted(kernel, params, env={"LABCTL_FAULT": "outside_work"}))
+    plain = statistics.median(s.counts["instructions"] for s in counted(kernel, params))
+    padded = statistics.median(s.counts["instructions"] for s in counted(kernel, params, env={"LABCTL_FAULT": "outside_work"}))
     assert abs(padded / plain - 1) < 0.005, (plain, padded)
     assert plain < 20_000_000
 
@@ -74,7 +74,7 @@ def test_ping_pong_counts_its_throughput_phase_not_the_latency_probes_after_it(r
     if runtime == "caf" and not any(k["runtime"] == "caf" for k in _native.kernels()):
         pytest.skip("labctl._native was built without CAF")
     params = {"runtime": runtime, "messages": 20_000, **({"threads": 1} if runtime == "caf" else {})}
-    plain, probed = (counted("ping_pong", {**params, "latency_samples": n}, repeat=1)[0].instructions
+    plain, probed = (counted("ping_pong", {**params, "latency_samples": n}, repeat=1)[0].counts["instructions"]
                      for n in (0, 10_000))
     assert abs(probed / plain - 1) < 0.02, (plain, probed)
 
@@ -82,8 +82,8 @@ def test_ping_pong_counts_its_throughput_phase_not_the_latency_probes_after_it(r
 @needs_valgrind
 def test_a_phase_that_includes_teardown_counts_it():
     # skynet's phase ends at the root's sum, or, with deregister, when every coop is destroyed.
-    kept = statistics.median(s.instructions for s in counted("skynet", {"leaves": 2_000}))
-    destroyed = statistics.median(s.instructions for s in counted("skynet", {"leaves": 2_000, "deregister": True}))
+    kept = statistics.median(s.counts["instructions"] for s in counted("skynet", {"leaves": 2_000}))
+    destroyed = statistics.median(s.counts["instructions"] for s in counted("skynet", {"leaves": 2_000, "deregister": True}))
     assert destroyed > 1.3 * kept
 
 
@@ -93,7 +93,7 @@ def test_a_phase_after_its_agents_are_made_does_not_count_their_start():
     # their coop is registered. One hop around 20,000 agents is a few thousand instructions;
     # their starts, had any of them fallen in the phase (they did, whenever the kernel's thread
     # began the phase before the worker got through them), about 50 each.
-    counts = [s.instructions for s in counted("thread_ring", {"hops": 1, "actors": 20_000}, repeat=2)]
+    counts = [s.counts["instructions"] for s in counted("thread_ring", {"hops": 1, "actors": 20_000}, repeat=2)]
     assert all(0 < count < 100_000 for count in counts), counts
 
 
@@ -113,7 +113,7 @@ def test_a_kernel_sending_from_its_own_thread_is_schedule_dependent_one_waiting_
                      repeat=1, measure=measures.COUNTERS)
     assert (alone.schedule_dependent, beside.schedule_dependent, pool.schedule_dependent) == (False, True, True)
     [timed] = counted("ping_pong", {"messages": 20_000}, repeat=1, measure=measures.TIME)
-    assert timed.schedule_dependent is None and timed.instructions is None
+    assert timed.schedule_dependent is None and timed.counts == {}
 
 
 def test_the_schedule_rule_counts_threads_at_work():
@@ -154,7 +154,7 @@ def test_an_unsupported_counter_is_stored_empty_with_its_reason(tmp_path):
         [point] = store.points(run)
         measured = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=10,
                           messages_processed=1, answer="a", expected="a", verified=True,
-                          task_clock_ns=9, cycles=None, unsupported={"cycles": "no PMU here"},
+                          counts={"task_clock_ns": 9}, unsupported={"cycles": "no PMU here"},
                           schedule_dependent=False)
         store.add_sample(point.id, 0, measured)
     frame = results.load(db, run)
@@ -248,7 +248,7 @@ def stored_counts(db: Path, per_point: list[list[int]], text: str = COUNTED) -> 
                 store.add_sample(point.id, repeat, Sample(
                     kernel=point.kernel, params=point.params, index=repeat, warmup=False,
                     elapsed_ns=1_000_000 + repeat, messages_processed=100, answer="a", expected="a",
-                    verified=True, instructions=value, l1_misses=10, cache_misses=5,
+                    verified=True, counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
                     schedule_dependent=False))
             store.finish_point(point.id)
         store.end_run(run, "finished")
@@ -328,8 +328,8 @@ def fake_run(db: Path, counts: dict[str, list[int]], context: dict = BUILD, depe
             for repeat, value in enumerate(counts.get(point.kernel, [])):
                 store.add_sample(point.id, repeat, Sample(
                     kernel=point.kernel, params=point.params, index=repeat, warmup=False, elapsed_ns=10,
-                    messages_processed=1, answer="a", expected="a", verified=True, instructions=value,
-                    schedule_dependent=dependent))
+                    messages_processed=1, answer="a", expected="a", verified=True,
+                    counts={"instructions": value}, schedule_dependent=dependent))
             if counts.get(point.kernel):
                 store.finish_point(point.id)
             else:

@@ -6,14 +6,21 @@ import hashlib
 import json
 import multiprocessing
 import os
+import runpy
+import shutil
 import sqlite3
 import subprocess
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from labctl import experiment
+from labctl import experiment, metrics, results, sample
+from labctl import store as store_module
 from labctl.sample import Sample
 from labctl.store import SCHEMA_VERSION, Store, StoreError
+
+DATA = Path(__file__).parent / "data"
 
 PLAN_TEXT = 'name = "t"\norder = "grid"\n[[grid]]\nkernel = "skynet"\naxes = { branching = [2, 3] }\n'
 
@@ -137,6 +144,15 @@ UNDO = {
         *(f"ALTER TABLE samples DROP COLUMN {name}" for name in (
             "instructions", "l1_misses", "cache_misses", "cycles", "branch_misses", "task_clock_ns",
             "context_switches", "cpu_migrations", "page_faults", "unsupported", "schedule_dependent"))],
+    5: [store_module._V5_SAMPLES,  # the counts back into a column each
+        "INSERT INTO samples_v5 SELECT id, point_id, repeat, elapsed_ns, messages_processed, answer,"
+        " expected, metrics, thread_cpu_ns, peak_rss_kb, voluntary_switches, involuntary_switches,"
+        " pid, " + ", ".join(f"json_extract(counts, '$.{name}')" for name in (
+            "instructions", "l1_misses", "cache_misses", "cycles", "branch_misses", "task_clock_ns",
+            "context_switches", "cpu_migrations", "page_faults"))
+        + ", unsupported, schedule_dependent, recorded_at FROM samples",
+        "DROP TABLE samples", "ALTER TABLE samples_v5 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
 
@@ -229,15 +245,65 @@ def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts
         assert [p.measure for p in store.points(run)] == ["time", "time"]
         [kept] = store.samples(run)
         assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
-        assert kept["instructions"] is None and kept["unsupported"] == {} and kept["schedule_dependent"] is None
-        counted = Sample(**{**SAMPLE.to_json(), "instructions": 12345, "unsupported": {"cycles": "none here"},
-                            "schedule_dependent": False})
+        assert kept["counts"] == {} and kept["unsupported"] == {} and kept["schedule_dependent"] is None
+        counted = Sample(**{**SAMPLE.to_json(), "counts": {"instructions": 12345},
+                            "unsupported": {"cycles": "none here"}, "schedule_dependent": False})
         store.add_sample(point.id, 1, counted)
-        assert [s["instructions"] for s in store.samples(run)] == [None, 12345]
+        assert [s["counts"] for s in store.samples(run)] == [{}, {"instructions": 12345}]
     db = sqlite3.connect(path)
     columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
-    assert columns[-1] == "recorded_at" and "instructions" in columns
+    assert columns[-1] == "recorded_at" and "counts" in columns
     assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+
+
+# The store tests/data/store_v5.db holds, as tests/data/make_store_v5.py wrote it with labctl's
+# code of schema version 5 (a column per count): (measure, the counts of each sample).
+STORE_V5 = runpy.run_path(str(DATA / "make_store_v5.py"))["STORE_V5"]
+
+
+def test_a_store_written_by_schema_version_5_keeps_every_count_exactly_and_none_stays_absent(tmp_path):
+    path = tmp_path / "r.db"
+    shutil.copy(DATA / "store_v5.db", path)  # the fixture itself is never migrated
+    with Store(path) as store:
+        [run] = store.runs()
+        kept = store.samples(run.id)
+        assert [p.measure for p in store.points(run.id)] == [measure for measure, _ in STORE_V5]
+    expected = [values for _, samples in STORE_V5 for values in samples]
+    assert [s["counts"] for s in kept] == [
+        {name: value for name, value in values.items() if name in metrics.COUNTS and value is not None}
+        for values in expected]
+    assert kept[2]["counts"]["instructions"] == 2**62 + 7  # exact: an integer, never a double
+    assert kept[3]["counts"]["context_switches"] == 0  # a count of 0 is a count, not absent
+    assert kept[3]["unsupported"] == {"branch_misses": "not counted by this CPU"}
+    assert all(s["metrics"] == {"round_trip_p50_ns": 250.0} for s in kept)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
+    assert not set(columns) & set(metrics.COUNTS) and columns[-1] == "recorded_at"
+    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+    db.close()
+    # The analysis API gives the columns it gave before: a nullable integer column per count.
+    frame = results.load(path, run.id)
+    assert list(frame.columns[:len(sample.COLUMNS)]) == sample.COLUMNS
+    for name in metrics.COUNTS:
+        assert str(frame[name].dtype) == "Int64"
+        assert [None if v is pd.NA else int(v) for v in frame[name]] == [values.get(name) for values in expected]
+
+
+def test_a_count_the_schema_never_saw_is_stored_and_read_back_without_a_migration(tmp_path):
+    # Counts are kept by name: a new one (a line of labctl.metrics' registry) changes no table.
+    assert "l2_misses" not in metrics.COUNTS
+    with Store(tmp_path / "r.db") as store:
+        run = make_run(store)
+        point = store.points(run)[0]
+        layout = store_module._layout(store.db)
+        store.add_sample(point.id, 0, Sample(**{**SAMPLE.to_json(), "counts": {"l2_misses": 7, "instructions": 9}}))
+        store.add_sample(point.id, 1, SAMPLE)
+        assert [s["counts"] for s in store.samples(run)] == [{"instructions": 9, "l2_misses": 7}, {}]
+        assert store_module._layout(store.db) == layout
+    frame = results.load(tmp_path / "r.db", run)
+    assert str(frame["l2_misses"].dtype) == "Int64" and list(frame["l2_misses"].astype(object).fillna(-1)) == [7, -1]
+    assert list(frame.columns[:len(sample.COLUMNS)]) == sample.COLUMNS  # its column after the rest
 
 
 def test_a_point_measured_otherwise_is_another_point_and_time_keeps_the_old_keys():
