@@ -27,8 +27,8 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import _native, kernels, measures, metrics, shipped, studies
-from labctl.schema import Catalogue, Figure, Reference
+from labctl import kernels, measures, metrics, native, shipped, studies
+from labctl.schema import SCALES, Catalogue, Figure, Reference
 from labctl.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
@@ -52,7 +52,6 @@ class ExperimentError(ValueError):
 
 
 Axes = dict[str, Annotated[list[Scalar], Field(min_length=1)]]
-SCALES = ("default", "full")
 
 
 class FullSpec(BaseModel):
@@ -198,9 +197,9 @@ class Plan:
     @property
     def catalogue(self) -> Catalogue:
         """What its analysis needs besides the samples, kept with the run (labctl.schema)."""
-        used = dict.fromkeys(point.kernel for point in self.points)
-        return Catalogue({name: kernels.get(name) for name in used}, list(self.studies),
-                         list(self.references))
+        catalogue = kernels.catalogue_of([point.kernel for point in self.points])
+        catalogue.studies, catalogue.references = list(self.studies), list(self.references)
+        return catalogue
 
 
 # An experiment file is a few kilobytes of TOML; past this it is refused unread.
@@ -418,37 +417,29 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
                                   "(a name without '=' or NUL, a value without NUL)")
     cpus = _worker_cpus(grid.cpus, f"{where}.cpus")
 
-    excluded = dropped = 0
+    excluded = 0
+    dropped: dict[tuple[str, str], int] = {}  # (parameter, why C++ left it out) -> points
     used: set[str] = set()
     produced = []
+    measure = grid.measure or spec.measure
     for combination in itertools.product(*grid.axes.values()):
         values = {**grid.params, **dict(zip(grid.axes, combination))}
         if any(_matches(rule, values) for rule in grid.exclude):
             excluded += 1
             continue
-        runtime = values.get(kernels.RUNTIME, kernel.param(kernels.RUNTIME).default)
-        chosen = kernel.param("dispatcher")  # none on a floor kernel, which measures the machine
-        dispatcher = values.get("dispatcher", chosen.default if chosen else None)
-        applicable = {}
-        for name, value in values.items():
-            if not kernel.param(name).applies(runtime, dispatcher):
-                dropped += 1
-                continue
-            applicable[name] = value
-            used.add(name)
         try:
-            resolved = kernels.resolve(kernel.name, applicable)
+            resolved = kernels.point(kernel.name, values, measure, drop=True)
         except kernels.ParamError as error:
+            if error.param == "measure":
+                raise ExperimentError(f"{where}.measure: {str(error).removeprefix(kernel.name + ': ')}") from None
             section = "axes" if error.param in grid.axes else "params"
             raise ExperimentError(f"{where}.{section}.{error.param}: {error}") from None
-        params = {name: value for name, value in resolved.items() if value is not None}
-        measure = grid.measure or spec.measure
-        why = measures.refused(measure, params)
-        if why:
-            raise ExperimentError(f"{where}.measure: {why}")
+        for name, why in resolved.dropped.items():
+            dropped[name, why] = dropped.get((name, why), 0) + 1
+        used.update(name for name in values if name not in resolved.dropped)
         produced.append(PlannedPoint(
             kernel=kernel.name,
-            params=params,
+            params=resolved.params,
             repeats=grid.repeats or spec.repeats,
             warmup=grid.warmup if grid.warmup is not None else spec.warmup,
             timeout_s=grid.timeout_s or spec.timeout_s,
@@ -456,7 +447,7 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
             cpus=cpus,
             rlimit_mb=grid.rlimit_mb or spec.rlimit_mb,
             measure=measure,
-            skip=kernels.missing(params) or measures.missing(measure),
+            skip=kernels.unavailable(resolved.params, measure),
         ))
     if not produced:
         raise ExperimentError(f"{where}: empty grid: every combination is excluded")
@@ -467,10 +458,9 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
                                       f"(it applies with {kernel.param(name).scope()})")
     if excluded:
         notes.append(f"{where.split(': ')[-1]} ({kernel.name}): {excluded} combinations excluded by rules")
-    if dropped:
-        notes.append(f"{where.split(': ')[-1]} ({kernel.name}): parameters that do not apply to a "
-                     f"point's runtime or dispatcher were left out of it ({dropped} values); equal "
-                     "points merged")
+    for (name, why), count in sorted(dropped.items()):
+        notes.append(f"{where.split(': ')[-1]} ({kernel.name}): {name} left out of {count} points: "
+                     f"it {why}; equal points merged")
     skipped = [point for point in produced if point.skip]
     for reason in sorted({point.skip for point in skipped}):
         count = sum(point.skip == reason for point in skipped)
@@ -490,7 +480,7 @@ def _worker_cpus(spec: str | None, where: str) -> tuple[int, ...] | None:
     """OS CPU numbers for a core list of the inherited CPU set (core 0 is the first allowed)."""
     if spec is None:
         return None
-    allowed = _native.allowed_cpus()
+    allowed = native.allowed_cpus()
     cores: list[int] = []
     for item in spec.split(","):
         first, _, last = item.partition("-")

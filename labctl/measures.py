@@ -51,9 +51,9 @@ def missing(measure: str) -> str:
         return ""
     if shutil.which("valgrind") is None:
         return "measure instructions: valgrind not found on PATH (apt-get install valgrind)"
-    from labctl import _native
+    from labctl import native
 
-    why = _native.build_info().get("callgrind_missing", "")
+    why = native.build_info().get("callgrind_missing", "")
     return f"measure instructions: {why}" if why else ""
 
 
@@ -115,8 +115,8 @@ def read_callgrind(path: Path) -> dict[str, int | None]:
             "cache_misses": total("ILmr", "DLmr", "DLmw")}
 
 
-def schedule_dependent(params: Mapping[str, object], thread_cpu_ns: Sequence[int],
-                       process_cpu_ns: int) -> bool:
+def schedule_dependent(params: Mapping[str, object], thread_per_agent: bool,
+                       thread_cpu_ns: Sequence[int], process_cpu_ns: int) -> bool:
     """Whether a phase's counts depend on the schedule: more than one thread did its work. Then
     their interleaving (valgrind runs one thread at a time, but the OS decides which; a spinning
     thread spins for a time, not a count) changes the work itself: a queue found empty, a thread
@@ -125,13 +125,11 @@ def schedule_dependent(params: Mapping[str, object], thread_cpu_ns: Sequence[int
     than ours (CAF has threads of its own), and when two or more threads were at work (AT_WORK):
     runtime threads (one_to_many's producer has one of its own), or the threads outside the
     runtime together (counting_actor's sender is the kernel's own thread). One busy runtime
-    thread, with the kernel's thread waiting for the answer, gives the same count every run."""
-    from labctl import _native
-
+    thread, with the kernel's thread waiting for the answer, gives the same count every run.
+    `thread_per_agent`: the point's dispatcher starts a thread per agent (its catalogue says)."""
     if (params.get("runtime") or "labctl") != "labctl":
         return True
-    dispatcher = next((d for d in _native.dispatchers() if d["name"] == params.get("dispatcher")), None)
-    if (dispatcher is not None and dispatcher["thread_per_agent"]) or int(params.get("threads") or 1) > 1:
+    if thread_per_agent or int(params.get("threads") or 1) > 1:
         return True
     if process_cpu_ns <= 0:
         return False

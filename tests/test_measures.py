@@ -118,12 +118,13 @@ def test_a_kernel_sending_from_its_own_thread_is_schedule_dependent_one_waiting_
 
 def test_the_schedule_rule_counts_threads_at_work():
     one = {"runtime": "labctl", "dispatcher": "one_thread"}
-    assert not measures.schedule_dependent(one, [950, 50], 1000)  # a collector woken at the end
-    assert measures.schedule_dependent(one, [500, 480], 1000)  # two runtime threads at work
-    assert measures.schedule_dependent(one, [600], 1000)  # the kernel's own thread sends: 40%
-    assert not measures.schedule_dependent(one, [980], 1000)
-    assert measures.schedule_dependent({**one, "dispatcher": "active_obj"}, [1000], 1000)
-    assert measures.schedule_dependent({"runtime": "caf"}, [1000], 1000)
+    assert not measures.schedule_dependent(one, False, [950, 50], 1000)  # a collector woken at the end
+    assert measures.schedule_dependent(one, False, [500, 480], 1000)  # two runtime threads at work
+    assert measures.schedule_dependent(one, False, [600], 1000)  # the kernel's own thread sends: 40%
+    assert not measures.schedule_dependent(one, False, [980], 1000)
+    assert measures.schedule_dependent({**one, "dispatcher": "active_obj"}, True, [1000], 1000)
+    assert measures.schedule_dependent({**one, "threads": 2}, False, [1000], 1000)
+    assert measures.schedule_dependent({"runtime": "caf"}, False, [1000], 1000)
 
 
 # -- counters ---------------------------------------------------------------------------------
@@ -229,7 +230,7 @@ def test_the_estimate_knows_valgrind_is_slow():
     text = 'name = "m"\nrepeats = 3\n[[grid]]\nkernel = "ping_pong"\nparams = { messages = 1_000_000 }\n'
     timed = experiment.parse(text, "m.toml")
     counted_plan = experiment.parse(text.replace("repeats = 3", 'repeats = 3\nmeasure = "instructions"'), "m.toml")
-    fast, slow = runner.estimate(timed.points).seconds, runner.estimate(counted_plan.points).seconds
+    fast, slow = runner.estimate(timed).seconds, runner.estimate(counted_plan).seconds
     assert slow > 20 * fast
 
 
