@@ -92,8 +92,6 @@ STORED: tuple[tuple[str, str], ...] = (
 )
 JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 
-COUNTS = metrics.COUNTS  # TODO(lead): remove once console/commands use labctl.metrics
-
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
 # where it comes from, what was stored (a column per count of labctl.metrics.COUNTS, nullable;
 # the kernel's metrics, and a count the registry does not name, get columns of their own), what

@@ -56,20 +56,6 @@ def format_duration(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
-# TODO(lead): remove format_count and count_name once console/commands use labctl.metrics
-# (lookup(name).format(value), lookup(name).words); metrics imports this module, hence the late import.
-def format_count(value: float, name: str) -> str:
-    from labctl.metrics import lookup
-
-    return lookup(name).format(value)
-
-
-def count_name(name: str) -> str:
-    from labctl.metrics import lookup
-
-    return lookup(name).words
-
-
 def format_seconds(seconds: float) -> str:
     """A duration people plan by: 45 s, 12 min, 2.5 h."""
     if seconds < 90:
