@@ -27,7 +27,7 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import kernels, measures, metrics, native, shipped, studies
+from labctl import kernels, metrics, native, shipped, studies
 from labctl.schema import SCALES, Catalogue, Figure, Reference
 from labctl.text import printable
 
@@ -44,7 +44,7 @@ Warmup = Annotated[int, Field(strict=True, ge=0, le=1_000)]
 TimeoutS = Annotated[float, Field(strict=True, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
 RlimitMb = Annotated[int, Field(strict=True, ge=1, le=MAX_RLIMIT_MB)]
 Seed = Annotated[int, Field(strict=True, ge=-2**63, le=2**63 - 1)]
-Measure = Literal[measures.MEASURES]  # type: ignore[valid-type]
+Measure = Literal[metrics.MEASURES]  # type: ignore[valid-type]
 
 
 class ExperimentError(ValueError):
@@ -160,7 +160,7 @@ class PlannedPoint:
     env: dict[str, str] = field(default_factory=dict)
     cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
     rlimit_mb: int | None = None  # the worker's address-space limit
-    measure: str = measures.TIME  # time, instructions or counters (labctl.measures)
+    measure: str = metrics.TIME  # time, instructions or counters (labctl.measures)
     skip: str = ""  # why it cannot run on this machine (a runtime, an allocator, valgrind missing); stored, not run
 
     @property
@@ -175,7 +175,7 @@ def point_key(kernel: str, params: dict, env: dict, cpus: tuple[int, ...] | list
     CPUs and measure (a point timed under valgrind is not the one timed natively; the time
     measure adds nothing, so keys from before measures stay as they were)."""
     setting = [kernel, params, env, list(cpus) if cpus else cpus]
-    if measure != measures.TIME:
+    if measure != metrics.TIME:
         setting.append(measure)
     return hashlib.sha256(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -178,7 +178,7 @@ def unavailable(params: Mapping[str, object], measure: str) -> str:
     skipped) and again where it runs."""
     from labctl import measures
 
-    return missing(params) or measures.missing(measure)
+    return missing(params) or measures.get(measure).missing()
 
 
 def point(name: str, values: Mapping[str, object], measure: str, drop: bool = False) -> Resolved:
@@ -190,7 +190,9 @@ def point(name: str, values: Mapping[str, object], measure: str, drop: bool = Fa
 
     resolved = _resolve(name, values, drop)
     params = {name: value for name, value in resolved.params.items() if value is not None}
-    why = measures.refused(measure, params)
+    runtime = str(params.get(RUNTIME) or runtimes.OURS)
+    known = runtimes.runtimes().get(runtime)
+    why = measures.get(measure).refused(runtime, known is not None and known.kind == "external")
     if why:
         raise _error(name, "measure", why)
     return Resolved(params, resolved.dropped)

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from labctl.metrics import COUNTERS, INSTRUCTIONS, MEASURES, TIME  # noqa: F401 - the run side's names
+from labctl.metrics import COUNTERS, INSTRUCTIONS, TIME
 
 # How a worker of the instructions measure starts: under callgrind, instrumenting nothing until
 # the phase begins (Python's start-up and the kernel's set-up run at valgrind's plain speed and
@@ -45,16 +45,89 @@ CALLGRIND_START_S = 3.0
 AT_WORK = 0.25
 
 
-def missing(measure: str) -> str:
-    """Why this machine cannot take `measure`; empty if it can."""
-    if measure != INSTRUCTIONS:
-        return ""
-    if shutil.which("valgrind") is None:
-        return "measure instructions: valgrind not found on PATH (apt-get install valgrind)"
-    from labctl import native
+class Measure:
+    """The run side of a way of measuring a point (labctl.metrics.MEASURE says what analysis
+    needs of it): what this machine needs for it, which points it cannot take, how its worker
+    starts, and what a run counts. The clock, with nothing counted besides it."""
 
-    why = native.build_info().get("callgrind_missing", "")
-    return f"measure instructions: {why}" if why else ""
+    name = TIME
+    reads_counters = False  # native.run opens perf_event counters around the phase
+    slowdown = 1.0  # a phase's time under it, as a multiple of its native time (for estimates)
+    start_s = 0.0  # what it adds to a worker's start
+
+    def missing(self) -> str:
+        """Why this machine cannot take it; empty if it can."""
+        return ""
+
+    def refused(self, runtime: str, external: bool) -> str:
+        """Why a point on `runtime` (an `external` program or not) cannot take it anywhere."""
+        if self.name != TIME and external:
+            return (f"measure '{self.name}' counts a phase inside labctl's process; runtime "
+                    f"'{runtime}' is an external program (measure it with: {TIME})")
+        return ""
+
+    def prefix(self, folder: Path | None) -> list[str]:
+        """What goes before the worker's command line."""
+        return []
+
+    def needs_folder(self) -> bool:
+        """Whether its worker writes files of counts (into a folder of the point's)."""
+        return False
+
+    def counts(self, result: dict, folder: str | None, phase: int) -> tuple[dict[str, int], dict[str, str]] | None:
+        """What the `phase`-th run of a worker (from 1) counted, with why a count is missing
+        here; None where the measure counts nothing."""
+        return None
+
+
+class Instructions(Measure):
+    """valgrind's callgrind counts the phase's instructions and simulates its cache misses: the
+    same count run after run, at 70-200x the time."""
+
+    name = INSTRUCTIONS
+    slowdown = CALLGRIND_SLOWDOWN
+    start_s = CALLGRIND_START_S
+
+    def missing(self) -> str:
+        if shutil.which("valgrind") is None:
+            return "measure instructions: valgrind not found on PATH (apt-get install valgrind)"
+        from labctl import native
+
+        why = native.build_info().get("callgrind_missing", "")
+        return f"measure instructions: {why}" if why else ""
+
+    def prefix(self, folder: Path | None) -> list[str]:
+        return [*CALLGRIND, f"--callgrind-out-file={folder / OUT_FILE}"]
+
+    def needs_folder(self) -> bool:
+        return True
+
+    def counts(self, result: dict, folder: str | None, phase: int) -> tuple[dict[str, int], dict[str, str]]:
+        # callgrind wrote OUT.N at the end of the process's N-th phase.
+        dump = Path(folder) / f"{OUT_FILE}.{phase}"
+        counts = read_callgrind(dump)
+        dump.unlink()
+        return {name: value for name, value in counts.items() if value is not None}, {}
+
+
+class Counters(Measure):
+    """perf_event counters of the CPU (user space) and the kernel around the phase."""
+
+    name = COUNTERS
+    reads_counters = True
+
+    def counts(self, result: dict, folder: str | None, phase: int) -> tuple[dict[str, int], dict[str, str]]:
+        return ({name: value for name, value in result["counters"].items() if value is not None},
+                dict(result["unsupported"]))
+
+
+# One per name of labctl.metrics.MEASURES (tests/test_measures.py holds the two to each other).
+RUN_SIDE = {measure.name: measure for measure in (Measure(), Instructions(), Counters())}
+
+
+def get(name: str) -> Measure:
+    """The measure called `name` (one of labctl.metrics.MEASURES)."""
+    return RUN_SIDE[name]
 
 
 def valgrind_version() -> str | None:
@@ -66,31 +139,6 @@ def valgrind_version() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() or None
-
-
-def refused(measure: str, params: Mapping[str, object]) -> str:
-    """Why a point of these parameters cannot take `measure` anywhere (the runtime is an external
-    program: it has no phase labctl can mark); empty if it can."""
-    from labctl import kernels, runtimes
-
-    name = str(params.get(kernels.RUNTIME) or runtimes.OURS)
-    known = runtimes.runtimes().get(name)
-    if measure != TIME and known is not None and known.kind == "external":
-        return (f"measure '{measure}' counts a phase inside labctl's process; runtime '{name}' "
-                f"is an external program (measure it with: {TIME})")
-    return ""
-
-
-def worker_prefix(measure: str, folder: Path) -> list[str]:
-    """What goes before the worker's command line: valgrind for the instructions measure."""
-    if measure == INSTRUCTIONS:
-        return [*CALLGRIND, f"--callgrind-out-file={folder / OUT_FILE}"]
-    return []
-
-
-def dump_file(out: str, phase: int) -> Path:
-    """The file callgrind wrote at the end of the process's `phase`-th phase (from 1)."""
-    return Path(f"{out}.{phase}")
 
 
 def read_callgrind(path: Path) -> dict[str, int | None]:

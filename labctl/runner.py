@@ -31,7 +31,7 @@ from typing import Protocol
 
 import psutil
 
-from labctl import experiment, kernels, measures, runtimes, stats, sysinfo, text
+from labctl import experiment, kernels, measures, metrics, runtimes, stats, sysinfo, text
 from labctl.experiment import Plan
 from labctl.sample import Sample
 from labctl.store import Store, now
@@ -50,7 +50,7 @@ class Point:
     cpus: tuple[int, ...] | None = None  # pin the worker process to these OS CPUs
     env: dict[str, str] = field(default_factory=dict)  # extra environment (e.g. LD_PRELOAD)
     rlimit_mb: int | None = None  # the worker's address-space limit (RLIMIT_AS), in MiB
-    measure: str = measures.TIME  # time, instructions (the worker under callgrind) or counters
+    measure: str = metrics.TIME  # time, instructions (the worker under callgrind) or counters
     tag: object = None  # the caller's handle on the point (the sweep: store id, first repeat)
 
 
@@ -144,11 +144,12 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
     arrive. Raises PointFailed if the worker reports an error, dies, or outlives the timeout, or
     (kind `cancelled`) when another thread sets `stop`, or if this machine cannot take the point's
     measure (valgrind missing); the worker never survives the generator."""
-    why = measures.missing(point.measure)
+    measure = measures.get(point.measure)
+    why = measure.missing()
     if why:
         raise PointFailed("unavailable", why)
     # The instructions measure: callgrind writes each phase's counts into a folder of the point's.
-    counts = Path(tempfile.mkdtemp(prefix="labctl-counts-")) if point.measure == measures.INSTRUCTIONS else None
+    counts = Path(tempfile.mkdtemp(prefix="labctl-counts-")) if measure.needs_folder() else None
     try:
         yield from _run_worker(point, counts, stop)
     finally:
@@ -169,10 +170,10 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
         "rlimit_mb": point.rlimit_mb,
         "parent": os.getpid(),
         "measure": point.measure,
-        "callgrind_out": str(counts / measures.OUT_FILE) if counts else None,
+        "counts_folder": str(counts) if counts else None,
     }
     process = subprocess.Popen(
-        measures.worker_prefix(point.measure, counts) + _worker_command(),
+        measures.get(point.measure).prefix(counts) + _worker_command(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -518,7 +519,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
     else from the kernel's size (kernels.work) times its cost per message in the store's runs of
     the same configuration, else times a nominal cost (a guess, and said to be one). A point of
     the instructions measure runs under callgrind: its time is its native time times
-    measures.CALLGRIND_SLOWDOWN where only native times are known."""
+    the measure's slowdown where only native times are known."""
     result = Estimate()
     rates: dict[str, list[tuple[dict, float]]] = {}
     catalogue = plan.catalogue
@@ -526,8 +527,8 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
         if point.skip:
             continue
         runs = point.warmup + point.repeats
-        under_valgrind = point.measure == measures.INSTRUCTIONS
-        start_s = WORKER_START_S + (measures.CALLGRIND_START_S if under_valgrind else 0.0)
+        measure = measures.get(point.measure)
+        start_s = WORKER_START_S + measure.start_s
         previous = store.previous_elapsed(point.key) if store else []
         if previous:  # the same point, so the same measure: its own times
             result.known += 1
@@ -544,9 +545,8 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
         if store and point.kernel not in rates:
             # Native costs per message: a sample taken under valgrind counts for a fraction.
             rates[point.kernel] = [
-                (params, elapsed / messages / (measures.CALLGRIND_SLOWDOWN
-                                               if measure == measures.INSTRUCTIONS else 1.0))
-                for params, elapsed, messages, measure in store.previous_samples(point.kernel)
+                (params, elapsed / messages / measures.get(taken).slowdown)
+                for params, elapsed, messages, taken in store.previous_samples(point.kernel)
                 if messages]
         shape = _configuration(point.kernel, point.params)
         alike = [ns for params, ns in rates.get(point.kernel, ())
@@ -558,8 +558,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
             result.guessed += 1
             ns_per_message = (GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
                               if catalogue.thread_per_agent(point.params) else GUESS_NS_PER_MESSAGE)
-        slowdown = measures.CALLGRIND_SLOWDOWN if under_valgrind else 1.0
-        result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * slowdown / 1e9
+        result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * measure.slowdown / 1e9
     return result
 
 

@@ -51,25 +51,6 @@ class Sample:
         return cls(**{name: value for name, value in data.items() if name in names})
 
 
-def _count(name: str) -> property:
-    def get(sample: Sample) -> int | None:
-        return sample.counts.get(name)
-
-    def put(sample: Sample, value: int | None) -> None:
-        if value is None:
-            sample.counts.pop(name, None)
-        else:
-            sample.counts[name] = value
-
-    return property(get, put, doc=f"Sample.counts['{name}'], None where absent")
-
-
-# sample.instructions, sample.cycles, ...: Sample.counts by attribute, as worker.py sets them and
-# console.py reads them. TODO(lead): remove once console/commands use labctl.metrics
-for _name in metrics.COUNTS:
-    setattr(Sample, _name, _count(_name))
-
-
 # The fields the store keeps, in its samples table's column order, with their SQL types; a dict
 # or a list is kept as JSON. (The point, the repeat and the time it was recorded come first and
 # last: see labctl.store.)

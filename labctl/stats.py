@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labctl import metrics
-
 # A point whose samples vary by more than this (standard deviation over mean) is flagged noisy.
 NOISE_CV = 0.10
 # Below this many samples there is no interval: a median of two values is not an estimate.
@@ -125,10 +123,6 @@ def summarize(values: Sequence[float]) -> Summary:
         ci_low=interval[0] if interval else None,
         ci_high=interval[1] if interval else None,
     )
-
-
-def is_time(metric: str) -> bool:  # TODO(lead): remove once tests/test_kernels.py uses labctl.metrics
-    return metrics.lookup(metric).is_time
 
 
 def throughput(messages: int, elapsed_ns: int) -> float:

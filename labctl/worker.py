@@ -2,12 +2,12 @@
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
 Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
-"rlimit_mb"?, "parent"?, "measure"?, "callgrind_out"?}. The params name the runtime (ours, CAF
+"rlimit_mb"?, "parent"?, "measure"?, "counts_folder"?}. The params name the runtime (ours, CAF
 built in, or an external program run once per sample) and the allocator (preloaded by the caller;
 checked here). The measure (labctl.measures) says what else a sample counts: under
 `instructions` the caller started this worker under callgrind, which writes each phase's counts
-to callgrind_out.N; under `counters`, perf_event counters are read around each phase. Reply: one
-{"sample": {...}} line per run, warmups included and flagged; on failure one
+to counts_folder/callgrind.out.N; under `counters`, perf_event counters are read around each
+phase. Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
 {"error": {"kind", "message"}} line and a non-zero exit.
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
@@ -30,7 +30,7 @@ import traceback
 
 import psutil
 
-from labctl import kernels, measures, native, runtimes
+from labctl import kernels, measures, metrics, native, runtimes
 from labctl.sample import Sample
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang", "outside_work")
@@ -85,7 +85,7 @@ def run(request: dict) -> None:
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
     kernel, params = request["kernel"], request["params"]
-    measure = request.get("measure") or measures.TIME
+    measure = request.get("measure") or metrics.TIME
     # Whether the point can run here is asked on the host that runs it (a cluster's may differ
     # from the one that planned it); whether it can take its measure at all, the plan settled.
     why = kernels.unavailable(params, measure)
@@ -94,7 +94,7 @@ def run(request: dict) -> None:
     runtime = runtimes.runtimes()[params.get(kernels.RUNTIME) or runtimes.OURS]
     runtimes.check_allocator(params.get(kernels.ALLOCATOR))
     own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
-    if measure == measures.INSTRUCTIONS and not native.under_valgrind():
+    if measure == metrics.INSTRUCTIONS and not native.under_valgrind():
         raise RuntimeError("measure instructions: this worker does not run under valgrind "
                            "(labctl.runner starts it so)")
     warmup = int(request.get("warmup", 0))
@@ -103,7 +103,7 @@ def run(request: dict) -> None:
             measured = _external_sample(runtime, kernel, own)
         else:
             measured = _native_sample(runtime, kernel, own, fault if fault in NATIVE_FAULTS else "none",
-                                      measure, request.get("callgrind_out"), index + 1)
+                                      measures.get(measure), request.get("counts_folder"), index + 1)
         measured.kernel, measured.params, measured.measure = kernel, params, measure
         measured.index = index - warmup if index >= warmup else index
         measured.warmup = index < warmup
@@ -116,14 +116,13 @@ def run(request: dict) -> None:
 
 
 def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str,
-                   measure: str = measures.TIME, callgrind_out: str | None = None,
-                   phase: int = 1) -> Sample:
+                   measure: measures.Measure, counts_folder: str | None, phase: int) -> Sample:
     """One run in this process; `phase` counts the process's runs from 1 (callgrind numbers its
     dumps so)."""
     name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
     worker = psutil.Process()
     before = worker.num_ctx_switches()
-    result = native.run(name, params, fault, counters=measure == measures.COUNTERS)
+    result = native.run(name, params, fault, counters=measure.reads_counters)
     after = worker.num_ctx_switches()
     # Peak RSS: getrusage's (psutil gives the current RSS, not the peak).
     peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -133,17 +132,10 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
                       metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
                       involuntary_switches=after.involuntary - before.involuntary)
-    if measure == measures.TIME:
+    counted = measure.counts(result, counts_folder, phase)
+    if counted is None:
         return measured
-    if measure == measures.INSTRUCTIONS:
-        dump = measures.dump_file(callgrind_out, phase)
-        counts = measures.read_callgrind(dump)
-        dump.unlink()
-    else:
-        counts = result["counters"]
-        measured.unsupported = result["unsupported"]
-    for field_name, value in counts.items():
-        setattr(measured, field_name, value)
+    measured.counts, measured.unsupported = counted
     dispatcher = kernels.dispatchers().get(str(params.get("dispatcher")))
     measured.schedule_dependent = measures.schedule_dependent(
         params, dispatcher is not None and dispatcher.thread_per_agent, result["thread_cpu_ns"],

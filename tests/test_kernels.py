@@ -10,7 +10,7 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels, stats
+from labctl import _native, kernels, metrics
 
 SMALL = {
     "skynet": {"leaves": 1000},
@@ -422,4 +422,4 @@ def test_each_figure_a_floor_bounds_is_one_that_both_kernels_report(kernel):
         theirs = _native.run(floor.kernel, {**SMALL[floor.kernel], **floor.where})
         assert floor.metric in derived | set(theirs["metrics"]), (kernel, floor.metric)
         assert floor.floor_metric in derived | set(own["metrics"]), (kernel, floor.floor_metric)
-        assert stats.is_time(floor.metric) == stats.is_time(floor.floor_metric)  # the same unit
+        assert metrics.lookup(floor.metric).unit == metrics.lookup(floor.floor_metric).unit

@@ -15,18 +15,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import _native, experiment, gate, measures, results, runner
+from labctl import _native, experiment, gate, measures, metrics, results, runner
 from labctl.sample import Sample
 from labctl.store import Store
 
-needs_valgrind = pytest.mark.skipif(bool(measures.missing(measures.INSTRUCTIONS)),
-                                    reason=measures.missing(measures.INSTRUCTIONS) or "")
+needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),
+                                    reason=measures.get(metrics.INSTRUCTIONS).missing() or "")
 # One runtime thread does the phase's work, the kernel's thread waits for the answer.
 SINGLE_THREAD = [("ping_pong", {"messages": 20_000}), ("skynet", {"leaves": 2_000}),
                  ("thread_ring", {"hops": 20_000})]
 
 
-def counted(kernel: str, params: dict, repeat: int = 3, warmup: int = 1, measure: str = measures.INSTRUCTIONS,
+def counted(kernel: str, params: dict, repeat: int = 3, warmup: int = 1, measure: str = metrics.INSTRUCTIONS,
             env: dict | None = None) -> list[Sample]:
     ours = params.get("runtime", "labctl") == "labctl"
     point = runner.Point(kernel, {**params, "dispatcher": "one_thread"} if ours and "dispatcher" not in params else params,
@@ -50,7 +50,7 @@ def test_instruction_counts_of_a_single_thread_kernel_repeat_within_half_a_perce
     assert spread(counts) < 0.005, counts
     again = counted(kernel, params, repeat=1)[0].counts["instructions"]  # another process
     assert abs(again / statistics.median(counts) - 1) < 0.005
-    assert all(s.measure == measures.INSTRUCTIONS and s.schedule_dependent is False for s in samples)
+    assert all(s.measure == metrics.INSTRUCTIONS and s.schedule_dependent is False for s in samples)
     assert all("l1_misses" in s.counts and "cache_misses" in s.counts for s in samples)  # simulated
     assert all("cycles" not in s.counts and not s.unsupported for s in samples)  # not this measure's
 
@@ -107,12 +107,12 @@ def test_the_time_under_valgrind_is_kept_and_said_to_be_so(tmp_path, labctl):
 
 def test_a_kernel_sending_from_its_own_thread_is_schedule_dependent_one_waiting_is_not():
     # Under the counters measure (no valgrind): the rule is the same for both measures.
-    [alone] = counted("ping_pong", {"messages": 100_000}, repeat=1, measure=measures.COUNTERS)
-    [beside] = counted("counting_actor", {"messages": 200_000}, repeat=1, measure=measures.COUNTERS)
+    [alone] = counted("ping_pong", {"messages": 100_000}, repeat=1, measure=metrics.COUNTERS)
+    [beside] = counted("counting_actor", {"messages": 200_000}, repeat=1, measure=metrics.COUNTERS)
     [pool] = counted("ping_pong", {"messages": 20_000, "dispatcher": "thread_pool", "threads": 2},
-                     repeat=1, measure=measures.COUNTERS)
+                     repeat=1, measure=metrics.COUNTERS)
     assert (alone.schedule_dependent, beside.schedule_dependent, pool.schedule_dependent) == (False, True, True)
-    [timed] = counted("ping_pong", {"messages": 20_000}, repeat=1, measure=measures.TIME)
+    [timed] = counted("ping_pong", {"messages": 20_000}, repeat=1, measure=metrics.TIME)
     assert timed.schedule_dependent is None and timed.counts == {}
 
 
@@ -182,7 +182,7 @@ def test_without_valgrind_instruction_points_are_skipped_with_the_reason(tmp_pat
     env = without_valgrind(tmp_path)
     monkeypatch.setenv("PATH", env["PATH"])
     assert shutil.which("valgrind") is None
-    assert "valgrind not found on PATH" in measures.missing(measures.INSTRUCTIONS)
+    assert "valgrind not found on PATH" in measures.get(metrics.INSTRUCTIONS).missing()
     file = tmp_path / "e.toml"
     file.write_text('name = "e"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\n'
                     'params = { leaves = 100 }\naxes = { dispatcher = ["one_thread"] }\n'
@@ -416,4 +416,14 @@ def test_the_committed_gate_baseline_matches_the_gate_experiment():
     baseline = gate.read(path)
     plan = experiment.load(gate.EXPERIMENT)
     assert {p.key for p in plan.points} == {entry["key"] for entry in baseline["points"]}
-    assert all(p.measure == measures.INSTRUCTIONS for p in plan.points)
+    assert all(p.measure == metrics.INSTRUCTIONS for p in plan.points)
+
+
+def test_every_measure_has_one_run_side_of_the_same_name():
+    assert tuple(measures.RUN_SIDE) == metrics.MEASURES
+    assert all(measures.get(name).name == name for name in metrics.MEASURES)
+    # What a measure counts, as analysis knows it, is what its run side can report.
+    assert measures.get(metrics.TIME).counts({}, None, 1) is None
+    assert measures.get(metrics.COUNTERS).counts(
+        {"counters": {"cycles": 5, "page_faults": None}, "unsupported": {"page_faults": "no PMU"}}, None, 1) \
+        == ({"cycles": 5}, {"page_faults": "no PMU"})
