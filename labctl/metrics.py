@@ -16,6 +16,7 @@ labctl.measures.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -85,7 +86,7 @@ class Metric:
     def scale(self, values: Iterable[float]) -> tuple[float, str]:
         """A divisor and a unit that suit `values` on an axis: (1e6, "ms"), (1e6, "M msgs/s"),
         (1e9, "G") for billions of instructions; (1.0, "") for a number of no unit."""
-        largest = max((abs(v) for v in values if v == v), default=1.0)  # v != v: NaN
+        largest = max((abs(v) for v in values if not math.isnan(v)), default=1.0)
         steps = {NS: (("s", 1e9), ("ms", 1e6), ("µs", 1e3)),
                  COUNT: (("G", 1e9), ("M", 1e6), ("k", 1e3)),
                  KIB: (("GiB", 2.0**20), ("MiB", 2.0**10))}.get(self.unit, ())

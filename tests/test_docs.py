@@ -17,10 +17,10 @@ DOCS = ROOT / "docs"
 def section(path: Path, heading: str) -> str:
     """The text under `heading` (any level) up to the next heading of that level or above."""
     text = path.read_text(encoding="utf-8")
-    match = re.search(rf"^(#+) {re.escape(heading)}$", text, re.M)
+    match = re.search(rf"^(#+) {re.escape(heading)}$", text, re.MULTILINE)
     assert match, f"{path.name} has no heading '{heading}'"
     body = text[match.end():]
-    end = re.search(rf"^#{{1,{len(match.group(1))}}} ", body, re.M)
+    end = re.search(rf"^#{{1,{len(match.group(1))}}} ", body, re.MULTILINE)
     return body[:end.start()] if end else body
 
 
@@ -36,7 +36,7 @@ def anchors(path: Path) -> set[str]:
 
 
 def backticked_first_cells(table: str) -> list[str]:
-    return re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.M)
+    return re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.MULTILINE)
 
 
 def test_readme_is_one_screen_under_300_lines():
@@ -47,7 +47,7 @@ def test_readme_keeps_both_set_up_commands_as_ci_extracts_them():
     # The pattern of readme_command in .ci/run, which runs what it finds.
     text = README.read_text(encoding="utf-8")
     for name in ("main", "test"):
-        match = re.search(r"<!-- setup:%s -->\s*```[a-z]*\n(.*?)\n```" % name, text, re.S)
+        match = re.search(rf"<!-- setup:{name} -->\s*```[a-z]*\n(.*?)\n```", text, re.DOTALL)
         assert match and match.group(1).strip().startswith("pip install "), name
 
 
@@ -81,7 +81,7 @@ def test_the_dispatcher_row_names_every_registered_dispatcher():
 
 
 def test_the_install_section_names_every_optional_debian_package_ci_installs():
-    packages = re.search(r"^packages=\(([^)]*)\)", (ROOT / ".ci" / "run").read_text(), re.M)
+    packages = re.search(r"^packages=\(([^)]*)\)", (ROOT / ".ci" / "run").read_text(), re.MULTILINE)
     assert packages
     install = section(README, "Install")
     assert [p for p in packages.group(1).split() if p not in install] == []

@@ -46,7 +46,7 @@ def copied_store(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("lab")
     (folder / "copied.toml").write_text(EXPERIMENT)
     done = subprocess.run([shutil.which("labctl"), "sweep", "copied.toml", "--db", "lab.db"], cwd=folder,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     return folder / "lab.db"
 
@@ -57,16 +57,16 @@ def labctl_without_extension(folder: Path, *args: str) -> subprocess.CompletedPr
     (hidden / "sitecustomize.py").write_text(BLOCKER)
     env = {**os.environ, "PYTHONPATH": str(hidden)}
     return subprocess.run([shutil.which("labctl"), *args], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, check=False)
 
 
 def test_the_blocker_hides_the_extension(tmp_path):
     hidden = labctl_without_extension(tmp_path, "run", "skynet", "--leaves", "10")
     assert hidden.returncode == 1
-    assert hidden.stderr.splitlines() == [
+    assert hidden.stderr.splitlines() == [(
         "labctl: the compiled extension labctl._native cannot be loaded (No module named "
         "'labctl._native' (hidden by the test)): reinstall labctl (pip install . in its folder); "
-        "runs, show, report, compare and export work without it"]
+        "runs, show, report, compare and export work without it")]
 
 
 @pytest.mark.parametrize("args", [["sweep", "copied.toml"], ["plan", "copied.toml"], ["kernels"],
