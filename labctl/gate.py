@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import statistics
+import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import metrics, results, text
+from labctl import files, metrics, results, shipped, text
 from labctl.store import Store, now
 
 EXPERIMENT = "gate"
@@ -29,6 +31,8 @@ THRESHOLD = 2.0  # percent more instructions than the baseline that fails a poin
 # many envelopes the pool must find), so a tighter rule would fail on noise.
 DEPENDENT_THRESHOLD = 5.0
 VERSION = 1  # of the baseline file's layout
+# A baseline is a few hundred bytes per point: a file far larger is not one labctl wrote.
+BASELINE_LIMIT = 16 << 20
 # What a count depends on besides labctl's code (the run's context), and must match.
 BUILD_KEYS = ("compiler", "flags", "libc")
 
@@ -123,11 +127,48 @@ def record(db: str | Path, run: int | str) -> dict:
             "build": _build(context), "points": entries}
 
 
-def write(baseline: dict, path: Path) -> None:
-    """Writes a baseline beside `path` and renames it into place."""
-    staging = path.with_name(f".{path.name}.new")
-    staging.write_text(json.dumps(baseline, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    staging.replace(path)
+def installed(path: Path) -> bool:
+    """Whether `path` lies inside an installed package (site-packages, dist-packages, labctl's own
+    folder): where a shipped experiment's default baseline would go, and labctl never writes."""
+    resolved = path.resolve()
+    roots = [Path(folder).resolve() for key in ("purelib", "platlib")
+             if (folder := sysconfig.get_paths().get(key))] + [shipped.PACKAGE]
+    return (any(resolved.is_relative_to(root) for root in roots)
+            or any(part in ("site-packages", "dist-packages") for part in resolved.parts))
+
+
+def written_by_labctl(path: Path, experiment: str) -> bool:
+    """Whether `path` is a regular file holding a baseline `labctl gate --update` wrote of this
+    experiment: the one file --update replaces without --force (CI's committed baseline)."""
+    data = files.read_regular(path, BASELINE_LIMIT)
+    try:
+        baseline = json.loads(data.decode("utf-8")) if data is not None else None
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(baseline, dict) and baseline.get("version") == VERSION
+            and baseline.get("command") == "labctl gate --update" and baseline.get("metric") == METRIC
+            and baseline.get("experiment") == experiment and isinstance(baseline.get("points"), list))
+
+
+def check_target(path: Path, experiment: str, stores: Iterable[Path] = (), force: bool = False) -> None:
+    """Refuses a baseline path as any output is refused (labctl.files.check_target): a store, a
+    link, anything but a regular file; an existing file unless it is this experiment's baseline
+    labctl wrote, or `force`. Raises files.OutputError."""
+    files.check_target("--baseline", path, stores, force=True)  # a store, a link, a device...
+    if not force and path.exists() and not written_by_labctl(path, experiment):
+        raise files.OutputError(f"--baseline {path}: the file exists and is not a baseline labctl "
+                                f"wrote of experiment {text.printable(repr(experiment))}; give another "
+                                "name, or --force to replace it")
+
+
+def write(baseline: dict, path: Path, stores: Iterable[Path] = (), force: bool = False) -> None:
+    """Writes a baseline as any output (labctl.files.write_file): beside `path`, renamed into
+    place, never onto a store (`stores`) nor in place of anything but a regular file; an existing
+    file only when it is a baseline labctl wrote of the same experiment, or with `force`. Raises
+    files.OutputError."""
+    content = json.dumps(baseline, indent=1, sort_keys=False) + "\n"
+    files.write_file("--baseline", path, lambda staging: staging.write_text(content, encoding="utf-8"),
+                     stores, force or written_by_labctl(path, baseline.get("experiment")))
 
 
 def read(path: Path) -> dict:

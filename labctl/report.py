@@ -61,17 +61,22 @@ class Written:
 
 
 def write(db: str | Path, run: int | str, out: str | Path | None = None,
-          command: str | None = None) -> Written:
+          command: str | None = None, option: str = "--output") -> Written:
     """Writes the report of `run` into the folder `out` (default reports/<experiment name>) and
     returns what it wrote. The folder is built beside its destination and renamed into place, so
     an interrupted report leaves the previous one whole; a folder that is not a report labctl
-    wrote of this experiment (files.check_report_folder) is refused untouched. Raises
-    files.OutputError or StoreError."""
+    wrote of this experiment, or holds anything but the files its marker lists, unchanged
+    (files.check_report_folder), is refused untouched. `option` is how the user named the folder
+    (--output, --out), for the errors. Raises files.OutputError or StoreError."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
         row = store.run(run_id)
     out = Path(out) if out is not None else Path("reports") / slug(row.name)
-    files.check_report_folder("--out", out, row.name, stores=[Path(db)])
+
+    def check() -> None:
+        files.check_report_folder(option, out, row.name, stores=[Path(db)])
+
+    check()
     samples = results.load(db, run_id)
     points = results.points(db, run_id)
     catalogue = results.catalogue_of(samples)
@@ -81,23 +86,35 @@ def write(db: str | Path, run: int | str, out: str | Path | None = None,
         (staging / "figures").mkdir()
         text = _markdown(row, catalogue, samples, points, staging, figures, db, command)
         (staging / "report.md").write_text(text, encoding="utf-8")
+        # Every file written, with its size and hash: the next report replaces this folder only
+        # while it holds these and nothing else, unchanged (a user's figures/mine.png, or an edit
+        # to report.md, is refused, never deleted).
         marker = {"experiment": row.name, "run": row.id, "store": str(db), "written": now(),
-                  "labctl": __version__}
+                  "labctl": __version__, "files": files.manifest(staging),
+                  "folders": files.subfolders(staging)}
         (staging / files.REPORT_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
 
     try:
-        files.replace_folder(out, fill)
+        files.replace_folder(out, fill, check)
     except OSError as error:
-        raise files.OutputError(f"--out {out}: cannot write: {error.strerror or error}", code=1) from None
+        raise files.OutputError(f"{option} {out}: cannot write: {error.strerror or error}", code=1) from None
     return Written(out, figures)
+
+
+# A folder name's bytes are bounded (255 on Linux): a long experiment name is cut, and the cut
+# one gets the hash of the whole, so the default folder always has a name the system takes, with
+# room for the staging folder's suffix beside it.
+SLUG_LENGTH = 100
 
 
 def slug(name: str) -> str:
     """A folder name for an experiment name: its letters, digits and -_. as they are; a name that
-    needs others replaced gets a short hash of itself, so two names never share a folder."""
+    needs others replaced, or is longer than SLUG_LENGTH, is cut and gets a short hash of itself,
+    so two names never share a folder."""
     kept = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name).strip("._")
-    if kept == name and kept:
+    if kept == name and kept and len(kept) <= SLUG_LENGTH:
         return kept
+    kept = kept[:SLUG_LENGTH].rstrip("._")
     return f"{kept or 'report'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 

@@ -89,6 +89,8 @@ def test_a_marked_report_holding_other_files_or_another_experiments_is_refused(l
     before = snapshot(out)
     one_line(labctl("report", "1", "--db", str(store), "--out", str(out)), 2, "figures/mine.txt")
     (out / "figures" / "mine.txt").unlink()
+    # The mark of the report now there (its files' hashes are the second report's).
+    marker = json.loads((out / ".labctl-report").read_text())
     (out / ".labctl-report").write_text(json.dumps({**marker, "experiment": "other"}))
     one_line(labctl("report", "1", "--db", str(store), "--out", str(out)), 2, "experiment 'other'")
     assert snapshot(out) != before and (out / "report.md").read_bytes() == before["report.md"]
@@ -134,7 +136,8 @@ def test_an_output_replaces_an_existing_file_only_when_forced(labctl, store, tmp
 
 
 def test_an_output_into_a_missing_or_read_only_folder_is_one_line(labctl, store, tmp_path):
-    one_line(labctl("export", "1", "--db", str(store), "-o", str(tmp_path / "no" / "x.csv")), 2,
+    # README "Exit codes": an output that could not be written (a missing folder) is 1.
+    one_line(labctl("export", "1", "--db", str(store), "-o", str(tmp_path / "no" / "x.csv")), 1,
              "no folder")
     locked = tmp_path / "locked"
     locked.mkdir()

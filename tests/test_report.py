@@ -4,6 +4,7 @@ and a bad --out refused without touching anything."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -44,8 +45,9 @@ kernel = "skynet"
 per = "leaves"
 unit = "us"
 note = "made up"
-figures = [ { dispatcher = "one_thread", value = 0.2 }, { dispatcher = "work_stealing", value = 0.3 },
-            { dispatcher = "thread_pool", value = 9.0 }, { peer = "Go 1.8", value = 0.45 } ]
+study = { statistic = "best", runs = 5, params = { leaves = 1_000_000 }, facts = ["made-up stacks"] }
+figures = [ { dispatcher = "one_thread", value = 0.2, name = "one" }, { dispatcher = "work_stealing", value = 0.3, name = "stealing" },
+            { dispatcher = "thread_pool", value = 9.0, name = "pool" }, { peer = "Go 1.8", value = 0.45 } ]
 '''
 
 
@@ -145,9 +147,19 @@ def test_an_unknown_run_or_a_folder_that_is_not_a_report_is_refused_untouched(la
 def test_a_report_replaces_the_previous_one_whole(labctl, store, tmp_path):
     out = tmp_path / "rep"
     assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
-    (out / "figures" / "stale.png").write_bytes(b"old")
+    # A figure an earlier report wrote and this one does not: listed in the mark, so labctl's.
+    mark = json.loads((out / ".labctl-report").read_text())
+    name = min(n for n in mark["files"] if n.startswith("figures/"))
+    (out / name).rename(out / "figures" / "stale.png")
+    mark["files"]["figures/stale.png"] = mark["files"].pop(name)
+    (out / ".labctl-report").write_text(json.dumps(mark))
+    (out / "figures" / "mine.png").write_bytes(b"the user's")  # not listed: the folder is refused
+    result = labctl("report", "1", "--db", str(store), "--out", str(out))
+    assert result.returncode == 2 and "figures/mine.png (added)" in result.stderr
+    assert (out / "figures" / "mine.png").read_bytes() == b"the user's"
+    (out / "figures" / "mine.png").unlink()
     assert labctl("report", "1", "--db", str(store), "--out", str(out)).returncode == 0
-    assert not (out / "figures" / "stale.png").exists()
+    assert not (out / "figures" / "stale.png").exists() and (out / name).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 
 
@@ -176,6 +188,7 @@ source = "s"
 hardware = "h"
 kernel = "skynet"
 unit = "s"
+study = {{ statistic = "median" }}
 {better}
 figures = {figures}
 '''

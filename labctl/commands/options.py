@@ -21,12 +21,15 @@ seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),  # 
                            help="Seed of the random order (default: the file's, or one derived from its text).")
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="default",
                             show_default=True, help="full: the study's sizes (each grid's `full` table); long.")
-force_option = click.option("--force", is_flag=True, help="Replace --output if it exists.")
+force_option = click.option("--force", is_flag=True,
+                            help="Replace --output if it is an existing regular file (never a store, "
+                                 "a link, a folder, a FIFO or a device).")
 
 
-def output_option(help_text: str, folder: bool = False):
-    return click.option("--output", "-o", "output", type=click.Path(file_okay=not folder, dir_okay=folder),
-                        help=help_text)
+def output_option(help_text: str):
+    # A path, unchecked by click: labctl.files checks it (a folder, a link, a device, a store) and
+    # refuses in one line naming the option, where click's check prints a usage of three.
+    return click.option("--output", "-o", "output", type=click.Path(), help=help_text)
 
 
 def old_spelling(name: str, dest: str, **kwargs):

@@ -17,8 +17,8 @@ from labctl.store import StoreError
 @click.argument("run")
 @db_option
 @output_option("Folder to write (default: reports/<experiment name>); a previous report of the same "
-               "experiment there is replaced, anything else refused.", folder=True)
-@old_spelling("--out", "out", type=click.Path(file_okay=False))
+               "experiment there is replaced, anything else refused.")
+@old_spelling("--out", "out", type=click.Path())
 @store_failures
 def report_command(run: str, db: str, output: str | None, out: str | None) -> None:
     """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
@@ -33,10 +33,12 @@ def report_command(run: str, db: str, output: str | None, out: str | None) -> No
         fail(str(error), error.code)
     finally:
         store.close()
-    folder = output or out or str(Path("reports") / report.slug(name))
+    given = output if output is not None else out  # "" is the working folder, refused, not the default
+    folder = given if given is not None else str(Path("reports") / report.slug(name))
     command = shlex.join(["labctl", "report", str(run_id), "--db", db, "--output", folder])
     try:
-        written = report.write(db, run_id, folder, command)
+        written = report.write(db, run_id, folder, command,
+                               option="--out" if out is not None and output is None else "--output")
     except files.OutputError as error:
         fail(str(error), error.code)
     stdout.print(f"run {run_id}: {safe(written.folder / 'report.md')} with {len(written.figures)} figures")
