@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import files, metrics, results, shipped, text
+from labctl import files, inputs, metrics, results, shipped, text
 from labctl.store import Store, now
 
 EXPERIMENT = "gate"
@@ -46,7 +46,12 @@ FAILING = (REGRESSION, NOT_IN_BASELINE, NOT_IN_RUN, NOT_MEASURED)
 
 
 class GateError(ValueError):
-    """A baseline that cannot be read or cannot judge the run, or a run that cannot make one."""
+    """A baseline that cannot be read or cannot judge the run, or a run that cannot make one.
+    `code` is the exit code: 2 for a baseline file that is not one (bad input), 1 otherwise."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -172,16 +177,52 @@ def write(baseline: dict, path: Path, stores: Iterable[Path] = (), force: bool =
 
 
 def read(path: Path) -> dict:
-    """A baseline file. Raises GateError naming the file and what is wrong."""
+    """A baseline file, checked for everything `check` reads of it: a value of the wrong type,
+    an instruction count of zero (a division) or below, a point twice, are each refused naming
+    the file and the key. Raises GateError (code 2)."""
+    where = f"--baseline {path}"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateError(f"--baseline {path}: no such file; make one with `labctl gate --update`") from None
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise GateError(f"--baseline {path}: not a baseline ({error})") from None
+        data = inputs.load_json(path, "a baseline", BASELINE_LIMIT)
+    except inputs.InputError as error:
+        if not Path(path).exists() and not Path(path).is_symlink():
+            raise GateError(f"{where}: no such file; make one with `labctl gate --update`", 2) from None
+        raise GateError(text.printable(f"--baseline {error}"), 2) from None
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("points"), list):
-        raise GateError(f"--baseline {path}: not a baseline of version {VERSION} (write one with "
-                        "`labctl gate --update`)")
+        raise GateError(f"{where}: not a baseline of version {VERSION} (write one with "
+                        "`labctl gate --update`)", 2)
+
+    def refuse(key: str, wanted: str, value: object) -> None:
+        shown = text.printable(repr(value))
+        raise GateError(f"{where}: {key}: must be {wanted}, got {shown[:80]}"
+                        f"{'...' if len(shown) > 80 else ''} (write one with `labctl gate --update`)", 2)
+
+    build = data.get("build")
+    if build is not None and not isinstance(build, dict):
+        refuse("build", "an object", build)
+    for key in BUILD_KEYS:  # compared with this build's, and printed where they differ
+        value = (build or {}).get(key)
+        if value is not None and not isinstance(value, str):
+            refuse(f"build.{key}", "a string", value)
+    seen: dict[str, int] = {}
+    for number, entry in enumerate(data["points"]):
+        place = f"points[{number}]"
+        if not isinstance(entry, dict):
+            refuse(place, "an object", entry)
+        for key, wanted, fits in (
+                ("key", "a string", lambda v: isinstance(v, str) and v),
+                ("kernel", "a string", lambda v: isinstance(v, str) and v),
+                ("params", "an object of parameters",
+                 lambda v: isinstance(v, dict) and all(isinstance(x, (str, int, float, bool)) for x in v.values())),
+                (METRIC, "a whole number of instructions above 0",
+                 lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**63)):
+            if not fits(entry.get(key)):
+                refuse(f"{place}.{key}", wanted, entry.get(key))
+        if not isinstance(entry.get("schedule_dependent", False), bool):
+            refuse(f"{place}.schedule_dependent", "true or false", entry.get("schedule_dependent"))
+        if entry["key"] in seen:
+            raise GateError(text.printable(f"{where}: {place}.key: {entry['key'][:40]!r} is also "
+                                           f"points[{seen[entry['key']]}]'s; a point is in a baseline once"), 2)
+        seen[entry["key"]] = number
     return data
 
 

@@ -128,6 +128,12 @@ def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
     runtime = values.pop(RUNTIME, runtimes.OURS)
     allocator = values.pop(ALLOCATOR, None)
     for param, value in ((kernel.param(RUNTIME), runtime), (kernel.param(ALLOCATOR), allocator)):
+        broken = runtimes.runtimes().get(value) if param.name == RUNTIME and isinstance(value, str) else None
+        if broken is not None and broken.missing and value not in param.choices:
+            # A peer whose peer.toml cannot be read offers no kernel, so no choice lists it: say
+            # why, not only which runtimes are left.
+            raise _error(name, param.name, f"runtime '{value}' is unavailable here: {broken.missing} "
+                                           f"(runtimes of {name}: {', '.join(param.choices)})")
         if value is not None and value not in param.choices:
             raise _error(name, param.name, f"parameter '{param.name}' must be one of: "
                                            f"{', '.join(param.choices)}; got {value!r}")

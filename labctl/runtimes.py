@@ -23,13 +23,13 @@ import math
 import os
 import re
 import resource
+import selectors
 import shutil
 import signal
 import string
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,7 +39,7 @@ from typing import Annotated
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labctl import native, sample, shipped
+from labctl import inputs, native, sample, shipped
 from labctl.schema import OURS
 from labctl.text import printable
 
@@ -94,18 +94,27 @@ class PeerManifest(BaseModel):
 
 # What {...} may name in a peer's build, build_env and command.
 PLACES = ("folder", "build", "cache")
+# A peer.toml is a few lines; past this it is refused unread (every command reads every one).
+MAX_MANIFEST_BYTES = 64 * 1024
+MAX_REASON = 500  # characters of why a runtime cannot run, as `labctl kernels` and the store show it
 
 
 def _check_places(word: str) -> None:
-    """A word of a command names only the places labctl fills in ({{ and }} for braces)."""
+    """A word of a command names only the places labctl fills in, bare ({{ and }} for braces): no
+    format spec, conversion, attribute or index, which str.format would obey ({folder:>99999999}
+    pads a path to 100 MB in every worker)."""
+    allowed = ", ".join("{" + p + "}" for p in PLACES)
     try:
-        fields = [name for _, name, spec, conversion in string.Formatter().parse(word) if name is not None]
+        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(word)
+                  if name is not None]
     except ValueError as error:
-        raise ValueError(f"{word!r}: {error} (write {{{{ and }}}} for a brace)") from None
-    unknown = [name for name in fields if name not in PLACES]
-    if unknown:
-        raise ValueError(f"{word!r} names {{{unknown[0]}}}; a word may name only "
-                         f"{', '.join('{' + p + '}' for p in PLACES)} (write {{{{ and }}}} for a brace)")
+        raise ValueError(f"{word[:100]!r}: {error} (write {{{{ and }}}} for a brace)") from None
+    for name, spec, conversion in fields:
+        if name not in PLACES:
+            raise ValueError(f"{word[:100]!r} names {{{name[:40]}}}; a word may name only {allowed} "
+                             "(write {{ and }} for a brace)")
+        if spec or conversion:
+            raise ValueError(f"{word[:100]!r} formats {{{name}}}; a place is written bare: {allowed}")
 
 
 def peer_folders() -> list[Path]:
@@ -143,16 +152,16 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str]) -
     `expects`: the kernels of ours that state their expectation, the only ones it may implement."""
     folder = path.parent
     try:
-        manifest = PeerManifest.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValidationError) as error:
+        # Read by every command that knows the runtimes, a run on ours included: bounded, and
+        # never blocking on a FIFO, so one bad peer.toml costs its own runtime only.
+        manifest = PeerManifest.model_validate(inputs.load_toml(path, "a peer.toml", MAX_MANIFEST_BYTES))
+    except (inputs.InputError, ValidationError) as error:
         if isinstance(error, ValidationError):
             detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        elif isinstance(error, UnicodeDecodeError):
-            detail = f"not UTF-8 text (byte {error.start})"
         else:
-            detail = str(error)
+            detail = str(error).removeprefix(f"{path}: ")
         return Runtime(folder.name, f"peer in {folder}", "external", {},
-                       printable(f"{path} is not a valid peer manifest: {detail}"), folder)
+                       printable(f"{path} is not a valid peer manifest: {detail}"[:MAX_REASON]), folder)
     problems = []
     for kernel, params in manifest.kernels.items():
         if kernel not in ours:
@@ -281,7 +290,9 @@ def _fingerprint(folder: Path) -> str:
     """Of every file of a peer's folder: a change to any rebuilds it."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as file:  # streamed: a peer's folder may hold a large file
+            digest.update(hashlib.file_digest(file, "sha256").digest() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -324,6 +335,45 @@ def build(runtime: Runtime) -> Path:
     return target
 
 
+# What labctl keeps of an external program's output: its reply is one line of a few kilobytes,
+# and of stderr only the last line is shown. A program printing without end would otherwise grow
+# the worker's memory until the point's time ran out, or the machine's memory did.
+MAX_STDOUT = 1 << 20
+MAX_STDERR = 64 * 1024  # the tail kept
+
+
+def _collect(process: subprocess.Popen, request: bytes) -> tuple[bytes, bytes, bool]:
+    """Writes the request to the program and reads its stdout and stderr until it closes them:
+    at most MAX_STDOUT bytes of stdout (past it, the program is killed and `flooded` is true)
+    and the last MAX_STDERR bytes of stderr. Waits for the program to end."""
+    try:
+        process.stdin.write(request)  # a few hundred bytes: fits the pipe, never blocks
+        process.stdin.close()
+    except BrokenPipeError:  # it ended, or closed stdin, without reading: its output says why
+        pass
+    stdout, stderr, flooded = bytearray(), bytearray(), False
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(process.stderr, selectors.EVENT_READ)
+        while selector.get_map() and not flooded:
+            for key, _ in selector.select():
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.fileobj is process.stdout:
+                    stdout += chunk
+                    flooded = len(stdout) > MAX_STDOUT
+                else:
+                    stderr += chunk
+                    del stderr[:-MAX_STDERR]
+    if flooded:
+        process.kill()
+    process.stdout.close()
+    process.stderr.close()
+    process.wait()
+    return bytes(stdout), bytes(stderr), flooded
+
+
 def _die_with_parent() -> None:
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -362,7 +412,11 @@ def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collecti
                                    preexec_fn=_die_with_parent)
     except OSError as error:
         raise ExternalFailure("failure", f"{name}: cannot start {' '.join(command)}: {error}") from None
-    stdout, stderr = process.communicate(request.encode())
+    stdout, stderr, flooded = _collect(process, request.encode())
+    if flooded:
+        raise ProtocolError(f"{name}: printed more than {MAX_STDOUT // (1 << 20)} MiB on stdout, not one "
+                            f"JSON line (stdout began {stdout[:200].decode(errors='replace')!r}); "
+                            "labctl killed it")
     # Reaped by communicate: its use is the growth of the worker's children's (the peak RSS is
     # the largest of any child's, each of them this program).
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -404,10 +458,16 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
     if len(lines) != 1:
         raise ProtocolError(f"{name}: printed {len(lines)} lines on stdout, not one JSON line "
                             f"(stdout began {shown!r})")
+    deep = object()  # stands for a reply too deep to parse
     try:
         reply = json.loads(lines[0])
     except ValueError:
         raise ProtocolError(f"{name}: printed a line that is not JSON: {lines[0][:200]!r}") from None
+    except RecursionError:  # json recurses once per level: [[[[... ten thousand deep
+        reply = deep
+    if reply is deep or inputs.depth(reply) > inputs.MAX_DEPTH:  # whatever printed it would recurse too
+        raise ProtocolError(f"{name}: printed JSON nested more than {inputs.MAX_DEPTH} deep: "
+                            f"{lines[0][:100]!r}")
     if not isinstance(reply, dict):
         raise ProtocolError(f"{name}: printed {lines[0][:200]!r}, not a JSON object")
 

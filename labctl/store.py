@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,8 +21,9 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from labctl import sample, schema
+from labctl import inputs, sample, schema
 from labctl.schema import Catalogue
+from labctl.text import printable
 
 if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
     from labctl.experiment import Plan
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extensio
 SCHEMA_VERSION = 6
 APPLICATION = "labctl"
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
+TEXT_CHUNK = 10_000  # rows whose text _check_text decodes at once
 
 SCHEMA = """
 CREATE TABLE meta (
@@ -185,7 +188,7 @@ def failure_kind(error: sqlite3.Error) -> str:
     write that failed), read (an I/O error reading), busy, cantopen or other. By SQLite's error
     code, not its words, which change between versions."""
     code = getattr(error, "sqlite_errorname", None) or ""
-    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or _undecodable(error):
         return "damaged"
     if code.startswith("SQLITE_READONLY"):
         return "readonly"
@@ -200,9 +203,19 @@ def failure_kind(error: sqlite3.Error) -> str:
     return "other"
 
 
+def _undecodable(error: sqlite3.Error) -> bool:
+    """Python's sqlite3 met a TEXT value that is not UTF-8. SQLite stores text as given and checks
+    nothing (quick_check passes); the module raises a plain OperationalError with no SQLite code,
+    so only its words tell."""
+    return isinstance(error, sqlite3.OperationalError) and str(error).startswith("Could not decode to UTF-8")
+
+
 def explain(error: sqlite3.Error, path: str | Path) -> str:
     """The error in words a user can act on, after the store's path."""
     name = Path(path).name
+    if _undecodable(error):
+        column = str(error).split("column ", 1)[-1].split(" with text", 1)[0]
+        return f"a damaged store: a text value of column {column} is not UTF-8; refusing to touch it"
     return {
         "damaged": f"a damaged SQLite file ({error}); refusing to touch it",
         "readonly": f"cannot write to it: the file or its folder is read-only ({error})",
@@ -272,6 +285,12 @@ class Store:
         self.path = Path(path)
         if self.path.is_dir():
             raise StoreError(f"{self.path}: a folder, not a store file")
+        try:
+            mode = self.path.stat().st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):  # SQLite would block on a FIFO, or fail on I/O
+            raise StoreError(f"{self.path}: {inputs.kind(mode)}, not a regular file (a store is a file)")
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and not create:
             raise StoreError(f"{self.path}: no such store")
@@ -294,6 +313,7 @@ class Store:
                 self._create()
             else:
                 self._check_pages()
+                self._check_text()
             self._check_schema()
             self._use_wal()
             # FULL: a committed sample survives a power cut, not just a crash.
@@ -395,6 +415,60 @@ class Store:
             raise StoreError(f"{self.path}: a damaged SQLite file (quick_check: {first}); refusing "
                              "to touch it")
 
+    def _check_text(self, samples: bool = False) -> None:
+        """Refuses a store holding a text value that is not UTF-8 (written by another program:
+        SQLite stores text as given, and quick_check passes it). Python's sqlite3 fails to read
+        it wherever it is met, so `runs` or `report` would fail on a store a sweep still appends
+        to. Every table is checked when the store is opened but samples, the bulk of it, which
+        are checked where a run starts to append (`samples`): 1-2 s for 500,000 samples, once per
+        sweep; a command that only reads meets a damaged sample where it reads it, and says
+        damaged too (failure_kind). The text of TEXT_CHUNK rows at a time is joined in SQLite and
+        decoded at once, a column at a time (with a newline between values, none that is not
+        UTF-8 becomes so)."""
+        def name(identifier: str) -> str:
+            return '"' + identifier.replace('"', '""') + '"'
+
+        tables = {table: [row[1] for row in self.db.execute(f"PRAGMA table_info({name(table)})")]
+                  for (table,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+                  if (table == "samples") == samples}
+        factory, self.db.text_factory = self.db.text_factory, bytes
+        try:
+            for table, columns in tables.items():
+                for column in self._undecodable_columns(name(table), [name(c) for c in columns], columns):
+                    raise StoreError(printable(f"{self.path}: a damaged store: a value of {table}.{column} "
+                                               "is text that is not UTF-8; refusing to touch it"))
+        finally:
+            self.db.text_factory = factory
+
+    def _undecodable_columns(self, table: str, quoted: list[str], columns: list[str]):
+        """The columns of `table` (a quoted name) holding text that is not UTF-8: the first found."""
+        def decodes(data: bytes | None) -> bool:
+            try:
+                data is None or data.decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+            return True
+
+        if not quoted:
+            return
+        texts = ", ".join(f"group_concat(CASE WHEN typeof({c}) = 'text' THEN {c} END, char(10))" for c in quoted)
+        start = -2**63
+        while True:
+            # A parameter, not a literal: -9223372036854775808 in SQL is a minus applied to a
+            # number too large for an integer, a float, and rowid >= a float scans every row.
+            try:
+                end, *values = self.db.execute(
+                    f"SELECT max(rowid), {texts} FROM (SELECT rowid, * FROM {table} WHERE rowid >= :start "
+                    f"ORDER BY rowid LIMIT {TEXT_CHUNK})", {"start": start}).fetchone()
+            except sqlite3.OperationalError as error:
+                if "rowid" not in str(error):
+                    raise
+                end, values = None, self.db.execute(f"SELECT {texts} FROM {table}").fetchone()  # WITHOUT ROWID
+            yield from (column for column, value in zip(columns, values) if not decodes(value))
+            if end is None or end >= 2**63 - 1:
+                return
+            start = end + 1
+
     def _migrate(self) -> int:
         """Brings an older store up to SCHEMA_VERSION, one version at a time, in one transaction
         (another process may be migrating it too: the version is read again under the lock)."""
@@ -423,7 +497,9 @@ class Store:
 
     def create_run(self, plan: Plan, command: str, machine: dict, context: dict,
                    warnings: list[str]) -> int:
-        """Records the run and its whole plan in one transaction, before any point runs."""
+        """Records the run and its whole plan in one transaction, before any point runs. Raises
+        StoreError for a store with damaged text, which no run is added to."""
+        self._check_text(samples=True)
         machine_id = self.machine_id(machine)
         with self._transaction():
             cursor = self.db.execute(
@@ -448,7 +524,9 @@ class Store:
     def claim_run(self, run_id: int) -> None:
         """Marks a run as being run by this process (a resumed run). Raises StoreError if a live
         process runs it: the check and the claim are one transaction, so of two processes
-        resuming one run at once, one gets it and the other is refused."""
+        resuming one run at once, one gets it and the other is refused; and for a store with
+        damaged text, which no sample is added to."""
+        self._check_text(samples=True)
         with self._transaction():
             status, pid, host = self.db.execute("SELECT status, pid, host FROM runs WHERE id = ?",
                                                 (run_id,)).fetchone()

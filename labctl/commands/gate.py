@@ -92,7 +92,7 @@ def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold:
         path = _baseline_path(row.source, baseline)
         result = gate.check(db, run_id, gate.read(path), path, threshold)
     except gate.GateError as error:
-        fail(f"gate: {error}", EXIT_FAILED)
+        fail(f"gate: {error}", error.code)
     except files.OutputError as error:
         fail(str(error), error.code)
     click.echo(gate.markdown(result))

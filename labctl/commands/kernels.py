@@ -51,7 +51,12 @@ def kernel_json(kernel: Kernel) -> dict:
                     "help": p.help}
                    for p in kernel.params],
         "runtimes": [{"name": name, "available": not known[name].missing, "missing": known[name].missing}
-                     for name in kernel.runtimes],
+                     for name in kernel.runtimes]
+        # A peer whose peer.toml cannot be read: which kernels it offers is unknown, so it is
+        # listed under each, unavailable, with why (as `labctl kernels` lists it).
+        + [{"name": runtime.name, "available": False, "missing": runtime.missing}
+           for runtime in known.values()
+           if runtime.kind == "external" and runtime.manifest is None and runtime.name not in kernel.runtimes],
     }
 
 
