@@ -34,6 +34,7 @@ import contextlib
 import logging
 import queue
 import re
+import socket
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
@@ -499,11 +500,53 @@ def _check(client, addresses: list[str] | None = None) -> tuple[list[str], dict[
 
 
 def connecting(spec: Spec) -> str:
-    """What connect() is doing, for the minute it may take."""
+    """What connect() is doing, for the minute it may take: each wait with its own limit (a port
+    that refuses ends it at once, _probe)."""
     if spec.local_workers is not None:
         return f"starting a LocalCluster of {spec.local_workers} single-thread worker processes ..."
-    return (f"connecting to the Dask scheduler at {spec.address} (waiting up to "
-            f"{WAIT_FOR_WORKERS_S:g} s for a worker) ...")
+    return (f"connecting to the Dask scheduler at {spec.address} (up to {_connect_timeout():g} s), "
+            f"then waiting up to {WAIT_FOR_WORKERS_S:g} s for a worker if none has joined ...")
+
+
+def _connect_timeout() -> float:
+    """How long Dask's client tries to reach a scheduler (distributed.comm.timeouts.connect)."""
+    try:
+        import dask
+        from dask.utils import parse_timedelta
+
+        return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s"))
+    except Exception:  # noqa: BLE001 - Dask missing or its setting odd: its documented default
+        return 30.0
+
+
+# Schemes that run over TCP, whose port can be tried with a plain connection first.
+_TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def _probe(spec: Spec, timeout: float) -> None:
+    """Tries the scheduler's port with a plain TCP connection before Dask's client, which retries
+    a refused connection until its timeout (30 s) and then says only that it timed out: a port
+    that refuses, a host that does not resolve or cannot be reached ends the sweep at once, with
+    the reason. ClusterError (code 1)."""
+    match = _ADDRESS.match(spec.address or "")
+    if match is None or (match["scheme"] or "tcp") not in _TCP_SCHEMES:
+        return  # ucx: not a TCP port; Dask's client says what it finds
+    host, port = match["host"].strip("[]"), int(match["port"])
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except ConnectionRefusedError:
+        raise ClusterError(f"--cluster {spec.text}: connection refused: nothing listens on port "
+                           f"{port} of {printable(host)} (is the scheduler started? `dask scheduler "
+                           f"--port {port}`); nothing was run") from None
+    except socket.gaierror as error:
+        raise ClusterError(f"--cluster {spec.text}: cannot resolve host {printable(host)} "
+                           f"({printable(error.strerror or error)}); nothing was run") from None
+    except TimeoutError:
+        raise ClusterError(f"--cluster {spec.text}: no answer from port {port} of {printable(host)} "
+                           f"within {timeout:g} s; nothing was run") from None
+    except OSError as error:
+        raise ClusterError(f"--cluster {spec.text}: cannot reach port {port} of {printable(host)} "
+                           f"({printable(error.strerror or error)}); nothing was run") from None
 
 
 def connect(spec: Spec) -> DaskBackend:
@@ -530,6 +573,7 @@ def connect(spec: Spec) -> DaskBackend:
             client = Client(local_cluster, set_as_default=False)
         else:
             timeout = dask.config.get("distributed.comm.timeouts.connect")
+            _probe(spec, _connect_timeout())
             try:
                 client = Client(spec.address, timeout=timeout, set_as_default=False)
             except Exception as error:  # noqa: BLE001 - refused, timed out, a transport not installed

@@ -241,6 +241,9 @@ class Comparison:
     same_machine: bool  # the points of both ran on the same kinds of machine and the same hosts
     catalogue: Catalogue = field(default_factory=Catalogue)  # both runs' kernels, as stored
     across_machines: bool = False  # a point matched with the same point on any machine
+    # Points of both runs that ran on different kinds of machine, so not matched (kernel,
+    # params, A's machine, B's): in both runs, not "only in" either.
+    elsewhere: list[tuple[str, dict, str, str]] = field(default_factory=list)
 
     @property
     def same_kinds(self) -> bool:
@@ -287,9 +290,27 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
             unmeasured.append((kernel, params, side))
     only_b = [(kernel, params) for key, (_, kernel, params) in points_b.items()
               if key not in points_a]
+    elsewhere = []
+    if not across_machines and (only_a or only_b):
+        # The same point on another kind of machine is in both runs: said so, not "only in A".
+        anywhere_a, anywhere_b = _points(a, ignore, True), _points(b, ignore, True)
+        machine_a, machine_b = _machines_of(a), _machines_of(b)
+        for key, (point, kernel, params) in anywhere_a.items():
+            if key in anywhere_b and (kernel, params) in only_a and \
+                    (anywhere_b[key][1], anywhere_b[key][2]) in only_b:
+                elsewhere.append((kernel, params, machine_a[point], machine_b[anywhere_b[key][0]]))
+        moved = {(k, json.dumps(p, sort_keys=True)) for k, p, _, _ in elsewhere}
+        only_a = [(k, p) for k, p in only_a if (k, json.dumps(p, sort_keys=True)) not in moved]
+        only_b = [(k, p) for k, p in only_b if (k, json.dumps(p, sort_keys=True)) not in moved]
     same_machine = (set(a.run.machines), set(a.run.hosts)) == (set(b.run.machines), set(b.run.hosts))
     return Comparison(a.run, b.run, metric, tuple(ignore), min_change, alpha, rows, only_a,
-                      only_b, unmeasured, same_machine, _catalogue(a, b), across_machines)
+                      only_b, unmeasured, same_machine, _catalogue(a, b), across_machines, elsewhere)
+
+
+def _machines_of(side: Side) -> dict[int, str]:
+    """The kind of machine each point of a run ran on (results' `machine`), by point id."""
+    return {int(record["point"]): str(record.get("machine"))
+            for record in side.points.to_dict("records")}
 
 
 def metrics(side: Side) -> list[str]:
@@ -403,6 +424,11 @@ def markdown(c: Comparison) -> str:
                           (f"Only in B (run {c.b.id}), not compared:", c.only_b)):
         if points:
             out += [title, "", *(f"- {text.cell(label(k, p))}" for k, p in points), ""]
+    if c.elsewhere:
+        out += ["In both runs but on different kinds of machine, not compared "
+                "(`--across-machines` compares them):", "",
+                *(f"- {text.cell(label(k, p))}: A on {text.cell(ma)}; B on {text.cell(mb)}"
+                  for k, p, ma, mb in c.elsewhere), ""]
     if c.unmeasured:
         out += [f"No {c.metric} samples on a side (failed, not a metric of the kernel, or not counted by the point's measure):", "",
                 *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
@@ -434,8 +460,8 @@ def _machines_note(c: Comparison) -> list[str]:
                 "same CPU, CPUs, cores and OS kernel), matched point by point: a difference may be "
                 "the machine's, not the code's.", ""]
     return ["**Warning:** the runs come from different machines, so a point is compared only with "
-            "the same point on the same kind of machine; the others are listed below as points of "
-            "one run only. `--across-machines` compares them across machines.", "",
+            "the same point on the same kind of machine; the others are listed below, those of "
+            "both runs apart from those of one. `--across-machines` compares them across machines.", "",
             *(f"- {side} ran on: {text.cell('; '.join(run.machines))}"
               for side, run in (("A", c.a), ("B", c.b))), ""]
 
@@ -508,6 +534,7 @@ def to_json(c: Comparison) -> dict:
         } for row in c.rows],
         "only_a": [point(k, p) for k, p in c.only_a],
         "only_b": [point(k, p) for k, p in c.only_b],
+        "elsewhere": [{**point(k, p), "machine_a": ma, "machine_b": mb} for k, p, ma, mb in c.elsewhere],
         "unmeasured": [{**point(k, p), "missing_in": side} for k, p, side in c.unmeasured],
     }
     return _finite(data)

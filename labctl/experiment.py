@@ -368,6 +368,13 @@ def _check_type(param: kernels.Param, value: object, where: str) -> None:
             param.type, "a string")
         quoted = " (a string: write it without quotes)" if isinstance(value, str) else ""
         raise ExperimentError(f"{where}: must be {kind} ({param.allowed()}), got {value!r}{quoted}")
+    # TOML has nan and inf; no parameter means either. NaN passes every comparison with a bound
+    # (nan < 1 and nan > 1 are both false), so C++'s range check lets it through: fan with
+    # duration_s = nan ran one iteration and stored it as a verified sample. (A finite value out
+    # of range is C++'s to refuse, where the point resolves: the schema's one check.)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExperimentError(f"{where}: must be a finite number ({param.allowed()}), got {value!r}")
+
 
 
 # A file expands to at most this many points: past it, a grid is surely a mistake (an axis of a

@@ -150,6 +150,24 @@ def lookup(name: str) -> Metric:
     return Metric(name, NUMBER, HIGHER, name.replace("_", " "), declared=False)
 
 
+def measured(name: str, value: object) -> bool:
+    """Whether a kernel's or an external program's figure is a measurement, to be kept: a finite
+    number, and, for a time, above 0. A figure that was not measured is absent, never 0: a kernel
+    says so by leaving it out (or, from a peer, null); one that still reports NaN, infinity or a
+    time of 0 ns (a latency percentile of no sample at all: ping_pong with latency_samples = 0,
+    the floors, the Go peer before it left them out) is dropped by this rule, before the store
+    and again where a store written before it is read. No phase of work takes no time on a
+    nanosecond clock, so 0 ns is never a measured time."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    return value > 0 or not lookup(name).is_time
+
+
+def measured_only(figures: dict) -> dict[str, float]:
+    """The figures of a sample that are measurements (measured), as floats."""
+    return {name: float(value) for name, value in figures.items() if measured(name, value)}
+
+
 # -- measures -------------------------------------------------------------------------------------
 # How a point is measured. The run side of each (how its worker starts, how its counts are read)
 # is labctl.measures; what analysis needs of them is here.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,14 +130,11 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     for study in catalogue.studies:
         lines += [f"Reproduces {printable(study.citation)}", ""]
     lines += [
-        f"Experiment `{printable(row.source)}`, run {row.id}, {row.status}, started {_when(row.started_at)}"
+        f"Experiment `{printable(row.source)}`, run {row.id}, {printable(row.status)}, started {_when(row.started_at)}"
         + (f", finished {_when(row.finished_at)}" if row.finished_at else "") + ". "
         f"{row.points_done} of {row.points} points done, {row.points_failed} failed, "
         + (f"{row.points_skipped} skipped (cannot run here), " if row.points_skipped else "") +
-        f"{row.samples} samples, " + (
-            "every one verified against the kernel's expected answer." if samples.empty
-            or samples["verified"].all() else
-            f"**{int((~samples['verified']).sum())} of them with a wrong answer**."),
+        f"{row.samples} samples" + _verified(samples),
         "",
     ]
     groups = machines(samples)
@@ -144,8 +142,7 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     for warning in row.warnings:
         lines += [f"> warning at the start of the run: {printable(warning)}", ""]
     if len(pending):
-        lines += [f"> {len(pending)} points were not run: finish them with "
-                  f"`labctl sweep --resume {row.id} --db {db}`.", ""]
+        lines += [_pending(row, len(pending), db), ""]
 
     # Figures from two kinds of machine are never pooled: with several, each kernel gets a
     # section, and each set of published figures a comparison, per machine (m1, m2, ...).
@@ -201,6 +198,27 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _verified(samples: pd.DataFrame) -> str:
+    """What the samples' answers say, after their count: nothing to verify where there is none
+    (every point failed, or none ran yet), never "every one verified"."""
+    if samples.empty:
+        return "."
+    wrong = int((~samples["verified"]).sum())
+    if not wrong:
+        return ", every one verified against the kernel's expected answer."
+    return f", **{wrong} of them with a wrong answer**."
+
+
+def _pending(row: RunRow, count: int, db: str | Path) -> str:
+    """The points not run yet, and what to do about them: wait while the run is running (its
+    sweep is still at work: resuming it is refused), resume it otherwise."""
+    if row.status == "running":
+        return (f"> {count} points are not run yet: the run is still running (started "
+                f"{_when(row.started_at)}); make the report again when it has ended.")
+    return (f"> {count} points were not run: finish them with "
+            f"`{printable(shlex.join(['labctl', 'sweep', '--resume', str(row.id), '--db', str(db)]))}`.")
+
+
 def _on(machine: int | None) -> str:
     """What a section's title and figure names add for machine m<N> of several."""
     return f"m{machine}" if machine is not None else ""
@@ -227,7 +245,7 @@ def _machines(row: RunRow, groups: list[tuple[str, list[str], pd.DataFrame]],
 
 
 def _when(stamp: str | None) -> str:
-    return (stamp or "")[:19].replace("T", " ") + " UTC"
+    return printable((stamp or "")[:19].replace("T", " ")) + " UTC"
 
 
 def _measures_section(samples: pd.DataFrame) -> list[str]:
@@ -268,12 +286,21 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
     points measured in `measure` alone where it has points of more than one."""
     spec = catalogue.kernels.get(kernel)
     vary = varying(table, kernel)
-    lines = [f"## {kernel}" + (f" on {machine}" if machine else "")
-             + (f", measured in {measure}" if measure else ""), ""]
+    # The kernel's, its metrics' and its parameters' names come from the store: outside text.
+    name, words = printable(kernel), printable(metric.words)
+    lines = [f"## {name}" + (f" on {machine}" if machine else "")
+             + (f", measured in {printable(measure)}" if measure else ""), ""]
     if spec is not None and spec.summary:
         lines += [printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")), ""]
     groups = scenarios(table, kernel)
+    if all(len(part) < 2 for _, part in groups):
+        # Every scenario is one point (only the sizes vary, or only a kind of work): nothing to
+        # draw within one, so the kernel's points are drawn together, over the size where one
+        # was swept, else as bars; never a heading per point with no figure under it.
+        groups = [("", table)]
     for scenario, part in groups:
+        if scenario and len(part) < 2:
+            continue  # a scenario of one point among larger ones: its row below says it all
         stem = kernel if len(groups) == 1 or not scenario else f"{kernel}-{file_name(scenario)}"
         stem = f"{machine}-{stem}" if machine else stem
         stem = f"{stem}-{measure}" if measure else stem
@@ -282,23 +309,23 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
         x, y = axes_for(part, kernel)
         if x is not None:
             path = save(plot_lines(part, kernel, metric, x), folder, f"{stem}-{x}", figures, svg=True)
-            lines += [f"![{kernel}: {metric.words} vs {x}]({path})", ""]
+            lines += [f"![{name}: {words} vs {printable(x)}]({printable(path)})", ""]
         if y is not None and heatmap_panels(part, kernel, x, y):
             path = save(plot_heatmap(part, kernel, metric, x, y), folder, f"{stem}-{x}-{y}", figures)
-            lines += [f"![{kernel}: {metric.words} over {x} x {y}]({path})", ""]
+            lines += [f"![{name}: {words} over {printable(x)} x {printable(y)}]({printable(path)})", ""]
         if x is None and len(part) > 1:
             path = save(plot_bars(part, kernel, metric), folder, f"{stem}-bars", figures)
-            lines += [f"![{kernel}: {metric.words} per configuration]({path})", ""]
+            lines += [f"![{name}: {words} per configuration]({printable(path)})", ""]
         for count, count_table in counts:
             counted_part = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
             if x is not None and counted_part[x].notna().any():
                 path = save(plot_lines(counted_part, kernel, count, x), folder,
                             f"{stem}-{x}-{file_name(count.name)}", figures, svg=True)
-                lines += [f"![{kernel}: {count.words} vs {x}]({path})", ""]
+                lines += [f"![{name}: {printable(count.words)} vs {printable(x)}]({printable(path)})", ""]
             elif len(counted_part) > 1:
                 path = save(plot_bars(counted_part, kernel, count), folder,
                             f"{stem}-bars-{file_name(count.name)}", figures)
-                lines += [f"![{kernel}: {count.words} per configuration]({path})", ""]
+                lines += [f"![{name}: {printable(count.words)} per configuration]({printable(path)})", ""]
     unvaried = fixed(table, kernel, vary)
     if unvaried:
         lines += [f"Fixed: {printable(unvaried)}.", ""]
@@ -369,9 +396,9 @@ def _floors_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
         where = (" (points with " + ", ".join(f"{k}={show(v)}" for k, v in floor.where.items()) + ")"
                  if floor.where else "")
         floor_point = f" {distance.floor_point}" if distance.floor_point else ""
-        lines += [f"### {floor.kernel} `{floor.metric}`: {printable(floor.name)}", "",
-                  f"Floor: `{distance.floor_kernel}`{floor_point} `{floor.floor_metric}` = "
-                  f"{distance.metric.format(distance.floor_value)}{where}.", ""]
+        lines += [printable(f"### {floor.kernel} `{floor.metric}`: {floor.name}"), "",
+                  printable(f"Floor: `{distance.floor_kernel}`{floor_point} `{floor.floor_metric}` = "
+                            f"{distance.metric.format(distance.floor_value)}{where}."), ""]
         table = distance.points
         vary = varying(table, floor.kernel)
         ordered = table.sort_values("multiple")
@@ -535,6 +562,6 @@ def _provenance(row: RunRow, context: dict, db: str | Path, command: str | None)
     ]
     lines = ["## Machine and provenance", "",
              markdown_table(["", ""], [[name, value] for name, value in facts if value not in (None, "")]), "",
-             "To run it again and rebuild this report:", "", "```bash", row.command,
-             command or f"labctl report {row.id} --db {db}", "```", ""]
+             "To run it again and rebuild this report:", "", "```bash", printable(row.command),
+             printable(command or shlex.join(["labctl", "report", str(row.id), "--db", str(db)])), "```", ""]
     return lines

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl.metrics import COUNTS
+from labctl.metrics import COUNTS, measured_only
 from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
 from labctl.sample import POINT_COLUMNS
 from labctl.schema import Catalogue
@@ -28,10 +28,14 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     cycles, ...; labctl.metrics.COUNTS) are empty where the measure did not count them, and
     `unsupported` says why a counter the measure counts is empty on this machine. A count the
     store holds that the registry does not name (a store written by a newer labctl) gets a
-    column of its own after the kernel metrics."""
+    column of its own after the kernel metrics. A kernel metric a sample did not measure is empty,
+    never 0 (labctl.metrics.measured: a stored NaN or 0 ns is read as absent); one whose name is
+    taken by a parameter or a column is given as `metric_<name>`."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run) if run is not None else None
         samples = store.samples(run_id)
+    known = catalogue(db, run_id)
+    renamed = _metric_columns(known, samples)
     rows = []
     params: list[str] = []
     metrics: list[str] = []
@@ -48,12 +52,12 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
             row[name] = value
             if name not in params:
                 params.append(name)
-        for name, value in sample["metrics"].items():
+        for name, value in measured_only(sample["metrics"]).items():
+            name = renamed.get(name, name)
             row[name] = value
             if name not in metrics:
                 metrics.append(name)
         rows.append(row)
-    known = catalogue(db, run_id)
     params = _in_schema_order(known, params)
     others = [name for name in others if name not in metrics and name not in params]
     frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics + others), rows, params)
@@ -62,6 +66,26 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
     frame.attrs["catalogue"] = known.to_json()
     return frame
+
+
+def _metric_columns(known: Catalogue, samples: list[dict]) -> dict[str, str]:
+    """The column of each kernel metric whose name is taken (a parameter of a kernel of these
+    runs, a sample's own column or a count): `metric_<name>`, so that one column never holds a
+    parameter for some rows and a metric for others. A store written before external metrics
+    were refused every kernel's parameter names may hold such a metric (a peer's `leaves`
+    beside skynet's parameter); it is renamed, never written over a parameter's value."""
+    taken = {*SAMPLE_COLUMNS, *COUNTS, *(p.name for k in known.kernels.values() for p in k.params)}
+    for sample in samples:
+        taken.update(sample["params"])
+    names = {name for sample in samples for name in sample["metrics"]}
+    renamed = {}
+    for name in sorted(names & taken):
+        column = f"metric_{name}"
+        while column in taken or column in names:
+            column = f"metric_{column}"
+        renamed[name] = column
+        taken.add(column)
+    return renamed
 
 
 def _in_schema_order(known: Catalogue, names: list[str]) -> list[str]:

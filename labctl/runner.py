@@ -172,15 +172,24 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
         "measure": point.measure,
         "counts_folder": str(counts) if counts else None,
     }
-    process = subprocess.Popen(
-        measures.get(point.measure).prefix(counts) + _worker_command(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,  # a Ctrl-C in the terminal reaches the CLI, which ends the worker
-    )
+    try:
+        process = subprocess.Popen(
+            measures.get(point.measure).prefix(counts) + _worker_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the CLI, which ends the worker
+        )
+    except (OSError, ValueError) as error:
+        # The OS or Python refused to start it: an environment it will not pass (a NUL or a '='
+        # in a name, kept by a store older than the experiment's checks; an entry past the
+        # kernel's 128 KiB, E2BIG). The point fails with the reason and the sweep goes on;
+        # raised further, it would leave the run `running` with no process behind it.
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise PointFailed("failure", printable(f"{point.kernel}: cannot start its worker: {why} "
+                                               f"(its env: {', '.join(point.env) or 'none'})")[:500]) from None
     lines: queue.Queue = queue.Queue()
     stderr: list[str] = []
     readers = [

@@ -496,9 +496,12 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
         if not METRIC_NAME.fullmatch(key) or key in reserved:
             raise ProtocolError(printable(
                 f"{name}: metric name {key!r} is not allowed (lower-case letters, digits and _, "
-                f"at most 64, and none of labctl's columns or the kernel's parameters)"[:300]))
+                f"at most 64, and none of labctl's columns or any kernel's parameters)"[:300]))
+        if value is None:  # not measured (a latency of no probe): absent, never 0
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                 or abs(value) > MAX_METRIC:
             raise ProtocolError(printable(f"{name}: metric {key!r} must be a finite number of at "
-                                          f"most {MAX_METRIC:g} in size, got {value!r}"[:300]))
-    return ExternalRun(elapsed, messages, answer, {k: float(v) for k, v in metrics.items()})
+                                          f"most {MAX_METRIC:g} in size, or null, got {value!r}"[:300]))
+    return ExternalRun(elapsed, messages, answer,
+                       {k: float(v) for k, v in metrics.items() if v is not None})

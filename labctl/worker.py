@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import resource
 import signal
@@ -85,6 +86,7 @@ def run(request: dict) -> None:
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
     kernel, params = request["kernel"], request["params"]
+    _check_finite(kernel, params)
     measure = request.get("measure") or metrics.TIME
     # Whether the point can run here is asked on the host that runs it (a cluster's may differ
     # from the one that planned it); whether it can take its measure at all, the plan settled.
@@ -115,6 +117,19 @@ def run(request: dict) -> None:
             signal.pause()
 
 
+def _check_finite(kernel: str, params: dict) -> None:
+    """Refuses a request with a NaN or infinite parameter (JSON as Python writes it carries them;
+    a store written before files refused them keeps them): NaN passes every bound C++ checks, so
+    it would run (fan with duration_s = nan ran one iteration and stored it as verified)."""
+    for name, value in params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            spec = kernels.catalogue().get(kernel)
+            param = spec.param(name) if spec else None
+            allowed = f" ({param.allowed()})" if param else ""
+            raise native.ParamError(f"{kernel}: parameter '{name}' must be a finite number{allowed}, "
+                                    f"got {value!r}", kernel, name)
+
+
 def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: str,
                    measure: measures.Measure, counts_folder: str | None, phase: int) -> Sample:
     """One run in this process; `phase` counts the process's runs from 1 (callgrind numbers its
@@ -129,7 +144,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     measured = Sample(kernel=kernel, params=params, index=0, warmup=False,
                       elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
                       answer=result["answer"], expected=result["expected"], verified=result["verified"],
-                      metrics=result["metrics"], thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
+                      metrics=metrics.measured_only(result["metrics"]), thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
                       involuntary_switches=after.involuntary - before.involuntary)
     counted = measure.counts(result, counts_folder, phase)
@@ -146,8 +161,9 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
 def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sample:
     """One run of an external program, verified as our kernels verify themselves."""
     expected = native.expect(kernel, params)
-    run = runtimes.run_external(runtime, kernel, params,
-                                reserved=[p.name for p in kernels.get(kernel).params])
+    # Its metrics may take no parameter name of any kernel (its own, and another's in the same
+    # run: a column of labctl.results holds a parameter or a metric, never both).
+    run = runtimes.run_external(runtime, kernel, params, reserved=parameter_names())
     if run.answer != expected["answer"]:
         raise native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "
                                         f"expected '{expected['answer']}'")
@@ -156,10 +172,15 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
                                         f"expected {expected['messages']}")
     return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
                   messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
-                  verified=True, metrics=run.metrics,
+                  verified=True, metrics=metrics.measured_only(run.metrics),
                   thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
                   pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
                   involuntary_switches=run.involuntary_switches)
+
+
+def parameter_names() -> set[str]:
+    """Every parameter name of every kernel of the catalogue: names no external metric takes."""
+    return {p.name for spec in kernels.catalogue().values() for p in spec.params}
 
 
 def main() -> int:

@@ -286,8 +286,11 @@ def test_points_of_another_kind_of_machine_are_matched_only_when_asked(labctl, d
     connection.commit()
     connection.close()
     c = run_pair(db, 1, 1, db_b=other)
-    assert c.rows == [] and len(c.only_a) == len(c.only_b) == 3
+    # The same points on another kind of machine: in both runs, not "only in" either.
+    assert c.rows == [] and c.only_a == c.only_b == [] and len(c.elsewhere) == 3
     text = compare.markdown(c)
+    assert "In both runs but on different kinds of machine, not compared" in text
+    assert "Only in" not in text
     assert "**Warning:** the runs come from different machines, so a point is compared only " \
            "with the same point on the same kind of machine" in text
     assert "- B ran on: Other CPU, " in text and "`--across-machines` compares them" in text

@@ -97,21 +97,22 @@ func pingPong(messages, probes int64) result {
 	// probes, so their counts cannot differ).
 	outOfOrder += pr[1] + pr[3] + probesOutOfOrder
 	sortInt64s(samples)
-	mean := 0.0
+	// A figure that was not measured is left out, never 0 (labctl would store a 0 ns
+	// latency and compare it): the percentiles and the clock's cost need probes.
+	metrics := map[string]float64{"round_trip_samples": float64(len(samples))}
 	if roundTrips > 0 {
-		mean = float64(elapsed) / float64(roundTrips)
+		metrics["round_trip_mean_ns"] = float64(elapsed) / float64(roundTrips)
+	}
+	if len(samples) > 0 {
+		metrics["round_trip_p50_ns"] = float64(percentile(samples, 0.50))
+		metrics["round_trip_p99_ns"] = float64(percentile(samples, 0.99))
+		metrics["round_trip_max_ns"] = float64(percentile(samples, 1.0))
+		metrics["clock_read_ns"] = clockRead
 	}
 	return result{
 		ElapsedNs: elapsed,
 		Messages:  pings + pongs,
 		Answer:    fmt.Sprintf("pings=%d pongs=%d out_of_order=%d corrupt=0", pings, pongs, outOfOrder),
-		Metrics: map[string]float64{
-			"round_trip_mean_ns": mean,
-			"round_trip_p50_ns":  float64(percentile(samples, 0.50)),
-			"round_trip_p99_ns":  float64(percentile(samples, 0.99)),
-			"round_trip_max_ns":  float64(percentile(samples, 1.0)),
-			"round_trip_samples": float64(len(samples)),
-			"clock_read_ns":      clockRead,
-		},
+		Metrics:   metrics,
 	}
 }
