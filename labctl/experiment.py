@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from labctl import inputs, kernels, metrics, native, shipped, studies
-from labctl.schema import SCALES, Catalogue, Figure, Reference
+from labctl.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, StudyRan
 from labctl.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
@@ -91,6 +91,20 @@ class FigureSpec(BaseModel):
     value: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]
     peer: str | None = None
     name: str | None = None  # what the study calls the figure of ours, e.g. "Theron 3.03 64-bit"
+    # The study's values of our parameters where this figure's differ from its table's.
+    study: dict[str, Scalar] = {}
+
+
+class StudyRanSpec(BaseModel):
+    """What the study ran for a table: its values of our kernel's parameters, the statistic it
+    published of its runs, and what differs that is no parameter of ours (labctl.schema.StudyRan)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    params: dict[str, Scalar] = {}
+    statistic: Literal[tuple(STATISTICS)]  # type: ignore[valid-type]
+    runs: Annotated[int, Field(strict=True, ge=1)] | None = None
+    facts: list[Annotated[str, Field(min_length=1)]] = []
 
 
 class ReferenceSpec(BaseModel):
@@ -109,7 +123,24 @@ class ReferenceSpec(BaseModel):
     better: Literal["lower", "higher"] | None = None  # default: lower for *_ns, else higher
     where: dict[str, Scalar] = {}  # parameters every matching point of ours has
     note: str = ""
+    study: StudyRanSpec  # what the study ran: the report derives every difference from it
     figures: Annotated[list[FigureSpec], Field(min_length=1)]
+
+
+class ClaimSpec(BaseModel):
+    """A study's statement across two benchmarks, as the ratio of two of its figures: judged on
+    the same ratio of our points (labctl.schema.Claim)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[str, Field(min_length=1)]
+    source: Annotated[str, Field(min_length=1)]
+    metric: str = "elapsed_ns"
+    numerator: dict[str, Scalar]  # kernel = "...", and the parameters of our point
+    denominator: dict[str, Scalar]
+    ratio: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]
+    tolerance: Annotated[float, Field(strict=False, ge=1, allow_inf_nan=False)] = 1.25
+    study: StudyRanSpec
 
 
 class StudySpec(BaseModel):
@@ -145,6 +176,7 @@ class ExperimentSpec(BaseModel):
     seed: Seed | None = None  # of the random order; derived from the text when absent, recorded
     grid: Annotated[list[GridSpec], Field(min_length=1)]
     reference: list[ReferenceSpec] = []
+    claim: list[ClaimSpec] = []
 
 
 @dataclass(frozen=True)
@@ -192,12 +224,14 @@ class Plan:
     scale: str = "default"
     references: list[Reference] = field(default_factory=list)
     studies: list[studies.Study] = field(default_factory=list)  # the publications it reproduces
+    claims: list[Claim] = field(default_factory=list)
 
     @property
     def catalogue(self) -> Catalogue:
         """What its analysis needs besides the samples, kept with the run (labctl.schema)."""
         catalogue = kernels.catalogue_of([point.kernel for point in self.points])
         catalogue.studies, catalogue.references = list(self.studies), list(self.references)
+        catalogue.claims = list(self.claims)
         return catalogue
 
 
@@ -248,6 +282,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
                     points.append(point)
         references = [_reference(spec, ref, f"{source}: reference[{index}]")
                       for index, ref in enumerate(spec.reference)]
+        claims = [_claim(spec, claim, f"{source}: claim[{index}]") for index, claim in enumerate(spec.claim)]
         cited = _studies(spec, f"{source}: study")
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
         raise ExperimentError(printable(str(error))) from None
@@ -259,7 +294,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     else:
         seed = None
     return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes,
-                scale, references, cited)
+                scale, references, cited, claims)
 
 
 def _studies(spec: ExperimentSpec, where: str) -> list[studies.Study]:
@@ -324,20 +359,51 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
         raise ExperimentError(f"{where}.per: unknown parameter of {kernel.name} "
                               f"(parameters: {', '.join(names)})")
     check(ref.where, "where")
+    check(ref.study.params, "study.params")
     figures = []
     for number, figure in enumerate(ref.figures):
         params = dict(figure.model_extra or {})
-        if figure.peer is not None and params:
+        if figure.peer is not None and (params or figure.study):
             raise ExperimentError(f"{where}.figures[{number}]: a peer's figure names no parameters "
-                                  f"of ours (got {', '.join(params)})")
+                                  f"of ours (got {', '.join([*params, *figure.study])})")
         check(params, f"figures[{number}]")
-        figures.append(Figure(figure.value, params, figure.peer, figure.name))
+        check(figure.study, f"figures[{number}].study")
+        figures.append(Figure(figure.value, params, figure.peer, figure.name, dict(figure.study)))
     if not any(figure.peer is None for figure in figures):
         raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
                               f"(every one is a peer)")
+    unnamed = [number for number, figure in enumerate(figures) if figure.peer is None and not figure.name]
+    if unnamed and len(unnamed) < len(figures):  # the study's runtimes are listed beside its own
+        raise ExperimentError(f"{where}.figures[{unnamed[0]}]: no name: where a table lists the "
+                              "study's other runtimes (peer), each figure of ours gives the study's "
+                              "own name for it (name = \"Theron 3.03 64-bit\")")
     lower = ref.better == "lower" if ref.better else metrics.lookup(ref.metric).lower_is_better
+    study = StudyRan(dict(ref.study.params), ref.study.statistic, ref.study.runs, tuple(ref.study.facts))
     return Reference(ref.title, ref.source, ref.hardware, kernel.name, ref.metric, ref.per, ref.unit,
-                     lower, dict(ref.where), ref.note, figures)
+                     lower, dict(ref.where), ref.note, figures, study)
+
+
+def _claim(spec: ExperimentSpec, claim: ClaimSpec, where: str) -> Claim:
+    """Checks each side of a claim names a kernel a grid of the file runs, and its parameters."""
+    for side in ("numerator", "denominator"):
+        point = dict(getattr(claim, side))
+        name = point.pop("kernel", None)
+        try:
+            kernel = kernels.get(str(name))
+        except kernels.ParamError:
+            raise ExperimentError(f"{where}.{side}.kernel: {'missing' if name is None else repr(name)}: "
+                                  f"give a kernel of this file's grids") from None
+        if not any(grid.kernel == kernel.name for grid in spec.grid):
+            raise ExperimentError(f"{where}.{side}.kernel: no grid of this file runs '{kernel.name}'")
+        for param, value in point.items():
+            if kernel.param(param) is None:
+                raise ExperimentError(f"{where}.{side}.{param}: unknown parameter of {kernel.name} "
+                                      f"(parameters: {', '.join(p.name for p in kernel.params)})")
+            _check_type(kernel.param(param), value, f"{where}.{side}.{param}")
+    study = StudyRan(dict(claim.study.params), claim.study.statistic, claim.study.runs,
+                     tuple(claim.study.facts))
+    return Claim(claim.title, claim.source, claim.metric, dict(claim.numerator), dict(claim.denominator),
+                 claim.ratio, claim.tolerance, study)
 
 
 def _describe_validation(source: str, error: ValidationError) -> str:

@@ -190,7 +190,7 @@ def plot_reference(comparison: Comparison):
     ref = comparison.reference
     ours = comparison.ours
     best_study = min(m.figure.value for m in ours) if ref.lower_is_better else max(m.figure.value for m in ours)
-    best_here = min(m.median for m in ours) if ref.lower_is_better else max(m.median for m in ours)
+    best_here = min(m.value for m in ours) if ref.lower_is_better else max(m.value for m in ours)
     study = [(m.figure.value / best_study if ref.lower_is_better else best_study / m.figure.value) for m in ours]
     here = [m.relative(best_here, ref.lower_is_better) for m in ours]
     figure = _figure(figsize=(7.5, 1.5 + 0.45 * len(ours)), layout="constrained")
@@ -199,7 +199,7 @@ def plot_reference(comparison: Comparison):
     colors = _colors(2)
     ax.barh(positions - 0.2, study, height=0.38, color=colors[0], label=f"study ({ref.hardware})")
     ax.barh(positions + 0.2, here, height=0.38, color=colors[1], label="labctl, this machine")
-    ax.set_yticks(positions, [m.figure.label for m in ours], fontsize=8)
+    ax.set_yticks(positions, [m.figure.published_as for m in ours], fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=0.8)
     if max(study + here) > LOG_SPAN:

@@ -6,13 +6,17 @@ values."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from labctl.analysis import _key, point_table
 from labctl.metrics import RATE, Metric, lookup
-from labctl.schema import Figure, Reference
+from labctl.results import param_columns
+from labctl.schema import Claim, Figure, Reference
+from labctl.text import show
 
 # Published figures closer than this (ratio) are a tie in the study: no order to check.
 TIE_RATIO = 1.10
@@ -24,12 +28,17 @@ RATE_UNITS = {"msgs/s": 1.0, "K msgs/s": 1e3, "M msgs/s": 1e6}
 @dataclass
 class Match:
     figure: Figure
-    median: float | None = None  # ours, in our units (ns or msgs/s), per `per`
+    # Ours, in our units (ns or msgs/s), per `per`: the study's statistic of our samples (the
+    # best of them where it published its best run), so like is compared with like.
+    value: float | None = None
+    median: float | None = None  # of our samples, with its 95% interval: what noise is judged on
     interval: tuple[float, float] | None = None
+    samples: int = 0
+    params: dict[str, object] = field(default_factory=dict)  # our point's, as it ran
     problem: str | None = None  # why there is no figure of ours
 
     def relative(self, best: float, lower_is_better: bool) -> float:
-        return self.median / best if lower_is_better else best / self.median
+        return self.value / best if lower_is_better else best / self.value
 
 
 @dataclass
@@ -44,12 +53,54 @@ class Comparison:
 
     @property
     def ours(self) -> list[Match]:
-        return [m for m in self.matches if m.figure.peer is None and m.median is not None]
+        return [m for m in self.matches if m.figure.peer is None and m.value is not None]
+
+    def differences(self) -> list[Difference]:
+        """Each parameter whose study value (StudyRan.params, or a figure's own) differs from our
+        matched point's, with the figures it differs for."""
+        found: dict[tuple[str, str, str], list[str]] = {}
+        for match in self.ours:
+            for name, theirs in self.reference.study_params(match.figure).items():
+                ours = match.params.get(name)
+                if _key(ours) != _key(theirs):
+                    key = (name, "does not apply" if _key(ours) is None else show(_key(ours)), show(theirs))
+                    found.setdefault(key, []).append(match.figure.published_as)
+        every = len(self.ours)
+        return [Difference(name, ours, theirs, [] if len(figures) == every else figures)
+                for (name, ours, theirs), figures in found.items()]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A parameter of ours whose value in this run differs from what the study ran."""
+
+    name: str
+    ours: str
+    study: str
+    figures: list[str]  # the figures it differs for; empty: every one of ours
+
+    def text(self) -> str:
+        where = f" (for {', '.join(self.figures)})" if self.figures else ""
+        return f"{self.name}: ours {self.ours}, the study {self.study}{where}"
+
+
+def statistic(values: Sequence[float], name: str, lower_is_better: bool) -> float:
+    """The statistic `name` (labctl.schema.STATISTICS) of our samples' values; the median where
+    the study's is not recorded or is a single run of unknown kind."""
+    if name == "mean":
+        return float(np.mean(values))
+    if name == "best":
+        return float(min(values) if lower_is_better else max(values))
+    if name == "min":
+        return float(min(values))
+    if name == "max":
+        return float(max(values))
+    return float(np.median(values))
 
 
 def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison:
-    """Our median for each published figure of `reference`, and whether the study's ranking of
-    the figures holds on our points: each pair the study orders (more than 10% apart) is checked
+    """Ours for each published figure of `reference` (the study's statistic of our samples), and
+    whether the study's ranking of the figures holds on our points: each pair the study orders (more than 10% apart) is checked
     against ours, a pair whose 95% intervals overlap here is reported as unclear, not as agreeing."""
     kernel_samples = samples[samples["kernel"] == reference.kernel]
     for name, value in reference.where.items():
@@ -83,11 +134,18 @@ def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison
             match.median = float(row["median"])
             if _key(row["ci_low"]) is not None:
                 match.interval = (float(row["ci_low"]), float(row["ci_high"]))
+            measured = chosen[chosen[metric.name].notna()]
+            values = measured[metric.name].astype(float)
+            if reference.per:
+                values = values / measured[reference.per].astype(float)
+            match.value = statistic(list(values), reference.study.statistic, reference.lower_is_better)
+            match.samples = len(values)
+            match.params = {name: measured[name].iloc[0] for name in param_columns(measured)}
     return rank(reference, matches)
 
 
 def rank(reference: Reference, matches: list[Match]) -> Comparison:
-    ours = [m for m in matches if m.figure.peer is None and m.median is not None]
+    ours = [m for m in matches if m.figure.peer is None and m.value is not None]
     comparison = Comparison(reference, matches, "")
     if len(ours) < 2:
         comparison.verdict = (f"{len(ours)} of the study's figures matched a point of this run: "
@@ -100,26 +158,26 @@ def rank(reference: Reference, matches: list[Match]) -> Comparison:
             continue  # a tie in the study: no order to check
         first, second = (a, b) if (published < 1) == lower else (b, a)  # first is better there
         study = _times(first.figure.value, second.figure.value)
-        here = first.median / second.median
+        here = first.value / second.value
         overlap = (first.interval and second.interval
                    and first.interval[0] <= second.interval[1] and second.interval[0] <= first.interval[1])
-        pair = f"{first.figure.label} vs {second.figure.label}"
+        pair = f"{first.figure.published_as} vs {second.figure.published_as}"
         if overlap:
             comparison.unclear.append(f"{pair}: study {study} faster; here within noise")
         elif (here < 1) == lower:
-            comparison.agree.append(f"{pair}: study {study}, here {_times(first.median, second.median)}")
+            comparison.agree.append(f"{pair}: study {study}, here {_times(first.value, second.value)}")
         else:
             comparison.reversed.append(f"{pair}: study {study} faster for the first; here the "
-                                       f"second is {_times(second.median, first.median)} faster")
+                                       f"second is {_times(second.value, first.value)} faster")
     from scipy.stats import kendalltau
 
-    tau = kendalltau([m.figure.value for m in ours], [m.median for m in ours]).statistic
+    tau = kendalltau([m.figure.value for m in ours], [m.value for m in ours]).statistic
     comparison.tau = None if tau != tau else float(tau)
     checked = len(comparison.agree) + len(comparison.reversed) + len(comparison.unclear)
     best_study = min(ours, key=lambda m: m.figure.value if lower else -m.figure.value)
-    best_here = min(ours, key=lambda m: m.median if lower else -m.median)
-    winner = (f"the best is {best_study.figure.label} in both" if best_study is best_here else
-              f"the study's best is {best_study.figure.label}, ours is {best_here.figure.label}")
+    best_here = min(ours, key=lambda m: m.value if lower else -m.value)
+    winner = (f"the best is {best_study.figure.published_as} in both" if best_study is best_here else
+              f"the study's best is {best_study.figure.published_as}, ours is {best_here.figure.published_as}")
     if checked == 0:
         comparison.verdict = f"The study's figures are all within {TIE_RATIO:.2f}x: no order to check; {winner}."
     elif comparison.reversed:
@@ -158,3 +216,49 @@ def ranks(values: list[float], lower_is_better: bool) -> list[int]:
     for rank, index in enumerate(order, 1):
         ranks[index] = rank
     return ranks
+
+
+@dataclass
+class ClaimVerdict:
+    claim: Claim
+    numerator: float | None = None  # ours: the study's statistic of our samples
+    denominator: float | None = None
+    verdict: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.numerator is None or self.denominator is None:
+            return None
+        return self.numerator / self.denominator
+
+
+def judge_claim(claim: Claim, samples: pd.DataFrame) -> ClaimVerdict:
+    """The claim's ratio on our points: it holds where ours is within its tolerance of the
+    study's (a factor either way)."""
+    judged = ClaimVerdict(claim)
+    lower = lookup(claim.metric).lower_is_better
+    sides = []
+    for side in (claim.numerator, claim.denominator):
+        wanted = dict(side)
+        chosen = samples[samples["kernel"] == wanted.pop("kernel")]
+        for name, value in wanted.items():
+            chosen = chosen[chosen[name].map(lambda v: _key(v) == _key(value)).astype(bool)] \
+                if name in chosen else chosen.iloc[0:0]
+        if claim.metric in chosen:
+            chosen = chosen[chosen[claim.metric].notna()]
+        points = chosen["point"].nunique() if not chosen.empty else 0
+        if points != 1 or claim.metric not in chosen:
+            judged.verdict = (f"Not judged: {points} points of this run match "
+                              f"{', '.join(f'{k}={show(v)}' for k, v in side.items())} (one is needed).")
+            return judged
+        sides.append(statistic(list(chosen[claim.metric].astype(float)), claim.study.statistic, lower))
+    judged.numerator, judged.denominator = sides
+    ours, theirs = judged.ratio, claim.ratio
+    apart = max(ours / theirs, theirs / ours)
+    if apart <= claim.tolerance:
+        judged.verdict = (f"**Holds here**: ours {ours:.2f}, the study's {theirs:.2f} "
+                          f"(within {claim.tolerance:.2f}x).")
+    else:
+        judged.verdict = (f"**Does not hold here**: ours {ours:.2f}, the study's {theirs:.2f}, "
+                          f"{apart:.2f}x apart (it holds within {claim.tolerance:.2f}x).")
+    return judged

@@ -43,8 +43,17 @@ from labctl.analysis import (
     varying,
 )
 from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_reference, save
-from labctl.references import TIE_RATIO, Comparison, Match, compare_reference, in_unit, rank, ranks
-from labctl.schema import OURS, RUNTIME, Catalogue
+from labctl.references import (
+    TIE_RATIO,
+    Comparison,
+    Match,
+    compare_reference,
+    in_unit,
+    judge_claim,
+    rank,
+    ranks,
+)
+from labctl.schema import OURS, RUNTIME, STATISTICS, Catalogue
 from labctl.store import RunRow, Store, now
 from labctl.text import (
     machine_line,
@@ -194,6 +203,7 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
     for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
         lines += _references(catalogue, part, folder, figures, _on(number_ if several else None))
+        lines += _claims(catalogue, part, _on(number_ if several else None))
     lines += _provenance(row, context, db, command)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -292,6 +302,11 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
              + (f", measured in {printable(measure)}" if measure else ""), ""]
     if spec is not None and spec.summary:
         lines += [printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")), ""]
+    sizes = _sizes(spec, table)
+    if sizes:
+        # The summary speaks of the kernel's defaults (often the study's sizes); what this run
+        # ran is said beside it, so a figure is never read at a size it was not measured at.
+        lines += [f"This run's sizes: {printable(sizes)}.", ""]
     groups = scenarios(table, kernel)
     if all(len(part) < 2 for _, part in groups):
         # Every scenario is one point (only the sizes vary, or only a kind of work): nothing to
@@ -457,6 +472,30 @@ def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figur
     return lines
 
 
+def _claims(catalogue: Catalogue, samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """The study's statements across two of its benchmarks, each judged on the same ratio of our
+    points (labctl.references.judge_claim)."""
+    if not catalogue.claims:
+        return []
+    lines = ["## The studies' claims across benchmarks" + (f" on {machine}" if machine else ""), "",
+             "A study's statement that relates two of its figures, as their ratio, beside the same "
+             "ratio of our points (each side the study's statistic of our samples).", ""]
+    for claim in catalogue.claims:
+        judged = judge_claim(claim, samples) if not samples.empty else None
+        lines += [f"### {printable(claim.title)}", "", f"Source: {printable(claim.source.rstrip('.'))}.", "",
+                  judged.verdict if judged else "Not judged: no samples.", ""]
+        if judged and judged.ratio is not None:
+            metric = metrics.lookup(claim.metric)
+            rows = [[role, printable(", ".join(f"{k}={show(v)}" for k, v in point.items())), metric.format(value)]
+                    for role, point, value in (("numerator", claim.numerator, judged.numerator),
+                                               ("denominator", claim.denominator, judged.denominator))]
+            lines += [markdown_table(["", "our point", f"ours ({_statistic(claim)})"], rows, {2}), ""]
+        lines += [f"Compared as: the study published {claim.study.described()}.", ""]
+        if claim.study.facts:
+            lines += ["Also different:", ""] + [f"- {printable(f)}" for f in claim.study.facts] + [""]
+    return lines
+
+
 def _reference_section(comparison: Comparison, position: int, folder: Path, figures: list[str],
                        machine: str = "") -> list[str]:
     ref = comparison.reference
@@ -471,33 +510,36 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
     if ref.note:
         lines += [f"Note: {printable(ref.note)}", ""]
     lines += [comparison.verdict, ""]
+    lines += _beside_the_verdict(comparison)
     ours = comparison.ours
     best_study = best_here = None
     if ours:
         pick = min if ref.lower_is_better else max
         best_study = pick(m.figure.value for m in ours)
-        best_here = pick(m.median for m in ours)
+        best_here = pick(m.value for m in ours)
     study_rank = ranks([m.figure.value for m in ours], ref.lower_is_better)
-    here_rank = ranks([m.median for m in ours], ref.lower_is_better)
+    here_rank = ranks([m.value for m in ours], ref.lower_is_better)
     rows = []
     for match in comparison.matches:
         if match.figure.peer is not None:
             continue
         published = f"{number(match.figure.value)} {ref.unit}"
-        if match.median is None:
-            rows.append([match.figure.label, published, "", match.problem or "", "", "", ""])
+        name = printable(match.figure.name) if match.figure.name else ""
+        if match.value is None:
+            rows.append([match.figure.label, name, published, "", match.problem or "", "", "", "", ""])
             continue
         index = ours.index(match)
         study_relative = (match.figure.value / best_study if ref.lower_is_better
                           else best_study / match.figure.value)
         interval = (f" [{metric.format(match.interval[0])} .. {metric.format(match.interval[1])}]"
                     if match.interval else " (n<3)")
-        rows.append([match.figure.label, published, f"{study_relative:.2f}",
-                     metric.format(match.median) + interval,
+        rows.append([match.figure.label, name, published, f"{study_relative:.2f}",
+                     metric.format(match.value), metric.format(match.median) + interval,
                      f"{match.relative(best_here, ref.lower_is_better):.2f}",
                      study_rank[index], here_rank[index]])
-    lines += [markdown_table(["configuration", "published", "study / its best", f"ours{per} (median [95%])",
-                      "ours / our best", "rank in study", "rank here"], rows, {2, 4, 5, 6}), ""]
+    lines += [markdown_table(["our configuration", "the study's name", "published", "study / its best",
+                              f"ours{per} ({_statistic(ref)})", "our median [95%]", "ours / our best",
+                              "rank in study", "rank here"], rows, {3, 6, 7, 8}), ""]
     if comparison.tau is not None:
         lines += [f"Kendall's tau between the two orders: {comparison.tau:.2f} (1: the same order).", ""]
     for title, items in (("Reversed here", comparison.reversed), ("Within noise here", comparison.unclear)):
@@ -514,6 +556,60 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
     return lines
 
 
+def _sizes(spec, table: pd.DataFrame) -> str:
+    """What the kernel did in this run's points, in its parameters that say so (not how it ran):
+    leaves=100000, branching=10; a parameter that varies, with its values."""
+    if spec is None or table.empty:
+        return ""
+    parts = []
+    for param in spec.params:
+        if param.configuration or param.name not in table:
+            continue
+        values = sorted({show(v) for v in table[param.name] if _key(v) is not None}, key=_natural)
+        if values:
+            parts.append(f"{param.name}=" + " or ".join(values))
+    return ", ".join(parts)
+
+
+def _natural(text: str) -> tuple:
+    """Numbers in numeric order, words after them."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def _statistic(ref) -> str:
+    """Our figure's statistic, named for the table's header: the study's where it is recorded."""
+    return ref.study.statistic if ref.study.statistic and ref.study.statistic != "single" else "median"
+
+
+def _beside_the_verdict(comparison: Comparison) -> list[str]:
+    """What the verdict compares, derived from what the study ran (labctl.schema.StudyRan) and
+    this run's points: the statistic on each side, every parameter whose value differs, and
+    what differs that is no parameter of ours."""
+    study = comparison.reference.study
+    if not study.statistic:
+        return ["Compared as: the study's statistic and sizes are not recorded in this run's "
+                "catalogue (stored before references recorded them); ours are medians.", ""]
+    counts = sorted({m.samples for m in comparison.ours})
+    samples = " or ".join(map(str, counts)) if counts else "no"
+    ours = (f"the median of our {samples} samples, as the study's kind of figure is not known"
+            if study.statistic == "single" else
+            f"{STATISTICS[study.statistic]} of our {samples} samples, as the study's")
+    lines = [f"Compared as: the study published {study.described()}; ours is {ours}.", ""]
+    differences = comparison.differences()
+    if differences:
+        lines += ["Differences from the study (its values recorded with the reference, ours this "
+                  "run's):", ""] + [f"- {printable(d.text())}" for d in differences] + [""]
+    elif comparison.ours:
+        lines += ["Differences from the study: none among the parameters it records "
+                  f"({', '.join(study.params) or 'none'}).", ""]
+    if study.facts:
+        lines += ["Also different, and no parameter of ours:", ""] + [f"- {printable(f)}" for f in study.facts] + [""]
+    return lines
+
+
 def _singular(name: str) -> str:
     """leaves -> leaf, hops -> hop: a parameter that counts things, as one of them."""
     for plural, one in (("ves", "f"), ("ies", "y"), ("s", "")):
@@ -527,9 +623,8 @@ def _peer_ranking(comparison: Comparison, peers: list[Match], metric: Metric) ->
     an indication of the order of magnitude only."""
     ref = comparison.reference
     entries = [(m.figure.value, f"{m.figure.peer} (study)") for m in peers]
-    entries += [(m.figure.value, f"{m.figure.name or ref.kernel + ' ' + m.figure.label} (study)")
-                for m in comparison.ours]
-    converted = [(in_unit(m.median, metric, ref.unit), m) for m in comparison.ours]
+    entries += [(m.figure.value, f"{m.figure.published_as} (study)") for m in comparison.ours]
+    converted = [(in_unit(m.value, metric, ref.unit), m) for m in comparison.ours]
     if any(value is None for value, _ in converted):
         return [f"The study's other runtimes are given in {ref.unit}, which our `{ref.metric}` does "
                 "not convert to: not ranked.", ""]

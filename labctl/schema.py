@@ -137,10 +137,53 @@ class Figure:
     params: dict[str, object]  # our point's parameters; empty for a peer
     peer: str | None = None  # a runtime of the study, not ours
     name: str | None = None  # what the study calls it
+    # The study's values of our parameters where this figure's differ from its table's
+    # (StudyRan.params): the threads of one column, the size of one row.
+    study: dict[str, object] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
+        """Our point it stands for: dispatcher=thread_pool, fifo=individual (or the peer)."""
         return self.peer or ", ".join(f"{name}={show(value)}" for name, value in self.params.items())
+
+    @property
+    def published_as(self) -> str:
+        """The figure as the study names it, where its table is printed: Theron 3.03 64-bit."""
+        return self.peer or self.name or self.label
+
+
+# The statistics a study may have published of its runs, and how ours is taken of our samples
+# to compare like with like (labctl.references.statistic).
+STATISTICS = {
+    "median": "the median",
+    "mean": "the mean",
+    "best": "the best",  # the fastest run (the lowest time, the highest throughput)
+    "min": "the lowest value",  # the low end of a published range
+    "max": "the highest value",
+    "single": "one run",  # one run, or a figure the study does not say how it took
+}
+
+
+@dataclass(frozen=True)
+class StudyRan:
+    """What a study ran for one of its tables, as data, so that a report derives every
+    difference from the run's own parameters instead of a note written by hand: the study's
+    values of our kernel's parameters (sizes, work, threads), what differs that is no parameter
+    of ours, and the statistic it published of its runs."""
+
+    params: dict[str, object] = field(default_factory=dict)
+    statistic: str = ""  # a key of STATISTICS; empty in a run stored before references had it
+    runs: int | None = None  # how many runs that statistic is over, where the study says
+    facts: tuple[str, ...] = ()  # differences that are no parameter of ours ("8 kB stacks")
+
+    def described(self) -> str:
+        """the best of 5 runs; the lowest value of its runs; one run"""
+        if not self.statistic:
+            return "not recorded"
+        what = STATISTICS[self.statistic]
+        if self.statistic == "single":
+            return what
+        return f"{what} of {self.runs} runs" if self.runs else f"{what} of its runs"
 
 
 @dataclass(frozen=True)
@@ -159,13 +202,47 @@ class Reference:
     where: dict[str, object]
     note: str
     figures: list[Figure]
+    # What the study ran; a run stored before references recorded it has an empty one, which a
+    # report says it cannot compare with.
+    study: StudyRan = field(default_factory=StudyRan)
+
+    def study_params(self, figure: Figure) -> dict[str, object]:
+        """The study's values of our parameters for one of its figures."""
+        return {**self.study.params, **figure.study}
 
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> Reference:
-        return cls(**{**data, "figures": [Figure(**f) for f in data["figures"]]})
+        study = data.get("study")
+        return cls(**{**data, "figures": [Figure(**f) for f in data["figures"]],
+                      "study": StudyRan(**{**study, "facts": tuple(study.get("facts", ()))})
+                      if study else StudyRan()})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A study's statement across two of its benchmarks, as a ratio of one figure to another
+    ("50M hops take just over twice as long in parallel": ParallelThreadRing 12.0 s / ThreadRing
+    5.0 s = 2.4), judged on the same ratio of our points."""
+
+    title: str
+    source: str
+    metric: str
+    numerator: dict[str, object]  # `kernel` and the parameters of our point
+    denominator: dict[str, object]
+    ratio: float  # the study's
+    tolerance: float  # the claim holds here when ours is within this factor of the study's
+    study: StudyRan = field(default_factory=StudyRan)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Claim:
+        study = data.get("study") or {}
+        return cls(**{**data, "study": StudyRan(**{**study, "facts": tuple(study.get("facts", ()))})})
 
 
 @dataclass
@@ -178,6 +255,7 @@ class Catalogue:
     studies: list[Study] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     dispatchers: dict[str, Dispatcher] = field(default_factory=dict)  # none in a run before v3 of it
+    claims: list[Claim] = field(default_factory=list)
 
     def thread_per_agent(self, params: dict[str, object]) -> bool:
         """Whether a point with these parameters runs each agent on a thread of its own."""
@@ -193,13 +271,15 @@ class Catalogue:
         return Catalogue({**other.kernels, **self.kernels},
                          self.studies + [s for s in other.studies if s not in self.studies],
                          self.references + [r for r in other.references if r not in self.references],
-                         {**other.dispatchers, **self.dispatchers})
+                         {**other.dispatchers, **self.dispatchers},
+                         self.claims + [c for c in other.claims if c not in self.claims])
 
     def to_json(self) -> dict:
         return {"kernels": {name: k.to_json() for name, k in self.kernels.items()},
                 "studies": [s.to_dict() for s in self.studies],
                 "references": [r.to_json() for r in self.references],
-                "dispatchers": {name: asdict(d) for name, d in self.dispatchers.items()}}
+                "dispatchers": {name: asdict(d) for name, d in self.dispatchers.items()},
+                "claims": [c.to_json() for c in self.claims]}
 
     @classmethod
     def from_json(cls, data: dict) -> Catalogue:
@@ -207,7 +287,8 @@ class Catalogue:
                    [Study(**s) for s in data.get("studies", [])],
                    [Reference.from_json(r) for r in data.get("references", [])],
                    {name: Dispatcher(**{**d, "takes": tuple(d["takes"])})
-                    for name, d in data.get("dispatchers", {}).items()})
+                    for name, d in data.get("dispatchers", {}).items()},
+                   [Claim.from_json(c) for c in data.get("claims", [])])
 
 
 # The parameters that said how a kernel ran, for runs stored before their catalogue was (v3).

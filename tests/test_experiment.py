@@ -138,12 +138,13 @@ hardware = "8 cores"
 kernel = "skynet"
 unit = "s"
 where = { leaves = 1_000_000 }
+study = { statistic = "best", runs = 5, params = { leaves = 1_000_000 } }
 '''
 
 
 def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
-    p = plan(REFERENCE + '''figures = [ { dispatcher = "one_thread", value = 1.5 },
-            { dispatcher = "thread_pool", fifo = "individual", threads = 8, value = 14.5 },
+    p = plan(REFERENCE + '''figures = [ { dispatcher = "one_thread", value = 1.5, name = "one thread" },
+            { dispatcher = "thread_pool", fifo = "individual", threads = 8, value = 14.5, name = "pool of 8", study = { threads = 16 } },
             { peer = "Go 1.8", value = 0.9 } ]
 ''')
     [ref] = p.references
@@ -154,6 +155,9 @@ def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
         (14.5, {"dispatcher": "thread_pool", "fifo": "individual", "threads": 8}, None),
         (0.9, {}, "Go 1.8")]
     assert ref.figures[1].label == "dispatcher=thread_pool, fifo=individual, threads=8"
+    assert (ref.figures[1].published_as, ref.figures[1].study) == ("pool of 8", {"threads": 16})
+    assert (ref.study.statistic, ref.study.runs, ref.study.params) == ("best", 5, {"leaves": 1_000_000})
+    assert ref.study_params(ref.figures[1]) == {"leaves": 1_000_000, "threads": 16}
     throughput = plan(REFERENCE.replace('unit = "s"', 'unit = "msgs/s"\nmetric = "msgs_per_s"')
                       + 'figures = [ { value = 1 } ]\n')
     assert throughput.references[0].lower_is_better is False
@@ -168,11 +172,26 @@ def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
     ('[ { peer = "Go", threads = 2, value = 1 } ]', ["reference[0].figures[0]: a peer's figure names no parameters of ours (got threads)"]),
     ('[ { peer = "Go", value = 1 } ]', ["reference[0].figures: no figure corresponds to a point of ours"]),
     ('[]', ["reference[0].figures: List should have at least 1 item"]),
+    ('[ { dispatcher = "one_thread", value = 1 }, { peer = "Go", value = 1 } ]',
+     ["reference[0].figures[0]: no name: where a table lists the study's other runtimes"]),
+    ('[ { dispatcher = "one_thread", value = 1, study = { leafs = 2 } } ]',
+     ["reference[0].figures[0].study.leafs: unknown parameter of skynet"]),
 ])
 def test_a_bad_reference_is_refused_naming_the_key(figures, words):
     message = refused(REFERENCE + f"figures = {figures}\n")
     for word in words:
         assert word in message
+
+
+def test_a_reference_records_what_the_study_ran():
+    assert "reference[0].study: missing (required)" in refused(
+        REFERENCE.replace('study = { statistic = "best", runs = 5, params = { leaves = 1_000_000 } }\n', "")
+        + "figures = [ { value = 1 } ]\n")
+    assert "reference[0].study.statistic:" in refused(
+        REFERENCE.replace('statistic = "best"', 'statistic = "typical"') + "figures = [ { value = 1 } ]\n")
+    assert "reference[0].study.params.leaves: must be an integer" in refused(
+        REFERENCE.replace("params = { leaves = 1_000_000 }", 'params = { leaves = "1M" }')
+        + "figures = [ { value = 1 } ]\n")
 
 
 def test_a_reference_must_name_a_kernel_the_file_runs_and_say_where_it_comes_from():

@@ -123,10 +123,16 @@ def test_published_figures_are_set_beside_ours_by_ratio_and_rank(labctl, store, 
     assert "Source: a test's own figures. Hardware: a machine of the test." in published
     assert "Note: made up" in published
     assert re.search(r"\*\*(The study's ranking|We cannot tell)", published)
-    assert "| dispatcher=one_thread | 0.2 us | 1.00 |" in published
-    assert "| dispatcher=work_stealing | 0.3 us | 1.50 |" in published
-    assert "| dispatcher=thread_pool | 9 us |  | not in this run |" in published
+    assert "| dispatcher=one_thread | one | 0.2 us | 1.00 |" in published
+    assert "| dispatcher=work_stealing | stealing | 0.3 us | 1.50 |" in published
+    assert "| dispatcher=thread_pool | pool | 9 us |  | not in this run |" in published
     assert "Go 1.8 (study)" in published and "**labctl dispatcher=one_thread (this machine)**" in published
+    assert "one (study)" in published  # a published figure of ours under the study's own name
+    # Beside the verdict, what the study ran against what this run did, from the record:
+    assert "Compared as: the study published the best of 5 runs; ours is the best of our 3 samples" in published
+    assert "- leaves: ours 1000, the study 1000000" in published
+    assert "Also different, and no parameter of ours:\n\n- made-up stacks" in published
+    assert "| ours per leaf (best) | our median [95%] |" in published
 
 
 def test_an_unknown_run_or_a_folder_that_is_not_a_report_is_refused_untouched(labctl, store, tmp_path):

@@ -28,6 +28,7 @@ hardware = "h"
 kernel = "skynet"
 per = "leaves"
 unit = "us"
+study = { statistic = "median" }
 figures = [ { dispatcher = "one_thread", value = 1.0 }, { dispatcher = "work_stealing", value = 2.0 } ]
 '''
 
