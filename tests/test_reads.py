@@ -474,3 +474,11 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused(tmp_path, capsys, ma
         Store(path)
     for command in (["runs"], ["sweep", "quickstart"]):
         one_line(labctl_here(capsys, *command, "--db", str(path)), 2, str(path), "not a regular file")
+
+
+@pytest.mark.parametrize("args", [["runs"], ["show", "latest"], ["export", "1"], ["compare", "1", "1"],
+                                  ["report", "1"]])
+def test_a_folder_given_as_the_store_is_refused_in_one_line(capsys, tmp_path, args):
+    result = labctl_here(capsys, *args, "--db", str(tmp_path))
+    one_line(result, 2, "a folder, not a store file")
+    assert list(tmp_path.iterdir()) == []

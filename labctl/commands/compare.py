@@ -16,7 +16,7 @@ from labctl.store import StoreError
 @click.argument("run_a")
 @click.argument("run_b")
 @db_option
-@click.option("--db-b", type=click.Path(dir_okay=False), help="The store of RUN_B, when it is not --db.")
+@click.option("--db-b", type=click.Path(), help="The store of RUN_B, when it is not --db.")
 @click.option("--metric", default="elapsed_ns", show_default=True,
               help="A sample's elapsed_ns, msgs_per_s or cpu_ns, or a kernel metric "
                    "(round_trip_p50_ns, ...): *_ns lower is better, others higher.")

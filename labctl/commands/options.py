@@ -15,7 +15,7 @@ from labctl.store import explain, failure_kind
 
 DEFAULT_DB = "results.db"
 
-db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
+db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(),  # a folder: the store says so in one line
                          help="The results store (an SQLite file).")
 seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),  # SQLite's integers
                            help="Seed of the random order (default: the file's, or one derived from its text).")
