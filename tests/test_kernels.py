@@ -55,6 +55,13 @@ def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
             axes["max_demands_at_once"] = [1, 4]
         for values in itertools.product(*axes.values()):
             combos.append({"dispatcher": dispatcher, **dict(zip(axes, values))})
+        # SObjectizer's scheduling (wake=fifo) once per FIFO mode on two threads, beside the
+        # default's full cross: a second scheduling of the same dispatcher, not a new dispatcher.
+        wake = kernel.param("wake")
+        if wake is not None and dispatcher in wake.applies_to:
+            for fifo in axes.get("fifo", [None]):
+                combo = {"dispatcher": dispatcher, "threads": 2, "wake": "fifo", "spin_us": 20}
+                combos.append(combo if fifo is None else {**combo, "fifo": fifo})
     return combos
 
 

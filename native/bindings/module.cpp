@@ -165,6 +165,7 @@ PYBIND11_MODULE(_native, m) {
             if (entry.takes.threads) takes.append("threads");
             if (entry.takes.fifo) takes.append("fifo");
             if (entry.takes.max_demands_at_once) takes.append("max_demands_at_once");
+            if (entry.takes.wake) takes.append("wake");
             py::dict d;
             d["name"] = std::string(entry.name);
             d["help"] = std::string(entry.help);

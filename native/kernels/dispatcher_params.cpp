@@ -26,6 +26,24 @@ rt::Fifo parse_fifo(std::string_view text) {
     throw std::logic_error("fifo outside its schema");
 }
 
+// The values of `wake`.
+constexpr std::pair<rt::Wake, std::string_view> kWakes[] = {
+    {rt::Wake::lifo, "lifo"},
+    {rt::Wake::fifo, "fifo"},
+};
+
+std::string wake_name(rt::Wake wake) {
+    for (const auto& [value, name] : kWakes)
+        if (value == wake) return std::string(name);
+    throw std::logic_error("a wake without a name");
+}
+
+rt::Wake parse_wake(std::string_view text) {
+    for (const auto& [value, name] : kWakes)
+        if (name == text) return value;
+    throw std::logic_error("wake outside its schema");
+}
+
 // The listed dispatchers' own defaults of a setting (where they have one: not 0).
 std::vector<std::pair<std::string, Value>> own_defaults(const std::vector<const rt::DispatcherEntry*>& listed,
                                                         std::uint32_t rt::DispatcherEntry::*setting) {
@@ -82,6 +100,16 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
          .maximum = 1'000'000'000,
          .applies_to = taking(&rt::DispatcherTakes::max_demands_at_once),
          .default_for = own_defaults(listed, &rt::DispatcherEntry::own_max_demands_at_once)},
+        {.name = "wake",
+         .type = ParamType::choice,
+         .default_value = wake_name(use.defaults.wake),
+         .help = "where a queue woken by a pool thread's send waits: lifo: it runs next on that "
+                 "thread (ours: ping-pong between two individual-FIFO agents stays on one "
+                 "thread); fifo: at the back of the shared FIFO, for whichever thread looks "
+                 "first (SObjectizer's thread_pool, what its studies measured: that ping-pong "
+                 "crosses threads when another thread takes it)",
+         .choices = {wake_name(rt::Wake::lifo), wake_name(rt::Wake::fifo)},
+         .applies_to = taking(&rt::DispatcherTakes::wake)},
     };
     std::vector<ParamSpec> specs{{.name = "dispatcher",
                                   .type = ParamType::choice,
@@ -134,6 +162,7 @@ DispatcherChoice::DispatcherChoice(const Params& params) {
     if (params.has("fifo")) settings.fifo = parse_fifo(params.text("fifo"));
     if (params.has("max_demands_at_once"))
         settings.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
+    if (params.has("wake")) settings.wake = parse_wake(params.text("wake"));
     dispatcher_ = &rt::find_dispatcher(params.text("dispatcher")).make(*environment_, settings);
 }
 

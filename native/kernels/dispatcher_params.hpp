@@ -1,5 +1,5 @@
 // The dispatcher parameters every kernel shares (dispatcher, threads, fifo,
-// max_demands_at_once, spin_us, pin), derived from the runtime's dispatcher registry, and the
+// max_demands_at_once, wake, spin_us, pin), derived from the runtime's dispatcher registry, and the
 // dispatcher they describe.
 #pragma once
 
@@ -23,7 +23,7 @@ struct DispatcherUse {
 };
 
 // The schema of the dispatcher parameters: `dispatcher`'s choices and help, and which
-// dispatchers threads, fifo and max_demands_at_once apply to, come from the registry.
+// dispatchers threads, fifo, max_demands_at_once and wake apply to, come from the registry.
 std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use = {});
 
 // A dispatcher that starts a thread per agent (active_obj) is fine for tens of agents, absurd

@@ -25,8 +25,10 @@ struct Config {
 };
 
 // Every dispatcher with its defaults; with each setting it takes at the other end (a thread more,
-// a queue per agent, one demand per turn); and with threads that park at once (the wake-up
-// paths) taking long turns. A variant that changes nothing a dispatcher takes is left out.
+// a queue per agent, one demand per turn, woken queues to the shared FIFO); with threads that
+// park at once (the wake-up paths) taking long turns; and SObjectizer's scheduling (wake=fifo)
+// with a coop's shared queue and threads that park at once. A variant that changes nothing a
+// dispatcher takes is left out.
 inline std::vector<Config> configs() {
     struct Variant {
         rt::DispatcherParams params;
@@ -34,8 +36,9 @@ inline std::vector<Config> configs() {
     };
     const Variant variants[] = {
         {{}, 20us},
-        {{.threads = 3, .fifo = rt::Fifo::individual, .max_demands_at_once = 1}, 20us},
+        {{.threads = 3, .fifo = rt::Fifo::individual, .max_demands_at_once = 1, .wake = rt::Wake::fifo}, 20us},
         {{.threads = 2, .fifo = rt::Fifo::individual, .max_demands_at_once = 100}, 0ns},
+        {{.threads = 2, .fifo = rt::Fifo::cooperation, .wake = rt::Wake::fifo}, 0ns},
     };
     std::vector<Config> result;
     for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
@@ -46,6 +49,7 @@ inline std::vector<Config> configs() {
             if (takes.threads) name += " threads=" + std::to_string(variant.params.threads);
             if (takes.fifo) name += variant.params.fifo == rt::Fifo::individual ? " individual" : " cooperation";
             if (takes.max_demands_at_once) name += " x" + std::to_string(variant.params.max_demands_at_once);
+            if (takes.wake) name += variant.params.wake == rt::Wake::fifo ? " wake=fifo" : " wake=lifo";
             if (variant.spin == 0ns) name += " spin=0";
             if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
             seen.push_back(name);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "configs.hpp"
+#include "runtime/dispatchers/worker_pool.hpp"
 
 namespace {
 
@@ -579,6 +580,116 @@ TEST(a_queue_a_worker_wakes_runs_on_that_worker, 60) {
         // The token comes from outside the pool, to whichever worker takes it; every hop after
         // wakes a sleeping queue.
         CHECK(std::count(threads.begin(), threads.end(), threads[0]) == std::ptrdiff_t(threads.size()));
+    }
+    check_no_leak();
+}
+
+// wake=fifo is SObjectizer's scheduling: a queue woken by a worker's send goes to the back of the
+// one shared FIFO, which every worker takes from; with wake=lifo it goes to the waking worker's
+// own stack, which no other worker sees. The policies alone, one push and the pops after it.
+namespace {
+struct NoScheduler final : rt::Scheduler {
+    void schedule(rt::EventQueue&) noexcept override {}
+};
+}  // namespace
+
+TEST(wake_fifo_puts_a_queue_a_worker_woke_where_any_worker_takes_it, 10) {
+    NoScheduler scheduler;
+    rt::EventQueue first(scheduler), second(scheduler);
+    {
+        auto fifo = rt::make_shared_fifo(2, rt::Wake::fifo);
+        CHECK(fifo->push(first, 0, true));  // other workers can take it: they are told
+        CHECK(fifo->push(second, 1, true));
+        CHECK(fifo->maybe_ready());
+        // Worker 1 takes the queue worker 0 woke: in the order they were woken, whoever looks.
+        CHECK(fifo->pop(1) == &first);
+        CHECK(fifo->pop(1) == &second);
+        CHECK(fifo->pop(0) == nullptr);
+        CHECK(!fifo->maybe_ready());
+    }
+    {
+        auto lifo = rt::make_shared_fifo(2, rt::Wake::lifo);
+        CHECK(!lifo->push(first, 0, true));  // on worker 0's stack: nobody else is told
+        CHECK(lifo->pop(1) == nullptr);
+        CHECK(lifo->pop(0) == &first);
+        // From outside the pool (no worker's stack) it goes to the shared FIFO in both modes.
+        CHECK(lifo->push(second, rt::ReadyQueues::kNotAWorker, true));
+        CHECK(lifo->pop(1) == &second);
+    }
+}
+
+// Through a whole pool, on one thread so that the order is the policy's alone: an agent wakes
+// three sleeping agents in turn; with wake=fifo they run in the order they were woken (one FIFO,
+// as SObjectizer's thread_pool), with wake=lifo newest first (the waking worker's stack).
+namespace {
+
+struct Mark {
+    int id;
+};
+struct WakeThem {};
+
+class Marker final : public rt::Agent {
+public:
+    Marker(std::vector<int>& order, std::atomic<int>& started) : order_(order), started_(started) {
+        subscribe<&Marker::on_mark>();
+    }
+
+private:
+    void on_start() override { started_.fetch_add(1); }
+    // One pool thread: the handlers run one after another; the count publishes the order.
+    void on_mark(const Mark& mark) {
+        order_.push_back(mark.id);
+        started_.fetch_add(1);
+    }
+    std::vector<int>& order_;
+    std::atomic<int>& started_;
+};
+
+class Waker final : public rt::Agent {
+public:
+    Waker(std::vector<Marker*>& markers, std::atomic<int>& started) : markers_(markers), started_(started) {
+        subscribe<&Waker::on_wake>();
+    }
+
+private:
+    void on_start() override { started_.fetch_add(1); }
+    void on_wake(const WakeThem&) {
+        for (int i = 0; i < int(markers_.size()); ++i) rt::send<Mark>(*markers_[i], i + 1);
+    }
+    std::vector<Marker*>& markers_;
+    std::atomic<int>& started_;
+};
+
+std::vector<int> wake_order(const rt::DispatcherEntry& dispatcher, rt::Wake wake) {
+    rt::Environment env;
+    rt::Dispatcher& pool =
+        dispatcher.make(env, {.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4, .wake = wake});
+    std::vector<int> order;
+    std::vector<Marker*> markers;
+    std::atomic<int> started{0};
+    Waker* waker = nullptr;
+    env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+        for (int i = 0; i < 3; ++i) markers.push_back(&coop.make_agent<Marker>(order, started));
+        waker = &coop.make_agent<Waker>(markers, started);
+    });
+    // Every queue asleep first (the start demands run, their worker let go), so that each send
+    // below wakes one.
+    while (started.load() < 4) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(50ms);
+    rt::send<WakeThem>(*waker);
+    // Four starts and three marks (seq_cst: each mark's push_back is ordered before its count).
+    while (started.load() < 7) std::this_thread::sleep_for(1ms);
+    env.stop();
+    return order;
+}
+
+}  // namespace
+
+TEST(woken_queues_run_in_the_order_woken_with_wake_fifo_and_newest_first_with_wake_lifo, 60) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.wake) continue;
+        CHECK(wake_order(dispatcher, rt::Wake::fifo) == (std::vector<int>{1, 2, 3}));
+        CHECK(wake_order(dispatcher, rt::Wake::lifo) == (std::vector<int>{3, 2, 1}));
     }
     check_no_leak();
 }

@@ -73,8 +73,9 @@ AdvThreadPool::AdvThreadPool(Environment& environment, DispatcherParams params)
     : WorkerPool(environment,
                  {.threads = params.threads,
                   .fifo = Fifo::individual,
-                  .max_demands_at_once = params.max_demands_at_once},
-                 make_shared_fifo(params.threads)) {
+                  .max_demands_at_once = params.max_demands_at_once,
+                  .wake = params.wake},
+                 make_shared_fifo(params.threads, params.wake)) {
     start();
 }
 

@@ -3,9 +3,10 @@
 // adv_thread_pool. A handler that is not thread-safe (and every lifecycle demand) runs alone: not
 // beside any other handler of its agent, thread-safe ones included.
 //
-// Settings: threads, and max_demands_at_once (demands that are not thread-safe a thread runs
+// Settings: threads, max_demands_at_once (demands that are not thread-safe a thread runs
 // from one queue before it moves on, if another queue waits; a thread-safe one always ends the
-// turn, so that another thread can take the next). fifo does not apply: every agent has a queue
+// turn, so that another thread can take the next), and wake as thread_pool's (thread_pool.hpp:
+// fifo is SObjectizer's scheduling, lifo ours). fifo does not apply: every agent has a queue
 // of its own. A coop's shared queue would make every agent of the coop wait, in order, behind a
 // sibling's demand that waits for its own agent's thread-safe handlers (SObjectizer's
 // cooperation FIFO makes the coop one agent for thread safety instead); no kernel needs that.

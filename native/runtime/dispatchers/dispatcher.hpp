@@ -16,6 +16,15 @@ class Environment;
 // demands never run in parallel); with individual FIFO each agent has its own.
 enum class Fifo : std::uint8_t { cooperation, individual };
 
+// Where a shared-FIFO pool (thread_pool, adv_thread_pool) puts a queue that a send from one of
+// its own threads wakes. lifo: on that thread's LIFO stack, to run next there while what the send
+// touched is still in its cache (ours; ping-pong between two individual-FIFO agents then stays on
+// one thread). fifo: at the back of the one shared FIFO of ready queues, like every other ready
+// queue, for whichever thread looks first: SObjectizer's thread_pool, which the studies measured
+// (there its ping-pong crosses threads; here the sending thread, still running, mostly takes the
+// queue back itself: thread_pool.hpp).
+enum class Wake : std::uint8_t { lifo, fifo };
+
 // Every setting a dispatcher may take, built by name (`{.threads = 4}`); a dispatcher's registry
 // entry says which ones it reads (registry.hpp), and it leaves the others alone.
 struct DispatcherParams {
@@ -23,6 +32,7 @@ struct DispatcherParams {
     Fifo fifo = Fifo::cooperation;
     // Demands a pool thread runs from one queue before it moves on.
     std::uint32_t max_demands_at_once = 4;
+    Wake wake = Wake::lifo;
 };
 
 // Where to bind an agent: a dispatcher, and a group for dispatchers that have groups

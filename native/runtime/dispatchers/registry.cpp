@@ -30,7 +30,7 @@ constexpr DispatcherEntry kDispatchers[] = {
      }},
     {.name = "thread_pool",
      .help = "N threads, one shared queue of ready agents",
-     .takes = {.threads = true, .fifo = true, .max_demands_at_once = true},
+     .takes = {.threads = true, .fifo = true, .max_demands_at_once = true, .wake = true},
      .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
          return env.make_dispatcher<ThreadPool>(params);
      }},
@@ -50,7 +50,7 @@ constexpr DispatcherEntry kDispatchers[] = {
      }},
     {.name = "adv_thread_pool",
      .help = "N threads, one shared queue; an agent's thread-safe handlers run in parallel",
-     .takes = {.threads = true, .max_demands_at_once = true},
+     .takes = {.threads = true, .max_demands_at_once = true, .wake = true},
      .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
          return env.make_dispatcher<AdvThreadPool>(params);
      }},

@@ -14,6 +14,7 @@ struct DispatcherTakes {
     bool threads = false;
     bool fifo = false;
     bool max_demands_at_once = false;
+    bool wake = false;
 };
 
 struct DispatcherEntry {

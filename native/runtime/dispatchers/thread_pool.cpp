@@ -1,9 +1,24 @@
-// thread_pool's policy: every ready queue in one shared FIFO, but for those in each worker's
-// LIFO stack (adv_thread_pool's too).
+// thread_pool's policies (adv_thread_pool's too): every ready queue in one shared FIFO, but, with
+// wake=lifo, for those in each worker's LIFO stack.
 #include "thread_pool.hpp"
 
 namespace labctl::rt {
 namespace {
+
+// wake=fifo, SObjectizer's: one FIFO of ready queues and nothing else; a queue a worker's send
+// wakes waits behind every queue already there, and whichever idle worker looks first takes it.
+class OneFifo final : public ReadyQueues {
+public:
+    bool push(EventQueue& queue, int, bool) noexcept override {
+        list_.push(queue);
+        return true;
+    }
+    EventQueue* pop(int) noexcept override { return list_.take(); }
+    bool maybe_ready() const noexcept override { return !list_.empty(); }
+
+private:
+    ReadyList list_;
+};
 
 class SharedFifo final : public ReadyQueues {
 public:
@@ -48,10 +63,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<ReadyQueues> make_shared_fifo(unsigned workers) { return std::make_unique<SharedFifo>(workers); }
+std::unique_ptr<ReadyQueues> make_shared_fifo(unsigned workers, Wake wake) {
+    if (wake == Wake::fifo) return std::make_unique<OneFifo>();
+    return std::make_unique<SharedFifo>(workers);
+}
 
 ThreadPool::ThreadPool(Environment& environment, DispatcherParams params)
-    : WorkerPool(environment, params, make_shared_fifo(params.threads)) {
+    : WorkerPool(environment, params, make_shared_fifo(params.threads, params.wake)) {
     start();
 }
 

@@ -1,5 +1,6 @@
 // A pool of worker threads serving many event queues, with a policy for where ready queues wait:
-// thread_pool (per worker a LIFO stack, then one shared FIFO) and work_stealing (per worker a LIFO
+// thread_pool (one shared FIFO, before it per worker a LIFO stack unless wake=fifo) and
+// work_stealing (per worker a LIFO
 // stack and a bounded stealable FIFO, plus a shared injector) are two policies behind this one
 // coordinator; adv_thread_pool runs its own loop on it. With cooperation FIFO a coop's agents
 // share a queue (their demands never run in parallel); with individual FIFO each agent has its
@@ -126,13 +127,14 @@ private:
     unsigned streak_ = 0;
 };
 
-// thread_pool's policy, and adv_thread_pool's: every ready queue in one shared FIFO, but for the
-// queues in each worker's LIFO stack. Defined in thread_pool.cpp, out of the worker loop's sight:
+// thread_pool's policy, and adv_thread_pool's: every ready queue in one shared FIFO, but, with
+// Wake::lifo, for the queues in each worker's LIFO stack. Defined in thread_pool.cpp, out of the
+// worker loop's sight:
 // where GCC sees the class it guesses that every policy call in the loop goes to it (speculative
 // devirtualization), and work_stealing pays for the guess, 15 instructions a message (callgrind,
 // ping_pong messages=1000000 dispatcher=work_stealing threads=1 fifo=individual spin_us=0:
 // 308.2M in sight, 293.1M not).
-std::unique_ptr<ReadyQueues> make_shared_fifo(unsigned workers);
+std::unique_ptr<ReadyQueues> make_shared_fifo(unsigned workers, Wake wake);
 
 class WorkerPool : public Dispatcher, private Scheduler {
 public:
