@@ -19,11 +19,18 @@ MAILBOX_BURST = 1000
 
 @dataclass(frozen=True)
 class Oracle:
-    """A correct run's answer, its messages_processed, and the metrics the parameters fix."""
+    """A correct run's answer, its messages_processed, the metrics the parameters fix, and the
+    metrics it must leave out because the parameters measure nothing for them (a figure that was
+    not measured is absent, never 0)."""
 
     answer: str
     messages: int
     metrics: dict[str, float] = field(default_factory=dict)
+    absent: frozenset[str] = frozenset()
+
+
+# The figures of the latency phase: none without a sample.
+LATENCY_FIGURES = frozenset({"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "clock_read_ns"})
 
 
 def _int(params: Params, name: str) -> int:
@@ -71,9 +78,9 @@ def _ping_pong_answer(round_trips: int) -> str:
 def ping_pong(params: Params) -> Oracle:
     """messages/2 pings, each answered by a pong, all in order; the latency probes come after the
     phase and are not counted, but every one of them is a sample."""
-    round_trips = _int(params, "messages") // 2
-    return Oracle(_ping_pong_answer(round_trips), 2 * round_trips,
-                  {"round_trip_samples": _int(params, "latency_samples")})
+    round_trips, probes = _int(params, "messages") // 2, _int(params, "latency_samples")
+    return Oracle(_ping_pong_answer(round_trips), 2 * round_trips, {"round_trip_samples": probes},
+                  LATENCY_FIGURES if probes == 0 else frozenset())
 
 
 def floor_actor_loop(params: Params) -> Oracle:
@@ -87,7 +94,8 @@ def _round_trip_floor(params: Params) -> Oracle:
     counted are the throughput phase's two per round trip, as ping_pong's."""
     round_trips, probes = _int(params, "round_trips"), _int(params, "latency_samples")
     return Oracle(f"round_trips={round_trips + probes} answered={round_trips + probes} out_of_order=0",
-                  2 * round_trips, {"round_trip_samples": probes})
+                  2 * round_trips, {"round_trip_samples": probes},
+                  LATENCY_FIGURES if probes == 0 else frozenset())
 
 
 floor_cache_line = _round_trip_floor
@@ -174,10 +182,11 @@ def ring_split(tokens: int, hops: int) -> list[int]:
 
 
 def _ring(tokens: int, hops: int) -> Oracle:
-    """Token j is received once at its injection and once per hop, then reports its end once."""
+    """Token j is received once at its injection and once per hop, then reports its end once.
+    With no hop at all there is no time per hop to report."""
     receipts = sum(made + 1 for made in ring_split(tokens, hops))
     return Oracle(f"tokens_ended={tokens} wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0",
-                  receipts + tokens)
+                  receipts + tokens, absent=frozenset({"ns_per_hop"}) if hops == 0 else frozenset())
 
 
 def thread_ring(params: Params) -> Oracle:

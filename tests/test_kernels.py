@@ -91,6 +91,7 @@ def assert_answers_as_its_oracle(result: dict, expected: oracles.Oracle) -> None
     assert result["answer"] == expected.answer
     assert result["messages_processed"] == expected.messages
     assert {name: result["metrics"][name] for name in expected.metrics} == expected.metrics
+    assert not expected.absent & result["metrics"].keys(), "a figure that was not measured is reported"
 
 
 def test_every_kernel_in_the_catalogue_has_an_oracle():
@@ -182,10 +183,29 @@ def test_ping_pong_times_its_throughput_phase_without_the_latency_phase():
     assert result["elapsed_ns"] * 10 < wall
 
 
-def test_ping_pong_without_a_latency_phase_reports_no_percentiles():
-    metrics = _native.run("ping_pong", {"messages": 2000, "latency_samples": 0})["metrics"]
-    assert metrics["round_trip_samples"] == 0 and metrics["round_trip_p50_ns"] == 0
+@pytest.mark.parametrize("kernel, params", [
+    ("ping_pong", {"messages": 2000, "latency_samples": 0}),
+    ("floor_cache_line", {"round_trips": 2000, "latency_samples": 0, "pin": "none"}),
+    ("floor_futex_wake", {"round_trips": 200, "latency_samples": 0, "pin": "none"}),
+])
+def test_a_run_without_a_latency_phase_reports_no_percentiles_rather_than_zeros(kernel, params):
+    metrics = _native.run(kernel, params)["metrics"]
+    assert metrics["round_trip_samples"] == 0
+    # Not measured: absent, never a 0 ns a report would compare as measured.
+    assert not {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "clock_read_ns"} & metrics.keys()
     assert metrics["round_trip_mean_ns"] > 0
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("thread_ring", {"actors": 8, "hops": 0}),
+    ("parallel_thread_ring", {"actors": 8, "tokens": 5, "hops": 0}),
+])
+def test_a_ring_that_makes_no_hop_reports_no_time_per_hop(kernel, params):
+    result = _native.run(kernel, {**params, "dispatcher": "one_thread"})
+    assert result["answer"] == oracle(kernel, params).answer
+    assert "ns_per_hop" not in result["metrics"]
+    with_hops = _native.run(kernel, {**params, "hops": 40, "dispatcher": "one_thread"})
+    assert with_hops["metrics"]["ns_per_hop"] > 0
 
 
 def test_two_thread_dispatchers_report_cpu_time_per_thread():

@@ -52,6 +52,22 @@ def test_the_ping_pong_oracle_counts_half_the_messages_each_way(params, answer, 
     assert_oracle("ping_pong", params, answer, messages, {"round_trip_samples": params["latency_samples"]})
 
 
+def test_without_latency_samples_the_oracles_want_no_percentile_and_no_clock_read():
+    figures = {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "clock_read_ns"}
+    assert oracles.oracle("ping_pong", {"messages": 2, "latency_samples": 0}).absent == figures
+    assert oracles.oracle("ping_pong", {"messages": 2, "latency_samples": 1}).absent == frozenset()
+    assert oracles.oracle("floor_cache_line", {"round_trips": 1, "latency_samples": 0}).absent == figures
+    assert oracles.oracle("floor_futex_wake", {"round_trips": 1, "latency_samples": 3}).absent == frozenset()
+
+
+def test_a_ring_without_hops_has_no_time_per_hop_in_its_oracle():
+    # 0 hops: each token is received once (its injection) and reports once; nothing was timed per hop.
+    ring = oracles.oracle("thread_ring", {"hops": 0})
+    assert (ring.messages, ring.absent) == (2, {"ns_per_hop"})
+    assert oracles.oracle("parallel_thread_ring", {"tokens": 3, "hops": 0}).messages == 6
+    assert oracles.oracle("thread_ring", {"hops": 1}).absent == frozenset()
+
+
 @pytest.mark.parametrize("messages, answer", [
     (2, "pings=1 pongs=1 out_of_order=0 corrupt=0"),
     (6000, "pings=3000 pongs=3000 out_of_order=0 corrupt=0"),

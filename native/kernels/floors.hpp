@@ -34,7 +34,8 @@ inline std::vector<ParamSpec> round_trip_params(std::int64_t round_trips, std::i
          .type = ParamType::integer,
          .default_value = samples,
          .help = "round trips timed one by one after it, for the percentiles (each includes about "
-                 "one clock read, reported as clock_read_ns); 0: none",
+                 "one clock read, reported as clock_read_ns); 0: none, and then no percentile "
+                 "and no clock_read_ns is reported",
          .minimum = 0,
          .maximum = 10'000'000},
         {.name = "pin",

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -103,25 +104,39 @@ inline double clock_read_ns() {
     return double(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count()) / kReads;
 }
 
+// `sorted` is not empty: with no sample there is no percentile (round_trip_metrics leaves it out).
 inline double percentile(const std::vector<std::int64_t>& sorted, double p) {
-    if (sorted.empty()) return 0;
     const auto rank = std::size_t(p * double(sorted.size() - 1) + 0.5);
     return double(sorted[std::min(rank, sorted.size() - 1)]);
 }
 
 // The round-trip metrics: the mean over the throughput phase (its elapsed time over its round
 // trips: Theron's "200 ns round trip" is 5 s over 25M cycles), and percentiles of the latency
-// phase's probes (sorts them).
+// phase's probes (sorts them). A figure that was not measured is left out, never 0 (a stored 0
+// reads as a measured 0 ns and compares as one): with latency_samples = 0 there are no
+// percentiles and no clock read, and with no round trip no mean. round_trip_samples, a count,
+// is there always.
 inline std::vector<Metric> round_trip_metrics(Outcome& outcome, std::uint64_t round_trips) {
     std::vector<std::int64_t>& samples = outcome.round_trips_ns;
     std::sort(samples.begin(), samples.end());
     const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
-    return {{"round_trip_mean_ns", round_trips == 0 ? 0.0 : double(elapsed) / double(round_trips)},
-            {"round_trip_p50_ns", percentile(samples, 0.50)},
-            {"round_trip_p99_ns", percentile(samples, 0.99)},
-            {"round_trip_max_ns", samples.empty() ? 0.0 : double(samples.back())},
-            {"round_trip_samples", double(samples.size())},
-            {"clock_read_ns", outcome.clock_read_ns}};
+    std::vector<Metric> metrics;
+    if (round_trips != 0) metrics.push_back({"round_trip_mean_ns", double(elapsed) / double(round_trips)});
+    if (!samples.empty()) {
+        metrics.push_back({"round_trip_p50_ns", percentile(samples, 0.50)});
+        metrics.push_back({"round_trip_p99_ns", percentile(samples, 0.99)});
+        metrics.push_back({"round_trip_max_ns", double(samples.back())});
+    }
+    metrics.push_back({"round_trip_samples", double(samples.size())});
+    if (!samples.empty()) metrics.push_back({"clock_read_ns", outcome.clock_read_ns});
+    return metrics;
+}
+
+// The value of metric `name` in `metrics`; the caller knows it is there.
+inline double metric(const std::vector<Metric>& metrics, std::string_view name) {
+    for (const Metric& m : metrics)
+        if (m.name == name) return m.value;
+    throw std::logic_error("no metric '" + std::string(name) + "'");
 }
 
 // The ponger's side, on any runtime: the first round_trips pings are the throughput phase's, the
@@ -274,7 +289,7 @@ inline std::vector<ParamSpec> own_params() {
          .default_value = std::int64_t{10'000},
          .help = "round trips timed one by one after the throughput phase, for the latency "
                  "percentiles (each includes about one clock read, reported as clock_read_ns); "
-                 "0: none",
+                 "0: none, and then no percentile and no clock_read_ns is reported",
          .minimum = 0,
          .maximum = 10'000'000},
     };

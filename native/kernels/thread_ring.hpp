@@ -107,13 +107,18 @@ Receipts receipts(const Plan& plan, Received received) {
 }
 
 // A ring's run of `tokens` tokens, once its phase is in `result`: what it processed, its answer
-// and what that must be, and the time per hop.
+// and what that must be, and the time per hop. With hops = 0 no hop was made (each token is
+// injected and reports where it stands): there is no time per hop, so none is reported, rather
+// than the phase's whole time under that name.
 inline void report(Result& result, const Outcome& outcome, const Receipts& receipts, std::uint64_t tokens) {
     result.messages_processed = receipts.received + outcome.ended;  // receipts and end reports
     result.answer = describe(outcome, receipts.uneven);
     result.expected = expected(tokens);
-    result.metrics = {{"ns_per_hop", double(result.elapsed_ns) /
-                                         double(std::max<std::uint64_t>(1, receipts.received - tokens))}};
+    // Every receipt but each token's injection is a hop (receipts.received >= tokens: the
+    // answer's check counts them against the plan).
+    const std::uint64_t hops = receipts.received - std::min(receipts.received, tokens);
+    result.metrics.clear();
+    if (hops != 0) result.metrics.push_back({"ns_per_hop", double(result.elapsed_ns) / double(hops)});
 }
 
 // Theron's split gives the first tokens-1 ceil(hops/tokens) each; the last must not be short.
@@ -139,7 +144,8 @@ inline std::vector<ParamSpec> own_params(bool parallel) {
         {.name = "hops",
          .type = ParamType::integer,
          .default_value = std::int64_t{50'000'000},
-         .help = "sends from one agent to the next, over all tokens",
+         .help = "sends from one agent to the next, over all tokens (0: each token is only "
+                 "injected and reports, and no ns_per_hop is reported)",
          .minimum = 0,
          .maximum = 100'000'000'000},
     };
