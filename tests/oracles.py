@@ -62,11 +62,13 @@ def skynet(params: Params) -> Oracle:
 
 
 def actor_creation(params: Params) -> Oracle:
-    """A full binary tree `depth` levels below the root: 2^depth leaves, 2^(depth+1)-1 agents, every
-    agent but the root reporting once."""
+    """A full binary tree `depth` levels below the root: 2^depth leaves, 2^(depth+1)-1 agents. As
+    libcppa's testees, every agent is sent one {spread, N} (the root by the kernel, the others by
+    their parent) and every agent but the root reports its count to its parent once."""
     depth = _int(params, "depth")
     agents = sum(2 ** level for level in range(depth + 1))
-    return Oracle(f"leaves={2 ** depth} agents={agents}", agents - 1, {"agents": agents})
+    spreads, counts = agents, agents - 1
+    return Oracle(f"leaves={2 ** depth} agents={agents}", spreads + counts, {"agents": agents})
 
 
 # -- two parties ----------------------------------------------------------------------------------

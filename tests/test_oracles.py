@@ -33,13 +33,13 @@ def test_the_skynet_oracle_finds_the_published_answer():
         "sum=499999500000 agents=1111111"
 
 
-@pytest.mark.parametrize("depth, answer, messages", [
-    (0, "leaves=1 agents=1", 0),     # the root alone
-    (1, "leaves=2 agents=3", 2),     # root and two leaves, each leaf reporting
-    (3, "leaves=8 agents=15", 14),   # 1 + 2 + 4 + 8 = 15
+@pytest.mark.parametrize("depth, answer, messages, agents", [
+    (0, "leaves=1 agents=1", 1, 1),       # the root alone: its one spread, no report
+    (1, "leaves=2 agents=3", 5, 3),       # 3 spreads, two leaves reporting
+    (3, "leaves=8 agents=15", 29, 15),    # 1 + 2 + 4 + 8 = 15 spreads, 14 reports
 ])
-def test_the_actor_creation_oracle_counts_a_binary_tree(depth, answer, messages):
-    assert_oracle("actor_creation", {"depth": depth}, answer, messages, {"agents": messages + 1})
+def test_the_actor_creation_oracle_counts_a_binary_tree_and_its_spread_messages(depth, answer, messages, agents):
+    assert_oracle("actor_creation", {"depth": depth}, answer, messages, {"agents": agents})
 
 
 @pytest.mark.parametrize("params, answer, messages", [
