@@ -451,3 +451,21 @@ def test_each_figure_a_floor_bounds_is_one_that_both_kernels_report(kernel):
         assert floor.metric in derived | set(theirs["metrics"]), (kernel, floor.metric)
         assert floor.floor_metric in derived | set(own["metrics"]), (kernel, floor.floor_metric)
         assert metrics.lookup(floor.metric).unit == metrics.lookup(floor.floor_metric).unit
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("mailbox_n_to_1", {"senders": 3, "messages_per_sender": 300, "sender": "thread"}),
+])
+def test_writing_threads_share_the_cpus_of_a_pinned_runtime(kernel, params):
+    # The study's variable is the cores senders and runtime share: pinned to core 0, both pool
+    # threads and every writer run there; unpinned, the writers are not confined at all.
+    figure = "sender_cpus" if kernel == "mailbox_n_to_1" else "producer_cpus"
+    pinned = _native.run(kernel, {**params, "dispatcher": "thread_pool", "threads": 2, "pin": "0"})
+    assert pinned["answer"] == oracle(kernel, params).answer
+    assert pinned["metrics"][figure] == 1
+    cores = len(os.sched_getaffinity(0))
+    if cores >= 2:
+        spread = _native.run(kernel, {**params, "dispatcher": "thread_pool", "threads": 2, "pin": "0,1"})
+        assert spread["metrics"][figure] == 2
+    floating = _native.run(kernel, {**params, "dispatcher": "thread_pool", "threads": 2})
+    assert figure not in floating["metrics"]

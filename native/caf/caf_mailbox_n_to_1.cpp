@@ -107,7 +107,7 @@ Result run(const Params& params) {
         auto send = [&receiver](std::uint32_t sender, std::uint64_t seq) {
             caf::anon_send(receiver, Msg{sender, seq});
         };
-        std::optional<mailbox_n_to_1::SenderThreads<decltype(send)>> threads;
+        std::optional<SenderThreads<decltype(send)>> threads;
         if (sender_actors) {
             for (std::uint32_t i = 0; i < senders; ++i) {
                 sender_handles.push_back(caf.system().spawn<Sender>(std::ref(caf), receiver, i, messages_per_sender));

@@ -1,6 +1,7 @@
 // Declaring the shared dispatcher parameters from the dispatcher registry, and interpreting them.
 #include "dispatcher_params.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
@@ -164,6 +165,17 @@ DispatcherChoice::DispatcherChoice(const Params& params) {
         settings.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
     if (params.has("wake")) settings.wake = parse_wake(params.text("wake"));
     dispatcher_ = &rt::find_dispatcher(params.text("dispatcher")).make(*environment_, settings);
+}
+
+std::vector<int> DispatcherChoice::runtime_cpus() const {
+    std::vector<int> cpus;
+    const rt::Placement& placement = environment_->placement();
+    for (unsigned i = 0; i < unsigned(environment_->thread_count()); ++i) {
+        const int cpu = placement.cpu_for(i);
+        if (cpu < 0) return {};
+        if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) cpus.push_back(cpu);
+    }
+    return cpus;
 }
 
 }  // namespace labctl::kernels

@@ -47,6 +47,10 @@ public:
     // Where to bind the index-th agent (or group of agents): active_group spreads indices over
     // its `threads` groups; every other dispatcher ignores the index.
     rt::Binder binder(unsigned index = 0) const noexcept { return dispatcher_->binder(index); }
+    // The CPUs the runtime's threads started so far are pinned to (pin), each once, in the order
+    // of the threads; empty when they float (pin=none). Where a kernel's own threads (the
+    // studies' sender threads) share the cores with the runtime, as on the study's machine.
+    std::vector<int> runtime_cpus() const;
 
 private:
     std::unique_ptr<rt::Environment> environment_;

@@ -91,6 +91,7 @@ Result run(const Params& params) {
     // Each thread sends to the receiver; declared after the environment: joined before it stops.
     auto send = [receiver](std::uint32_t sender, std::uint64_t seq) { rt::send<Msg>(*receiver, sender, seq); };
     std::optional<SenderThreads<decltype(send)>> threads;
+    std::vector<int> sender_cpus;  // where the sender threads may run; empty: anywhere
     if (sender_agents) {
         agents.reserve(senders);
         for (std::uint32_t i = 0; i < senders; ++i) {
@@ -100,7 +101,11 @@ Result run(const Params& params) {
             });
         }
     } else {
-        threads.emplace(senders, messages_per_sender, send);
+        // On the runtime's cores (pin): the study's variable is the cores that senders and
+        // receiver share (a VM of 2..12 cores), so with a pinned pool of N threads the senders
+        // run on its N CPUs too, not on idle ones beside it.
+        sender_cpus = dispatchers.runtime_cpus();
+        threads.emplace(senders, messages_per_sender, send, sender_cpus);
     }
 
     started.wait(env);
@@ -121,6 +126,7 @@ Result run(const Params& params) {
     lifetime.end(result, dispatchers);
 
     report(result, outcome, continues, senders, messages_per_sender);
+    if (!sender_cpus.empty()) result.metrics.push_back({"sender_cpus", double(sender_cpus.size())});
     lifetime.add_phase_metric(result);
     return result;
 }
@@ -146,7 +152,9 @@ const Registration registration(Kernel{
         "receiver agent, which counts them per sender and checks each sender's order. "
         "sender=thread (the study's setup): plain threads outside the runtime, started before "
         "the measured phase and released together at its start (their CPU time is not in "
-        "thread_cpu_ns). sender=agent: sender agents on the chosen dispatcher, each in a coop "
+        "thread_cpu_ns); with pin set they run on the CPUs the runtime's threads are pinned to "
+        "and no others (pin=compact, threads=N: senders and receiver share N cores, the "
+        "study's variable; sender_cpus says on how many), with pin=none anywhere. sender=agent: sender agents on the chosen dispatcher, each in a coop "
         "of its own, sending bursts of 1000 and self-sending a Continue message between bursts "
         "so that no pool thread is held by one sender; the kernel sends each its first "
         "Continue when the phase begins. The phase ends when the receiver has every message. "

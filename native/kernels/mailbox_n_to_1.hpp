@@ -1,23 +1,21 @@
 // What every mailbox_n_to_1 kernel (ours, caf_mailbox_n_to_1) shares: a sender agent's bursts,
-// the study's sender threads, the receiver's tally, the outcome and the answer, so that they
-// send and are verified the same way.
+// the receiver's tally, the outcome and the answer, so that they send and are verified the same
+// way. The study's sender threads are SenderThreads (sender_threads.hpp).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <latch>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kernel.hpp"
+#include "sender_threads.hpp"
 
 namespace labctl::kernels::mailbox_n_to_1 {
 
-// A sender thread, or a sender agent between two Continue messages, sends this many messages
-// at a time.
+// A sender agent sends this many messages between two Continue messages (the study's threads
+// send theirs in one loop).
 inline constexpr std::uint64_t kBurst = 1000;
 
 // What the receiver saw when the last expected message arrived, computed there: an extra
@@ -109,65 +107,6 @@ private:
     std::uint64_t continues_ = 0;
 };
 
-// The study's senders: plain threads outside the runtime, started before the measured phase and
-// released together at its start; thread i calls send(i, seq) for seq = 0..messages_per_sender-1.
-// Always joined, on failure too: the destructor releases the start (a thread never waits
-// forever) and asks them to stop, then the jthreads join.
-template <class Send>
-class SenderThreads {
-public:
-    SenderThreads(std::uint32_t senders, std::uint64_t messages_per_sender, Send send) : send_(send) {
-        threads_.reserve(senders);
-        try {
-            for (std::uint32_t i = 0; i < senders; ++i) {
-                threads_.emplace_back([this, i, messages_per_sender](std::stop_token stop) {
-                    start_.wait();
-                    for (std::uint64_t seq = 0; seq < messages_per_sender;) {
-                        // One look at the stop flag per burst (an atomic load inside the
-                        // library), none per message: on failure a thread quits within a burst.
-                        if (stop.stop_requested()) return;
-                        const std::uint64_t end = std::min(messages_per_sender, seq + kBurst);
-                        for (; seq < end; ++seq) send_(i, seq);
-                    }
-                });
-            }
-        } catch (...) {
-            // A thread that could not start: the destructor will not run, so the ones that did
-            // are let go here before threads_ joins them.
-            let_go();
-            throw;
-        }
-    }
-
-    SenderThreads(const SenderThreads&) = delete;
-    SenderThreads& operator=(const SenderThreads&) = delete;
-
-    // threads_, declared last, is destroyed first: each jthread joins.
-    ~SenderThreads() { let_go(); }
-
-    void release() noexcept {
-        if (released_) return;
-        released_ = true;
-        start_.count_down();
-    }
-
-    // Waits for every sender to have sent all its messages.
-    void join() {
-        for (std::jthread& thread : threads_) thread.join();
-    }
-
-private:
-    void let_go() noexcept {
-        for (std::jthread& thread : threads_) thread.request_stop();
-        release();
-    }
-
-    const Send send_;  // called from every thread: it must not change state of its own
-    std::latch start_{1};
-    bool released_ = false;
-    std::vector<std::jthread> threads_;
-};
-
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
 // each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {
@@ -187,8 +126,8 @@ inline std::vector<ParamSpec> own_params() {
         {.name = "sender",
          .type = ParamType::choice,
          .default_value = std::string("thread"),
-         .help = "thread: plain threads outside the runtime (the study); agent: agents on the "
-                 "dispatcher, in bursts of 1000",
+         .help = "thread: plain threads outside the runtime (the study), on the runtime's "
+                 "CPUs when pin is set; agent: agents on the dispatcher, in bursts of 1000",
          .choices = {std::string("thread"), std::string("agent")}},
     };
 }

@@ -86,6 +86,14 @@ bool pin_current_thread(int cpu) noexcept {
     return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
+bool confine_current_thread(const std::vector<int>& cpus) noexcept {
+    if (cpus.empty()) return true;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus) CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
 Placement Placement::parse(std::string_view spec) {
     Placement placement;
     placement.spec_ = std::string(spec);

@@ -15,6 +15,10 @@ std::vector<int> allowed_cpus();
 // Pins the calling thread to one CPU; returns false if the system refused.
 bool pin_current_thread(int cpu) noexcept;
 
+// Lets the calling thread run on any of `cpus` (OS numbers) and no other; none: leaves it as it
+// is. Returns false if the system refused.
+bool confine_current_thread(const std::vector<int>& cpus) noexcept;
+
 class Placement {
 public:
     Placement() = default;  // none: threads float

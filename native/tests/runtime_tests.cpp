@@ -386,6 +386,23 @@ TEST(pinning_places_threads_inside_the_inherited_cpu_set, 60) {
     check_no_leak();
 }
 
+// A thread confined to a set of CPUs runs on those and no others (the studies' sender threads,
+// sharing the runtime's cores); an empty set leaves the thread's affinity as it was.
+TEST(confining_a_thread_limits_it_to_the_given_cpus, 10) {
+    const std::vector<int> cpus = rt::allowed_cpus();
+    CHECK(!cpus.empty());
+    std::vector<int> seen, unchanged;
+    std::thread([&] {
+        CHECK(rt::confine_current_thread({}));
+        unchanged = rt::allowed_cpus();
+        CHECK(rt::confine_current_thread({cpus.back()}));
+        seen = rt::allowed_cpus();
+    }).join();
+    CHECK(unchanged == cpus);
+    CHECK(seen == std::vector<int>{cpus.back()});
+    CHECK(rt::allowed_cpus() == cpus);  // the caller's own affinity is untouched
+}
+
 namespace {
 
 // Records overlapping handler executions of agents that share a coop queue.
