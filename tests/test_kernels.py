@@ -303,7 +303,21 @@ def test_producer_consumer_receives_each_producers_items_in_order(producers, mes
     total = sum(q * (q - 1) // 2 for q in quotas)
     assert result["answer"] == f"received={messages} sum={total} out_of_order=0 short_producers=0"
     bursts = sum(-(-q // burst) for q in quotas)
-    assert result["messages_processed"] == messages + bursts - producers
+    assert result["messages_processed"] == messages  # the items alone
+    assert result["metrics"]["continue_messages"] == bursts - producers
+
+
+@pytest.mark.parametrize("dispatcher", ["one_thread", "thread_pool", "active_obj"])
+def test_producer_threads_write_every_item_in_order_from_outside_the_runtime(dispatcher):
+    quotas = [334, 333, 333]
+    result = _native.run("producer_consumer", {"producers": 3, "messages": 1000, "producer": "thread",
+                                               "dispatcher": dispatcher})
+    total = sum(q * (q - 1) // 2 for q in quotas)
+    assert result["answer"] == f"received=1000 sum={total} out_of_order=0 short_producers=0"
+    assert result["messages_processed"] == 1000
+    assert "continue_messages" not in result["metrics"]
+    # The writers are not runtime threads: only the consumer's thread (or the pool's) is counted.
+    assert len(result["thread_cpu_ns"]) == (2 if dispatcher == "thread_pool" else 1)
 
 
 @pytest.mark.parametrize("kernel, params, unit", [
@@ -455,6 +469,7 @@ def test_each_figure_a_floor_bounds_is_one_that_both_kernels_report(kernel):
 
 @pytest.mark.parametrize("kernel, params", [
     ("mailbox_n_to_1", {"senders": 3, "messages_per_sender": 300, "sender": "thread"}),
+    ("producer_consumer", {"producers": 3, "messages": 900, "producer": "thread"}),
 ])
 def test_writing_threads_share_the_cpus_of_a_pinned_runtime(kernel, params):
     # The study's variable is the cores senders and runtime share: pinned to core 0, both pool

@@ -117,19 +117,25 @@ def test_the_counting_actor_oracle_sums_one_to_n(messages, answer):
     assert_oracle("counting_actor", {"messages": messages}, answer, messages)
 
 
-@pytest.mark.parametrize("params, answer, messages", [
-    # 1 producer, quota 10: seq sum 0+..+9 = 45; bursts of 3: 4 bursts, 3 continues; 10 + 3.
-    ({"producers": 1, "messages": 10, "burst": 3}, "received=10 sum=45 out_of_order=0 short_producers=0", 13),
+@pytest.mark.parametrize("params, answer, messages, continues", [
+    # 1 producer, quota 10: seq sum 0+..+9 = 45; bursts of 3: 4 bursts, 3 continues beside the 10.
+    ({"producers": 1, "messages": 10, "burst": 3}, "received=10 sum=45 out_of_order=0 short_producers=0", 10, 3),
     # 3 producers, 2001 items: quotas 667 each; sum 3 x (667 x 666 / 2) = 3 x 222111 = 666333;
-    # bursts of 100: 7 each, 6 continues each: 2001 + 18.
+    # bursts of 100: 7 each, 6 continues each: 18.
     ({"producers": 3, "messages": 2001, "burst": 100},
-     "received=2001 sum=666333 out_of_order=0 short_producers=0", 2019),
+     "received=2001 sum=666333 out_of_order=0 short_producers=0", 2001, 18),
     # 4 producers, 10 items: quotas 3, 3, 2, 2; sum 3 + 3 + 1 + 1 = 8; burst 2: 2, 2, 1, 1 bursts,
-    # 1 + 1 + 0 + 0 continues: 10 + 2.
-    ({"producers": 4, "messages": 10, "burst": 2}, "received=10 sum=8 out_of_order=0 short_producers=0", 12),
+    # 1 + 1 + 0 + 0 continues.
+    ({"producers": 4, "messages": 10, "burst": 2}, "received=10 sum=8 out_of_order=0 short_producers=0", 10, 2),
 ])
-def test_the_producer_consumer_oracle_splits_the_items_and_counts_the_bursts(params, answer, messages):
-    assert_oracle("producer_consumer", params, answer, messages)
+def test_the_producer_consumer_oracle_splits_the_items_and_counts_the_bursts_apart(params, answer, messages,
+                                                                                   continues):
+    assert_oracle("producer_consumer", {**params, "producer": "agent"}, answer, messages,
+                  {"continue_messages": continues})
+    # Writing threads send in one loop: the same items, no Continue to report.
+    threads = oracles.oracle("producer_consumer", {**params, "producer": "thread"})
+    assert (threads.answer, threads.messages, threads.metrics) == (answer, messages, {})
+    assert threads.absent == {"continue_messages"}
 
 
 @pytest.mark.parametrize("params, answer, messages", [

@@ -1,12 +1,15 @@
-// producer_consumer: producer agents send numbers to one consumer agent at once. Measures a
-// many-to-one mailbox fed by agents of the runtime (counting_actor's sender is outside it).
+// producer_consumer: producers send numbers to one consumer agent at once: writing threads
+// outside the runtime, as Theron's were (producer=thread), or agents of the runtime
+// (producer=agent). Measures a many-to-one mailbox.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
 #include "schema.hpp"
+#include "sender_threads.hpp"
 
 namespace labctl::kernels::producer_consumer {
 namespace {
@@ -93,6 +96,7 @@ Result run(const Params& params) {
     const auto producers = std::uint32_t(params.integer("producers"));
     const auto messages = std::uint64_t(params.integer("messages"));
     const auto burst = std::uint64_t(params.integer("burst"));
+    const bool producer_agents = params.text("producer") == "agent";
     std::vector<std::uint64_t> quota;
     for (std::uint32_t p = 0; p < producers; ++p)
         quota.push_back(messages / producers + (p < messages % producers ? 1 : 0));
@@ -102,17 +106,39 @@ Result run(const Params& params) {
     rt::Environment& env = dispatchers.environment();
     abandon_on_failure(env, done);
     std::vector<Producer*> senders;
-    // The phase covers registration: the producers start sending as soon as they start.
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
-        for (std::uint32_t p = 0; p < producers; ++p)
-            senders.push_back(&coop.make_agent_with_binder<Producer>(dispatchers.binder(p + 1), p, quota[p],
-                                                                     burst, consumer));
-    });
-    const Tally tally = await(env, done);
+    std::vector<int> producer_cpus;  // where producer threads may run; empty: anywhere
     Result result;
-    phase.finish(result, done.completed_at());
+    Tally tally;
+    if (producer_agents) {
+        // The phase covers registration: the producers start sending as soon as they start.
+        MeasuredPhase phase(env, done);
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
+            for (std::uint32_t p = 0; p < producers; ++p)
+                senders.push_back(&coop.make_agent_with_binder<Producer>(dispatchers.binder(p + 1), p, quota[p],
+                                                                         burst, consumer));
+        });
+        tally = await(env, done);
+        phase.finish(result, done.completed_at());
+    } else {
+        Consumer* consumer = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            consumer = &coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
+        });
+        // Theron's writing threads: started before the phase and released at its start, each
+        // sending its quota in one loop, on the runtime's CPUs when it is pinned. Declared after
+        // the environment: joined before it stops.
+        auto send = [consumer](std::uint32_t producer, std::uint64_t seq) {
+            rt::send<Item>(*consumer, producer, seq);
+        };
+        producer_cpus = dispatchers.runtime_cpus();
+        SenderThreads<decltype(send)> threads(quota, send, producer_cpus);
+        MeasuredPhase phase(env, done);
+        threads.release();
+        tally = await(env, done);
+        phase.finish(result, done.completed_at());
+        threads.join();
+    }
     std::uint64_t bursts = 0;
     for (Producer* p : senders) bursts += p->bursts();
     stop_and_check(env);
@@ -122,17 +148,22 @@ Result run(const Params& params) {
         expected.received += q;
         expected.sum += q * (q - 1) / 2;  // seq 0..q-1 (q <= 1e10: the product fits)
     }
-    // Items, plus the producers' Continue messages (one per burst but the first).
-    result.messages_processed = tally.received + bursts - producers;
+    // The items alone: the kernel's work is what the consumer takes in. The producer agents'
+    // Continue messages (one per burst but the first) are the agents' way of sharing a thread,
+    // which the study's writing threads did not need: reported beside it, not in it.
+    result.messages_processed = tally.received;
     result.answer = describe(tally);
     result.expected = describe(expected);
+    if (producer_agents) result.metrics.push_back({"continue_messages", double(bursts - producers)});
+    if (!producer_cpus.empty()) result.metrics.push_back({"producer_cpus", double(producer_cpus.size())});
     return result;
 }
 
 void check(const Params& params) {
     const auto producers = params.integer("producers");
-    check_thread_per_agent("producer_consumer", params, std::uint64_t(producers) + 1,
-                           "producers=" + std::to_string(producers));
+    if (params.text("producer") == "agent")
+        check_thread_per_agent("producer_consumer", params, std::uint64_t(producers) + 1,
+                               "producer=agent producers=" + std::to_string(producers));
     if (params.integer("messages") < producers)
         throw ParamError("producer_consumer", "messages",
                          "parameter 'messages' (" + std::to_string(params.integer("messages")) +
@@ -151,9 +182,16 @@ std::vector<ParamSpec> own_params() {
         {.name = "producers",
          .type = ParamType::integer,
          .default_value = std::int64_t{2},
-         .help = "producer agents",
+         .help = "producers (threads or agents, see `producer`)",
          .minimum = 1,
          .maximum = 100'000},
+        {.name = "producer",
+         .type = ParamType::choice,
+         .default_value = std::string("agent"),
+         .help = "agent: producer agents on the dispatcher, sending `burst` items per handler; "
+                 "thread: plain writing threads outside the runtime, each sending its items in "
+                 "one loop (Theron's ProducerConsumer), on the runtime's CPUs when pin is set",
+         .choices = {std::string("agent"), std::string("thread")}},
         {.name = "messages",
          .type = ParamType::integer,
          .default_value = std::int64_t{50'000'000},
@@ -163,7 +201,8 @@ std::vector<ParamSpec> own_params() {
         {.name = "burst",
          .type = ParamType::integer,
          .default_value = std::int64_t{1000},
-         .help = "items a producer sends per handler before it continues with a self-send",
+         .help = "producer=agent: items a producer sends per handler before it continues with a "
+                 "self-send",
          .minimum = 1,
          .maximum = 1'000'000'000},
     };
@@ -171,13 +210,19 @@ std::vector<ParamSpec> own_params() {
 
 const Registration registration(Kernel{
     .name = "producer_consumer",
-    .summary = "2 producer agents sending 50M items to one consumer agent (N:1 inside the runtime)",
+    .summary = "producers (agents, or Theron's writing threads) sending items to one consumer agent",
     .description =
-        "`producers` agents split `messages` items between them (the first ones take the "
-        "remainder) and send them to one consumer agent, `burst` at a time: each burst ends "
-        "with a message to itself for the next, so a producer sharing a thread with the "
-        "consumer lets it run. The consumer checks each producer's order; the phase runs "
-        "from registration to the last item.",
+        "`producers` producers split `messages` items between them (the first ones take the "
+        "remainder) and send them to one consumer agent, which checks each producer's order. "
+        "producer=thread (Theron's form): plain threads outside the runtime, started before the "
+        "measured phase and released together at its start, each sending its items in one "
+        "loop; with pin set they run on the runtime's CPUs only (producer_cpus says how "
+        "many). The phase runs from their "
+        "release to the last item. producer=agent: agents on the dispatcher, sending `burst` "
+        "items per handler, each burst ending with a Continue message to itself for the next, "
+        "so a producer sharing a thread with the consumer lets it run; the phase runs from "
+        "registration to the last item. messages_processed counts the items alone; the "
+        "agents' Continue messages are reported as continue_messages.",
     .sources = {{"theron_303", "ProducerConsumer"}},
     .verifies = "the consumer received every item once, in order per producer, and their "
                 "sequence numbers sum to what the split predicts",
