@@ -484,3 +484,26 @@ def test_writing_threads_share_the_cpus_of_a_pinned_runtime(kernel, params):
         assert spread["metrics"][figure] == 2
     floating = _native.run(kernel, {**params, "dispatcher": "thread_pool", "threads": 2})
     assert figure not in floating["metrics"]
+
+
+def test_one_to_many_runs_the_studys_sph_neumann_handler_and_checks_every_series():
+    # The series (sph_neumann(msg, 1.2345) summed over msg, -inf past order ~155) is checked bit for
+    # bit in the kernel against a sequential recomputation; scipy's spherical_yn is another
+    # implementation, not exact enough to recompute it here, so the oracle holds the counts.
+    params = {"workers": 3, "messages_per_worker": 300, "work": "sph_neumann", "dispatcher": "thread_pool",
+              "threads": 2}
+    result = _native.run("one_to_many", params)
+    assert_answers_as_its_oracle(result, oracle("one_to_many", params))
+    with pytest.raises(Exception, match="work=sph_neumann: messages_per_worker must be at most 100000"):
+        _native.validate("one_to_many", {"work": "sph_neumann", "messages_per_worker": 100_001})
+
+
+def test_the_studys_sph_neumann_series_is_the_spherical_bessel_function_of_the_second_kind():
+    # Independent of the kernel: scipy's spherical_yn, another implementation, agrees to about 1e-12
+    # on the low orders, where the value is finite; past order ~155 it is -inf and not reported.
+    special = pytest.importorskip("scipy.special")
+    params = {"workers": 2, "messages_per_worker": 20, "work": "sph_neumann", "dispatcher": "one_thread"}
+    series = _native.run("one_to_many", params)["metrics"]["series"]
+    assert series == pytest.approx(sum(special.spherical_yn(n, 1.2345) for n in range(20)), rel=1e-9)
+    overflowing = _native.run("one_to_many", {**params, "messages_per_worker": 200})["metrics"]
+    assert "series" not in overflowing

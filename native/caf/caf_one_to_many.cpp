@@ -136,6 +136,7 @@ Result run(const Params& params) {
 
 void check(const Params& params) {
     one_to_many::check_sleep("caf_one_to_many", params);
+    one_to_many::check_study_work("caf_one_to_many", params);
 }
 
 const Registration registration(Kernel{
@@ -150,7 +151,7 @@ const Registration registration(Kernel{
         "Go; `workers` actors, spawned inside the phase with spawn_in_group (joined before "
         "the first number), receive each number. A worker does nothing (noop), sleeps "
         "sleep_ms (sleep) or sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters "
-        "(cpu), and after its last number reports to the producer. The phase covers spawning "
+        "(cpu) or std::sph_neumann(number, 1.2345) (sph_neumann, the study's), and after its last number reports to the producer. The phase covers spawning "
         "the workers, sending and handling; the metric send_ns is the producer's send loop "
         "alone. The actor system's start and shutdown are outside the phase; with "
         "clock=lifetime elapsed_ns runs from before the actor system is made to after it is "
@@ -158,7 +159,8 @@ const Registration registration(Kernel{
         "phase then reported as the metric phase_ns.",
     .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
     .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
-                "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+                "work=cpu and work=sph_neumann, each worker's series equals a sequential "
+                "recomputation, bit for bit",
     .params = schema(one_to_many::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
     .check = check,
     .run = run,

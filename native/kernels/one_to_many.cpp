@@ -97,6 +97,7 @@ void check(const Params& params) {
     check_thread_per_agent("one_to_many", params, std::uint64_t(params.integer("workers")),
                            "workers=" + std::to_string(params.integer("workers")));
     check_sleep("one_to_many", params);
+    check_study_work("one_to_many", params);
 }
 
 // For time estimates (Kernel::work).
@@ -111,7 +112,8 @@ const Registration registration(Kernel{
         "A producer on a thread of its own sends 0..messages_per_worker-1 to a named mbox; "
         "`workers` agents, one coop with the producer, subscribe to it, so each number is "
         "delivered to every worker. A worker does nothing (noop), sleeps sleep_ms (sleep) or "
-        "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu), and after "
+        "sums std::sph_neumann(number % 16, 1.2345 + i) for i < cpu_iters (cpu) or, as the "
+        "study's handler, std::sph_neumann(number, 1.2345) (sph_neumann), and after "
         "its last number reports to the producer. The phase covers registration, sending "
         "and handling, up to the producer's last report; with clock=lifetime elapsed_ns "
         "also covers the environment's set-up (its dispatchers and their threads started) "
@@ -120,7 +122,8 @@ const Registration registration(Kernel{
         "is the producer's send loop alone.",
     .sources = {{"sobjectizer_tales22", "Performance of 1:N messaging"}},
     .verifies = "every worker received exactly messages_per_worker numbers, in order; for "
-                "work=cpu, each worker's series equals a sequential recomputation, bit for bit",
+                "work=cpu and work=sph_neumann, each worker's series equals a sequential "
+                "recomputation, bit for bit",
     .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
     .check = check,
     .run = run,

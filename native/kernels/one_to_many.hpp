@@ -24,7 +24,13 @@ inline double compute(std::uint32_t value, std::int64_t iterations) {
     return sum;
 }
 
-enum class Work { noop, sleep, cpu };
+// The study's handler (SObjectizer Tales 22, "series += sph_neumann(msg, 1.2345)"): the order
+// is the message number itself, so a message costs more the later it comes (libstdc++'s
+// recurrences run about `value` steps) and past order ~155 the value overflows to -inf (or NaN
+// where infinities meet), which the series then stays. Kept verbatim for work=sph_neumann.
+inline double study_compute(std::uint32_t value) { return std::sph_neumann(value, 1.2345); }
+
+enum class Work { noop, sleep, cpu, sph_neumann };
 
 // What the producer and every worker need from the parameters.
 struct Setup {
@@ -40,9 +46,10 @@ inline Setup make_setup(const Params& params) {
     Setup setup{
         .workers = std::uint32_t(params.integer("workers")),
         .messages_per_worker = std::uint32_t(params.integer("messages_per_worker")),
-        .work = params.text("work") == "sleep" ? Work::sleep
-                : params.text("work") == "cpu" ? Work::cpu
-                                                : Work::noop,
+        .work = params.text("work") == "sleep"         ? Work::sleep
+                : params.text("work") == "cpu"         ? Work::cpu
+                : params.text("work") == "sph_neumann" ? Work::sph_neumann
+                                                       : Work::noop,
         .sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double, std::milli>(params.real("sleep_ms"))),
         .cpu_iters = params.integer("cpu_iters"),
@@ -52,6 +59,8 @@ inline Setup make_setup(const Params& params) {
     if (setup.work == Work::cpu)
         for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i)
             setup.expected_series += compute(i, setup.cpu_iters);
+    if (setup.work == Work::sph_neumann)
+        for (std::uint32_t i = 0; i < setup.messages_per_worker; ++i) setup.expected_series += study_compute(i);
     return setup;
 }
 
@@ -98,8 +107,8 @@ public:
         outcome_.received += received;
         outcome_.out_of_order += out_of_order;
         if (received != setup_.messages_per_worker) ++outcome_.short_workers;
-        // Bit-exact: the worker summed the same values in the same order.
-        if (setup_.work == Work::cpu &&
+        // Bit-exact: the worker summed the same values in the same order (a NaN the same NaN).
+        if ((setup_.work == Work::cpu || setup_.work == Work::sph_neumann) &&
             std::bit_cast<std::uint64_t>(series) != std::bit_cast<std::uint64_t>(setup_.expected_series))
             ++outcome_.wrong_series;
         return ++reported_ == setup_.workers;
@@ -130,6 +139,7 @@ public:
         case Work::noop: break;
         case Work::sleep: std::this_thread::sleep_for(setup_.sleep); break;
         case Work::cpu: series_ += compute(value, setup_.cpu_iters); break;
+        case Work::sph_neumann: series_ += study_compute(value); break;
         }
         return value + 1 == setup_.messages_per_worker;
     }
@@ -153,6 +163,10 @@ inline void report(Result& result, const Outcome& outcome, const Setup& setup) {
     result.answer = describe(outcome);
     result.expected = expected(setup.workers, setup.messages_per_worker);
     result.metrics = {{"send_ns", double(outcome.send_ns)}, {"deliveries", double(outcome.received)}};
+    // Every worker's series, checked equal to this bit for bit: where it is finite (the study's
+    // overflows to -inf past order ~155), a figure another implementation can be held to.
+    if ((setup.work == Work::cpu || setup.work == Work::sph_neumann) && std::isfinite(setup.expected_series))
+        result.metrics.push_back({"series", setup.expected_series});
 }
 
 // On a runtime that runs the workers on one thread the sleeps add up: refuse a run that cannot
@@ -168,6 +182,17 @@ inline void check_sleep(const std::string& kernel, const Params& params) {
                          "after another), got " +
                              std::to_string(std::int64_t(total_ms)) +
                              "; the study slept 5 ms on 100 messages x 100 workers");
+}
+
+// work=sph_neumann costs a worker about 5 n^2 ns for n numbers here (each call runs about its
+// order's steps): refuse more than the study's 100,000 (about 50 s of CPU a worker) rather than
+// a run of hours.
+inline void check_study_work(const std::string& kernel, const Params& params) {
+    if (params.text("work") != "sph_neumann" || params.integer("messages_per_worker") <= 100'000) return;
+    throw ParamError(kernel, "messages_per_worker",
+                     "work=sph_neumann: messages_per_worker must be at most 100000 (the study's; a "
+                     "worker's cost grows as its square), got " +
+                         std::to_string(params.integer("messages_per_worker")));
 }
 
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
@@ -189,8 +214,10 @@ inline std::vector<ParamSpec> own_params() {
         {.name = "work",
          .type = ParamType::choice,
          .default_value = std::string("noop"),
-         .help = "what a worker does per number: noop, sleep (sleep_ms) or cpu (cpu_iters)",
-         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu")}},
+         .help = "what a worker does per number: noop, sleep (sleep_ms), cpu (cpu_iters calls "
+                 "of std::sph_neumann(number % 16, ...), the same cost each) or sph_neumann (the "
+                 "study's handler, std::sph_neumann(number, 1.2345): later numbers cost more)",
+         .choices = {std::string("noop"), std::string("sleep"), std::string("cpu"), std::string("sph_neumann")}},
         {.name = "sleep_ms",
          .type = ParamType::real,
          .default_value = 5.0,
