@@ -32,7 +32,7 @@ SMALL = {
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.
-DISPATCHER_PARAMS = {"dispatcher", "threads", "fifo", "max_demands_at_once", "wake", "spin_us", "pin"}
+DISPATCHER_PARAMS = {"dispatcher", "threads", "fifo", "max_demands_at_once", "wake", "stack_kb", "spin_us", "pin"}
 # Parameters of ours a CAF kernel does not take: named mboxes (a CAF group would be another
 # kernel).
 LEFT_OUT = {"ping_pong": {"mbox"}}

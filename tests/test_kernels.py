@@ -53,6 +53,9 @@ def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
             axes["fifo"] = list(kernel.param("fifo").choices)
         if dispatcher in kernel.param("max_demands_at_once").applies_to:
             axes["max_demands_at_once"] = [1, 4]
+        stack = kernel.param("stack_kb")
+        if stack is not None and dispatcher in stack.applies_to:
+            axes["stack_kb"] = [0, 16]  # the system's default, and the smallest it takes
         for values in itertools.product(*axes.values()):
             combos.append({"dispatcher": dispatcher, **dict(zip(axes, values))})
         # SObjectizer's scheduling (wake=fifo) once per FIFO mode on two threads, beside the
@@ -484,6 +487,23 @@ def test_writing_threads_share_the_cpus_of_a_pinned_runtime(kernel, params):
         assert spread["metrics"][figure] == 2
     floating = _native.run(kernel, {**params, "dispatcher": "thread_pool", "threads": 2})
     assert figure not in floating["metrics"]
+
+
+def test_active_obj_takes_a_stack_size_and_smaller_stacks_let_more_threads_start():
+    minimum = _native.validate("skynet", {"dispatcher": "active_obj", "leaves": 100, "stack_kb": 16})["stack_kb"]
+    assert minimum == 16
+    result = _native.run("skynet", {"dispatcher": "active_obj", "leaves": 100, "stack_kb": 16})
+    assert result["answer"] == oracle("skynet", {"leaves": 100}).answer
+    # Below PTHREAD_STACK_MIN (16 KiB on Linux x86-64): refused, naming the parameter and the minimum.
+    with pytest.raises(Exception, match=r"stack_kb.*at least 16"):
+        _native.validate("skynet", {"dispatcher": "active_obj", "stack_kb": 8})
+    # 10,000 leaves are 11,111 threads: past the 10,000 default stacks may reserve, within what
+    # 16 KiB stacks may (80 GiB of address space / 16 KiB, capped at 30,000).
+    with pytest.raises(Exception, match="needs 11111 threads"):
+        _native.validate("skynet", {"dispatcher": "active_obj", "leaves": 10_000})
+    assert _native.validate("skynet", {"dispatcher": "active_obj", "leaves": 10_000, "stack_kb": 16})
+    with pytest.raises(Exception, match="at most 30000"):
+        _native.validate("skynet", {"dispatcher": "active_obj", "leaves": 40_000, "stack_kb": 16})
 
 
 def test_one_to_many_runs_the_studys_sph_neumann_handler_and_checks_every_series():

@@ -166,6 +166,7 @@ PYBIND11_MODULE(_native, m) {
             if (entry.takes.fifo) takes.append("fifo");
             if (entry.takes.max_demands_at_once) takes.append("max_demands_at_once");
             if (entry.takes.wake) takes.append("wake");
+            if (entry.takes.stack_kb) takes.append("stack_kb");
             py::dict d;
             d["name"] = std::string(entry.name);
             d["help"] = std::string(entry.help);

@@ -111,6 +111,26 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
                  "crosses threads when another thread takes it)",
          .choices = {wake_name(rt::Wake::lifo), wake_name(rt::Wake::fifo)},
          .applies_to = taking(&rt::DispatcherTakes::wake)},
+        {.name = "stack_kb",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{use.defaults.stack_kb},
+         .help = "KiB of stack for each agent's thread: 0 takes the system's default (8 MiB of "
+                 "address space a thread here); else at least PTHREAD_STACK_MIN (" +
+                 std::to_string(rt::Thread::min_stack_bytes() / 1024) +
+                 " here). Smaller stacks let more threads start: " +
+                 std::to_string(kMaxAgentThreads) + " at the default, up to " +
+                 std::to_string(kMaxSmallStackThreads) + " with small ones",
+         .minimum = 0,
+         .maximum = 1 << 20,
+         .applies_to = taking(&rt::DispatcherTakes::stack_kb),
+         .validate = [](const Value& value) {
+             const auto kb = std::get<std::int64_t>(value);
+             const auto min_kb = std::int64_t(rt::Thread::min_stack_bytes() / 1024);
+             if (kb != 0 && kb < min_kb)
+                 throw std::invalid_argument("parameter 'stack_kb' must be 0 (the system's default) or at "
+                                             "least " + std::to_string(min_kb) +
+                                             " (PTHREAD_STACK_MIN on this system), got " + std::to_string(kb));
+         }},
     };
     std::vector<ParamSpec> specs{{.name = "dispatcher",
                                   .type = ParamType::choice,
@@ -138,16 +158,31 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
     return specs;
 }
 
+std::uint64_t max_agent_threads(const Params& params) {
+    const std::int64_t stack_kb = params.has("stack_kb") ? params.integer("stack_kb") : 0;
+    if (stack_kb == 0 || stack_kb * 1024 >= std::int64_t{kDefaultStackBytes}) return kMaxAgentThreads;
+    // As much address space as kMaxAgentThreads default stacks, in smaller ones.
+    const std::uint64_t fit = kMaxAgentThreads * kDefaultStackBytes / (std::uint64_t(stack_kb) * 1024);
+    return std::min(fit, kMaxSmallStackThreads);
+}
+
 void check_thread_per_agent(const std::string& kernel, const Params& params, std::uint64_t agents,
                             const std::string& cause) {
     const std::string& dispatcher = params.text("dispatcher");
-    if (!rt::find_dispatcher(dispatcher).thread_per_agent || agents <= kMaxAgentThreads) return;
+    const std::uint64_t limit = max_agent_threads(params);
+    if (!rt::find_dispatcher(dispatcher).thread_per_agent || agents <= limit) return;
     std::string others;
     for (const rt::DispatcherEntry& entry : rt::dispatchers())
         if (!entry.thread_per_agent) others += (others.empty() ? "" : ", ") + std::string(entry.name);
+    // Where smaller stacks would let more threads start, say so.
+    const std::string smaller_stacks =
+        params.has("stack_kb") && limit < kMaxSmallStackThreads
+            ? " with stack_kb=" + std::to_string(params.integer("stack_kb")) + "; a smaller stack_kb allows up to " +
+                  std::to_string(kMaxSmallStackThreads)
+            : "";
     throw ParamError(kernel, "dispatcher",
                      "dispatcher '" + dispatcher + "' starts a thread per agent: " + cause + " needs " +
-                         std::to_string(agents) + " threads (at most " + std::to_string(kMaxAgentThreads) +
+                         std::to_string(agents) + " threads (at most " + std::to_string(limit) + smaller_stacks +
                          "); use a smaller size or one of: " + others);
 }
 
@@ -164,6 +199,7 @@ DispatcherChoice::DispatcherChoice(const Params& params) {
     if (params.has("max_demands_at_once"))
         settings.max_demands_at_once = std::uint32_t(params.integer("max_demands_at_once"));
     if (params.has("wake")) settings.wake = parse_wake(params.text("wake"));
+    if (params.has("stack_kb")) settings.stack_kb = std::uint32_t(params.integer("stack_kb"));
     dispatcher_ = &rt::find_dispatcher(params.text("dispatcher")).make(*environment_, settings);
 }
 

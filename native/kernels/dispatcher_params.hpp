@@ -28,10 +28,19 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use = {});
 
 // A dispatcher that starts a thread per agent (active_obj) is fine for tens of agents, absurd
 // for a million: a kernel that would start more threads than this on one refuses the parameters.
+// With its default stacks: 10,000 threads reserve 80 GiB of address space (8 MiB each).
 inline constexpr std::uint64_t kMaxAgentThreads = 10'000;
+inline constexpr std::uint64_t kDefaultStackBytes = std::uint64_t{8} << 20;
+// With smaller stacks (stack_kb), as many as fit the same address space, up to this: each thread
+// takes two memory maps (its stack and its guard page) of the kernel's default vm.max_map_count,
+// 65,530, which the heap needs too.
+inline constexpr std::uint64_t kMaxSmallStackThreads = 30'000;
+
+// The most threads a thread-per-agent dispatcher may start with these parameters (stack_kb).
+std::uint64_t max_agent_threads(const Params& params);
 
 // Throws ParamError if `dispatcher` starts a thread per agent and `agents` exceeds
-// kMaxAgentThreads; `cause` names the parameters that make the agents ("leaves=1000000").
+// max_agent_threads(); `cause` names the parameters that make the agents ("leaves=1000000").
 void check_thread_per_agent(const std::string& kernel, const Params& params, std::uint64_t agents,
                             const std::string& cause);
 

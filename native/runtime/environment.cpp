@@ -264,16 +264,19 @@ void Environment::fail(std::exception_ptr error) noexcept {
     if (listener) listener();
 }
 
-std::thread Environment::spawn(std::function<void()> body) {
+Thread Environment::spawn(std::function<void()> body, std::size_t stack_bytes) {
     // A promise, not a latch on our stack: the thread may still be inside its notification
-    // when wait() returns here.
-    std::promise<void> registered;
-    std::future<void> ready = registered.get_future();
-    std::thread thread([this, registered = std::move(registered), body = std::move(body)]() mutable {
-        enter_thread();
-        registered.set_value();
-        body();
-    });
+    // when wait() returns here. Shared, because a Thread's body is a std::function, which must
+    // be copyable.
+    auto registered = std::make_shared<std::promise<void>>();
+    std::future<void> ready = registered->get_future();
+    Thread thread(
+        [this, registered, body = std::move(body)] {
+            enter_thread();
+            registered->set_value();
+            body();
+        },
+        stack_bytes);
     ready.wait();
     return thread;
 }

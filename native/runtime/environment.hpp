@@ -20,6 +20,7 @@
 #include "affinity.hpp"
 #include "coop.hpp"
 #include "mbox.hpp"
+#include "thread.hpp"
 #include "wait.hpp"
 
 namespace labctl::rt {
@@ -100,10 +101,11 @@ public:
     // threads that have exited.
     std::uint64_t dropped() const;
 
-    // For dispatchers: starts a runtime thread running `body`, and returns once the thread is
-    // pinned and registered (so its CPU time counts from the start, and no agent runs on an
-    // unpinned thread). The body ends with leave_thread.
-    std::thread spawn(std::function<void()> body);
+    // For dispatchers: starts a runtime thread running `body` on a stack of `stack_bytes` (0:
+    // the system's default), and returns once the thread is pinned and registered (so its CPU
+    // time counts from the start, and no agent runs on an unpinned thread). The body ends with
+    // leave_thread.
+    Thread spawn(std::function<void()> body, std::size_t stack_bytes = 0);
     void leave_thread(const ExecutionContext& context) noexcept;
 
 private:

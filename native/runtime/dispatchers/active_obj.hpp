@@ -1,6 +1,8 @@
-// active_obj: a thread and a queue per agent.
+// active_obj: a thread and a queue per agent. Its one setting, the threads' stack size, decides
+// how many agents fit: the system's default reserves 8 MiB of address space a thread here.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -12,13 +14,15 @@ namespace labctl::rt {
 
 class ActiveObj final : public Dispatcher {
 public:
-    using Dispatcher::Dispatcher;
+    // `stack_bytes`: each agent's thread's stack (0: the system's default).
+    explicit ActiveObj(Environment& environment, std::size_t stack_bytes = 0)
+        : Dispatcher(environment), stack_bytes_(stack_bytes) {}
     std::string_view name() const noexcept override { return "active_obj"; }
 
 private:
     // The thread outlives its agent until shutdown: a finished agent's thread idles, parked.
     void bind(Agent& agent, unsigned) override {
-        auto worker = std::make_unique<WorkerThread>(environment_);
+        auto worker = std::make_unique<WorkerThread>(environment_, stack_bytes_);
         set_queue(agent, worker->queue());
         std::lock_guard lock(mutex_);
         workers_.push_back(std::move(worker));
@@ -32,6 +36,7 @@ private:
         for (auto& worker : workers) worker->stop();
     }
 
+    const std::size_t stack_bytes_;
     std::mutex mutex_;
     std::vector<std::unique_ptr<WorkerThread>> workers_;
 };

@@ -33,6 +33,9 @@ struct DispatcherParams {
     // Demands a pool thread runs from one queue before it moves on.
     std::uint32_t max_demands_at_once = 4;
     Wake wake = Wake::lifo;
+    // KiB of stack for each thread a dispatcher starts per agent (active_obj); 0: the system's
+    // default (ulimit -s, 8 MiB of address space here).
+    std::uint32_t stack_kb = 0;
 };
 
 // Where to bind an agent: a dispatcher, and a group for dispatchers that have groups

@@ -56,9 +56,10 @@ constexpr DispatcherEntry kDispatchers[] = {
      }},
     {.name = "active_obj",
      .help = "a thread per agent",
+     .takes = {.stack_kb = true},
      .thread_per_agent = true,
-     .make = [](Environment& env, const DispatcherParams&) -> Dispatcher& {
-         return env.make_dispatcher<ActiveObj>();
+     .make = [](Environment& env, const DispatcherParams& params) -> Dispatcher& {
+         return env.make_dispatcher<ActiveObj>(std::size_t{params.stack_kb} * 1024);
      }},
 };
 

@@ -15,6 +15,7 @@ struct DispatcherTakes {
     bool fifo = false;
     bool max_demands_at_once = false;
     bool wake = false;
+    bool stack_kb = false;
 };
 
 struct DispatcherEntry {

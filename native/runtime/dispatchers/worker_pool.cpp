@@ -74,7 +74,7 @@ void WorkerPool::shutdown() noexcept {
     stop_.store(true, std::memory_order_seq_cst);
     wake_seq_.fetch_add(1, std::memory_order_seq_cst);
     futex_wake(wake_seq_, INT_MAX);
-    for (std::thread& thread : threads_)
+    for (Thread& thread : threads_)
         if (thread.joinable()) thread.join();
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../thread.hpp"
 #include "../tls.hpp"
 #include "../wait.hpp"
 #include "dispatcher.hpp"
@@ -201,7 +202,7 @@ private:
     std::atomic<std::uint32_t> wake_seq_{0};  // futex word of parked workers
     std::atomic<bool> stop_{false};
 
-    std::vector<std::thread> threads_;
+    std::vector<Thread> threads_;
 };
 
 namespace detail {

@@ -11,8 +11,8 @@ namespace {
 constexpr unsigned kRound = 256;
 }  // namespace
 
-WorkerThread::WorkerThread(Environment& environment)
-    : environment_(environment), thread_(environment.spawn([this] { run(); })) {}
+WorkerThread::WorkerThread(Environment& environment, std::size_t stack_bytes)
+    : environment_(environment), thread_(environment.spawn([this] { run(); }, stack_bytes)) {}
 
 WorkerThread::~WorkerThread() { stop(); }
 

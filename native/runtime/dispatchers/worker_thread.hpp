@@ -3,9 +3,10 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
+#include <cstddef>
 
 #include "../event_queue.hpp"
+#include "../thread.hpp"
 #include "../wait.hpp"
 
 namespace labctl::rt {
@@ -14,7 +15,8 @@ class Environment;
 
 class WorkerThread final : private Scheduler {
 public:
-    explicit WorkerThread(Environment& environment);
+    // `stack_bytes`: the thread's stack (0: the system's default).
+    explicit WorkerThread(Environment& environment, std::size_t stack_bytes = 0);
     ~WorkerThread();
     WorkerThread(const WorkerThread&) = delete;
     WorkerThread& operator=(const WorkerThread&) = delete;
@@ -34,7 +36,7 @@ private:
     alignas(64) EventQueue queue_{*this};
     alignas(64) Parker parker_;
     std::atomic<bool> stop_{false};
-    std::thread thread_;
+    Thread thread_;
 };
 
 }  // namespace labctl::rt
