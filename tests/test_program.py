@@ -20,6 +20,8 @@ SETTINGS = {
     "threads": st.integers(1, 3),
     "fifo": st.sampled_from(["cooperation", "individual"]),
     "max_demands_at_once": st.sampled_from([1, 2, 4, 100]),
+    "wake": st.sampled_from(["lifo", "fifo"]),
+    "stack_kb": st.sampled_from([0, 64]),
 }
 DISPATCHERS = st.one_of(*(
     st.fixed_dictionaries({"dispatcher": st.just(dispatcher["name"]),
