@@ -357,7 +357,11 @@ def _points(side: Side, ignore: Sequence[str], across_machines: bool = False) ->
     for record in side.points.sort_values("position").to_dict("records"):
         order = [p.name for p in known.params(record["kernel"]) if p.name in columns] or columns
         params = {name: _plain(record[name]) for name in order if not _missing(record[name])}
-        matched = {name: value for name, value in params.items() if name not in ignore}
+        # A dispatcher's own settings (threads, stack_kb: a parameter the catalogue scopes to
+        # some dispatchers) go with it when it is ignored: they follow from which one ran.
+        following = {p.name for p in known.params(record["kernel"]) if p.applies_to} \
+            if "dispatcher" in ignore else set()
+        matched = {name: value for name, value in params.items() if name not in ignore and name not in following}
         machine = None if across_machines else record.get("machine")
         # A point of another measure is another point (its time was taken under valgrind, say).
         measure = record.get("measure") or "time"

@@ -207,8 +207,9 @@ def test_a_run_against_itself_differs_nowhere(db):
     text = compare.markdown(c)
     assert "## Run 1 (B) against run 1 (A): elapsed_ns, lower is better" in text
     assert "### ping_pong" in text and "### skynet" in text
-    assert "| dispatcher | n A/B | median A |" in text  # only the parameter that varies
-    assert "| one_thread | 5/5 |" in text and "| active_obj | 5/5 |" in text
+    # the parameters that vary: the dispatcher, and active_obj's own stack_kb ("-" on one_thread)
+    assert "| dispatcher | stack_kb | n A/B | median A |" in text
+    assert "| one_thread | - | 5/5 |" in text and "| active_obj | 0 | 5/5 |" in text
     assert "fixed: runtime=labctl messages=2000 mbox=direct" in text
     assert "Geometric mean of B/A over 3 points: 1.000 (+0.0%). With a verdict: 3 (3 no " \
            "significant difference)." in text

@@ -370,5 +370,5 @@ def test_a_folder_given_as_the_store_is_refused(labctl, capsys, tmp_path, good_s
     for result in results:
         no_traceback(result)
         assert result.returncode == 2
-        assert f"Invalid value for '--db': File '{tmp_path}' is a directory." in result.stderr
+        assert result.stderr == f"labctl: {tmp_path}: a folder, not a store file\n"
     assert os.listdir(tmp_path) == []
