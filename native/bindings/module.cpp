@@ -102,6 +102,14 @@ py::dict describe(const k::Kernel& kernel) {
     d["sources"] = sources;
     d["verifies"] = kernel.verifies;
     d["params"] = params;
+    py::list metrics;
+    for (const k::MetricSpec& metric : kernel.metrics) {
+        py::dict m;
+        m["name"] = metric.name;
+        m["absent_when"] = metric.absent_when;
+        metrics.append(m);
+    }
+    d["metrics"] = metrics;
     d["runtime"] = kernel.runtime;
     d["expects"] = kernel.expect != nullptr;
     py::list floors;
@@ -126,8 +134,9 @@ k::Fault parse_fault(const std::string& fault) {
     if (fault == "crash") return k::Fault::crash;
     if (fault == "hang") return k::Fault::hang;
     if (fault == "outside_work") return k::Fault::outside_work;
-    throw std::invalid_argument("fault must be one of: none, wrong_answer, crash, hang, outside_work; got '" +
-                                fault + "'");
+    if (fault == "undeclared_metric") return k::Fault::undeclared_metric;
+    throw std::invalid_argument("fault must be one of: none, wrong_answer, crash, hang, outside_work, "
+                                "undeclared_metric; got '" + fault + "'");
 }
 
 }  // namespace
@@ -156,7 +165,8 @@ PYBIND11_MODULE(_native, m) {
         py::list result;
         for (const k::Kernel& kernel : k::registry()) result.append(describe(kernel));
         return result;
-    }, "The kernel catalogue: name, texts and parameter schema of each kernel.");
+    }, "The kernel catalogue: name, texts, parameter schema and the metrics each may record "
+       "({name, absent_when}) of each kernel.");
 
     m.def("dispatchers", [] {
         py::list result;
@@ -275,7 +285,9 @@ PYBIND11_MODULE(_native, m) {
     }, py::arg("kernel"), py::arg("params"), py::arg("fault") = "none", py::arg("counters") = false,
        "Runs a kernel once and returns its sample. Raises ParamError for bad parameters and "
        "VerificationError if the kernel's answer is wrong. `fault` is a test hook: wrong_answer, "
-       "crash, hang, or outside_work (costly work before and after the kernel, outside its phase). With `counters`, perf_event counters of the measured phase too: "
+       "crash, hang, outside_work (costly work before and after the kernel, outside its phase), or "
+       "undeclared_metric (a metric the kernel does not declare, which the run refuses with "
+       "RuntimeError). With `counters`, perf_event counters of the measured phase too: "
        "`counters` {name: value, or None where this machine has none} and `unsupported` {name: "
        "why}.");
 

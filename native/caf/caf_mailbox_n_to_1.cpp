@@ -140,7 +140,8 @@ Result run(const Params& params) {
 
 const Registration registration(Kernel{
     .name = "caf_mailbox_n_to_1",
-    .summary = "mailbox_n_to_1 on CAF 0.17: 20 senders x 1M messages into one actor's mailbox",
+    .summary = "mailbox_n_to_1 on CAF 0.17: `senders` senders x `messages_per_sender` messages into "
+               "one actor's mailbox",
     .description =
         "As mailbox_n_to_1, on CAF 0.17: `senders` senders each send `messages_per_sender` "
         "messages {sender, seq} to one receiver actor, which counts them per sender and checks "
@@ -159,6 +160,7 @@ const Registration registration(Kernel{
     .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
                 "messages_per_sender, every one in its sender's order",
     .params = schema(mailbox_n_to_1::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
+    .metrics = metric_schema({}, Timed::phase_or_lifetime),
     .check = {},
     .run = run,
     .runtime = "caf",

@@ -141,7 +141,7 @@ void check(const Params& params) {
 
 const Registration registration(Kernel{
     .name = "caf_one_to_many",
-    .summary = "one_to_many on CAF 0.17: a producer multicasting to 100 workers through a group",
+    .summary = "one_to_many on CAF 0.17: a producer multicasting to `workers` workers through a group",
     .description =
         "As one_to_many, on CAF 0.17. The 1:N channel is a CAF local group (CAF's counterpart "
         "of our named mbox: subscribers join it by name and a send to it is enqueued in every "
@@ -162,6 +162,7 @@ const Registration registration(Kernel{
                 "work=cpu and work=sph_neumann, each worker's series equals a sequential "
                 "recomputation, bit for bit",
     .params = schema(one_to_many::own_params(), Timed::phase_or_lifetime, caf_support::scheduler_params()),
+    .metrics = metric_schema(one_to_many::own_metrics(), Timed::phase_or_lifetime),
     .check = check,
     .run = run,
     .runtime = "caf",

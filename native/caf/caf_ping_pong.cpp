@@ -155,6 +155,7 @@ const Registration registration(Kernel{
     .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
                 "with intact payloads; the latency phase's latency_samples pings and pongs too",
     .params = schema(own_params(), Timed::phase, caf_support::scheduler_params()),
+    .metrics = metric_schema(ping_pong::round_trip_metric_specs(), Timed::phase),
     .check = [](const Params& params) { ping_pong::check_messages("caf_ping_pong", params); },
     .run = run,
     .runtime = "caf",

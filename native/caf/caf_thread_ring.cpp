@@ -128,7 +128,7 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
 
 const Registration one_token(Kernel{
     .name = "caf_thread_ring",
-    .summary = "thread_ring on CAF 0.17: one token passed around a ring of 503 actors, 50M hops",
+    .summary = "thread_ring on CAF 0.17: one token passed `hops` times around a ring of `actors` actors",
     .description =
         "As thread_ring, on CAF 0.17: `actors` actors form a ring (each holds the next one's "
         "handle); a token carrying a countdown of `hops` is anon_sent to actor 0 and each actor "
@@ -140,6 +140,7 @@ const Registration one_token(Kernel{
     .verifies = "the token ends at actor hops % actors after exactly `hops` hops, and each actor "
                 "received the number of visits the arithmetic predicts",
     .params = schema(thread_ring::own_params(false), Timed::phase, caf_support::scheduler_params()),
+    .metrics = metric_schema(thread_ring::own_metrics(), Timed::phase),
     .check = {},
     .run = [](const Params& params) { return run_ring(params, 1); },
     .runtime = "caf",
@@ -147,15 +148,16 @@ const Registration one_token(Kernel{
 
 const Registration many_tokens(Kernel{
     .name = "caf_parallel_thread_ring",
-    .summary = "parallel_thread_ring on CAF 0.17: 503 tokens at once in a ring of 503 actors",
+    .summary = "parallel_thread_ring on CAF 0.17: `tokens` tokens at once in a ring of `actors` actors",
     .description =
         "As caf_thread_ring, with `tokens` tokens at once, token j injected at actor j % actors, "
-        "the hops split as Theron splits them (50M over 503: 502 x 99404 and 99192). Every actor "
+        "the hops split as Theron splits them (the study's 50M over 503: 502 x 99404 and 99192). Every actor "
         "is busy, so this measures CAF's scheduler under load from many mailboxes at once.",
     .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the actor its start and hop count predict, after its "
                 "planned hops; each actor received the visits the arithmetic predicts",
     .params = schema(thread_ring::own_params(true), Timed::phase, caf_support::scheduler_params()),
+    .metrics = metric_schema(thread_ring::own_metrics(), Timed::phase),
     .check = [](const Params& params) {
         thread_ring::check_split("caf_parallel_thread_ring", std::uint64_t(params.integer("hops")),
                                  std::uint64_t(params.integer("tokens")));

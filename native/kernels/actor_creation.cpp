@@ -141,6 +141,14 @@ void check(const Params& params) {
 
 double work(const Params& params) { return double(tree_messages(params.integer("depth"))); }
 
+// What an external runtime is held to: 2^depth leaves and the whole tree counted, every Spread and
+// every Count handled.
+Expectation expect(const Params& params) {
+    const std::int64_t depth = params.integer("depth");
+    return {"leaves=" + std::to_string(std::uint64_t{1} << depth) + " agents=" + std::to_string(tree_agents(depth)),
+            tree_messages(depth)};
+}
+
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     return {
@@ -180,8 +188,10 @@ const Registration registration(Kernel{
     .verifies = "the root counts 2^depth leaves and 2^(depth+1)-1 agents (524288 and 1048575 "
                 "at the study's depth, 19); each leaf reports only once it is sent its Spread{0}",
     .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .metrics = metric_schema({{.name = "agents"}, {.name = "ns_per_agent"}}, Timed::phase_or_lifetime),
     .check = check,
     .run = run,
+    .expect = expect,
     .work = work,
 });
 

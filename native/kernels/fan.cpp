@@ -246,7 +246,8 @@ std::vector<ParamSpec> own_params() {
 
 const Registration registration(Kernel{
     .name = "fan",
-    .summary = "a master writes N messages to a channel N workers compete to read, and reads their N replies, in a loop",
+    .summary = "a master writes `fan_out` messages to a channel as many workers compete to read, and reads "
+               "their replies, in a loop",
     .description =
         "Each iteration the master writes Work{iteration, index} for index 0..fan_out-1. With "
         "channel=shared (the study's fan: 'A thread writes N messages to a channel, and N "
@@ -269,6 +270,7 @@ const Registration registration(Kernel{
                 "channel=direct every worker received exactly `iterations`; with iterations>0 the "
                 "run did exactly that many",
     .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema({{.name = "iterations_done"}, {.name = "ns_per_iteration"}}, Timed::phase),
     .check = check,
     .run = run,
     .work = work,

@@ -205,6 +205,7 @@ const Registration registration(Kernel{
                 .help = "messages in total, pings plus pongs (even)",
                 .minimum = 2,
                 .maximum = 10'000'000'000}},
+    .metrics = {{.name = "round_trip_mean_ns"}},
     .check = check,
     .run = run,
     .expect = expect,

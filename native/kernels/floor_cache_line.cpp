@@ -62,6 +62,7 @@ const Registration registration(Kernel{
     .verifies = "the initiator saw each reply once and in order (2k+2 after 2k+1) for every round trip of "
                 "both phases, and the responder answered each one once, in order",
     .params = floors::round_trip_params(1'000'000, 10'000),
+    .metrics = floors::round_trip_metrics_and({{.name = "one_way_ns"}}),
     .check = {},
     .run = run,
     .expect = floors::expect_round_trips,

@@ -49,6 +49,13 @@ inline std::vector<ParamSpec> round_trip_params(std::int64_t round_trips, std::i
     };
 }
 
+// The metrics of a round-trip floor: ping_pong's (measure_round_trips records them), then `own`.
+inline std::vector<MetricSpec> round_trip_metrics_and(std::vector<MetricSpec> own) {
+    std::vector<MetricSpec> metrics = ping_pong::round_trip_metric_specs();
+    for (MetricSpec& spec : own) metrics.push_back(std::move(spec));
+    return metrics;
+}
+
 inline std::int64_t thread_cpu_now() noexcept {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

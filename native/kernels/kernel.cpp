@@ -185,6 +185,18 @@ Registration::Registration(Kernel kernel) {
         if (find_study(citation.study) == nullptr)
             throw std::logic_error("kernel " + kernel.name + " cites an unknown study '" + citation.study +
                                    "' (studies.hpp)");
+    // A stored sample keeps a kernel's parameters and its metrics side by side, by name: one
+    // name, one figure.
+    for (std::size_t i = 0; i < kernel.metrics.size(); ++i) {
+        const std::string& name = kernel.metrics[i].name;
+        for (std::size_t j = 0; j < i; ++j)
+            if (kernel.metrics[j].name == name)
+                throw std::logic_error("kernel " + kernel.name + " declares metric '" + name + "' twice");
+        for (const ParamSpec& spec : kernel.params)
+            if (spec.name == name)
+                throw std::logic_error("kernel " + kernel.name + " declares metric '" + name +
+                                       "', the name of one of its parameters");
+    }
     auto& kernels = mutable_registry();
     kernels.push_back(std::move(kernel));
     std::sort(kernels.begin(), kernels.end(),
@@ -261,6 +273,24 @@ void work_outside_the_phase() {
     for (std::uint64_t i = 0; i < 20'000'000; ++i) sink = sink + i;
 }
 
+// Every metric `result` holds is one `kernel` declares, and none is there twice: a figure the
+// catalogue does not list could never be asked for, and one an experiment asks for must be
+// there when the run's parameters say so.
+void check_metrics(const Kernel& kernel, const Result& result) {
+    std::vector<std::string> declared;
+    for (const MetricSpec& spec : kernel.metrics) declared.push_back(spec.name);
+    for (std::size_t i = 0; i < result.metrics.size(); ++i) {
+        const std::string& name = result.metrics[i].name;
+        if (std::find(declared.begin(), declared.end(), name) == declared.end())
+            throw std::logic_error(kernel.name + ": recorded metric '" + name + "', which it does not declare (" +
+                                   (declared.empty() ? std::string("it declares none") : "declared: " + join(declared)) +
+                                   ")");
+        for (std::size_t j = 0; j < i; ++j)
+            if (result.metrics[j].name == name)
+                throw std::logic_error(kernel.name + ": recorded metric '" + name + "' twice");
+    }
+}
+
 }  // namespace
 
 Result run(const Kernel& kernel, const Params& params, Fault fault) {
@@ -276,6 +306,8 @@ Result run(const Kernel& kernel, const Params& params, Fault fault) {
     rt::pool::recycle();
     if (fault == Fault::outside_work) work_outside_the_phase();
     if (fault == Fault::wrong_answer) result.answer = "corrupted " + result.answer;
+    if (fault == Fault::undeclared_metric) result.metrics.push_back({"undeclared_metric", 1});
+    check_metrics(kernel, result);
     if (result.answer != result.expected)
         throw VerificationError(kernel.name + ": wrong answer: got '" + result.answer +
                                 "', expected '" + result.expected + "'");

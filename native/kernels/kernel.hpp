@@ -84,6 +84,14 @@ struct Metric {
     double value;
 };
 
+// A figure a kernel may record in Result::metrics, declared with the kernel: the catalogue says
+// what its runs can hold (so an experiment can refuse a reference to a figure no run records),
+// and run() refuses a figure the kernel did not declare.
+struct MetricSpec {
+    std::string name;
+    std::string absent_when = {};  // when a run leaves it out, in words; empty: every run records it
+};
+
 struct Result {
     std::int64_t elapsed_ns = 0;      // the measured phase (or, with clock=lifetime, the
                                       // environment's life around it), steady clock, inside the kernel
@@ -105,8 +113,9 @@ struct Expectation {
 };
 
 // Faults a test can ask a run to commit, to prove the layers above handle them; outside_work
-// adds costly work before and after the kernel, outside its phase, which no measure may count.
-enum class Fault { none, wrong_answer, crash, hang, outside_work };
+// adds costly work before and after the kernel, outside its phase, which no measure may count;
+// undeclared_metric records a figure the kernel does not declare, which run() must refuse.
+enum class Fault { none, wrong_answer, crash, hang, outside_work, undeclared_metric };
 
 // Where a kernel comes from: a study of studies.hpp (its key) and the part of it the kernel
 // follows ("ThreadRing", "the skynet table").
@@ -136,6 +145,9 @@ struct Kernel {
     std::vector<Citation> sources;  // the studies it reproduces (studies.hpp), and where in each
     std::string verifies;     // what its answer is checked against
     std::vector<ParamSpec> params;  // its own and the dispatcher parameters it accepts
+    // Every figure it may record in Result::metrics (a sample's own, elapsed_ns and the rest, are
+    // no kernel's): recording another is a programming error, which run() throws.
+    std::vector<MetricSpec> metrics = {};
     // Cross-parameter checks beyond the schema; throws ParamError.
     std::function<void(const Params&)> check;
     Result (*run)(const Params&);
@@ -177,7 +189,8 @@ const Kernel& find_kernel(std::string_view name);  // throws ParamError naming t
 Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given,
                Scope scope = Scope::dispatcher, std::map<std::string, std::string>* dropped = nullptr);
 
-// Runs the kernel and checks its answer: throws VerificationError if it is wrong.
+// Runs the kernel and checks its answer: throws VerificationError if it is wrong, and
+// std::logic_error if it recorded a metric it does not declare (Kernel::metrics), or one twice.
 Result run(const Kernel& kernel, const Params& params, Fault fault = Fault::none);
 
 std::string to_string(const Value& value);

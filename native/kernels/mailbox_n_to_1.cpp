@@ -144,9 +144,20 @@ double work(const Params& params) {
     return double(params.integer("senders")) * double(params.integer("messages_per_sender"));
 }
 
+// What an external runtime is held to: every message, in order; with sender agents, also each
+// sender's Continues, one per burst of kBurst (ceil(messages_per_sender / kBurst)).
+Expectation expect(const Params& params) {
+    const auto senders = std::uint64_t(params.integer("senders"));
+    const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
+    const std::uint64_t continues =
+        params.text("sender") == "agent" ? senders * ((messages_per_sender + kBurst - 1) / kBurst) : 0;
+    return {expected(senders, messages_per_sender), senders * messages_per_sender + continues};
+}
+
 const Registration registration(Kernel{
     .name = "mailbox_n_to_1",
-    .summary = "20 senders x 1M messages into one receiver's mailbox: the contended queue",
+    .summary = "`senders` senders x `messages_per_sender` messages into one receiver's mailbox: the "
+               "contended queue",
     .description =
         "`senders` senders each send `messages_per_sender` messages {sender, seq} to one "
         "receiver agent, which counts them per sender and checks each sender's order. "
@@ -167,8 +178,11 @@ const Registration registration(Kernel{
     .verifies = "the receiver got senders*messages_per_sender messages, each sender's exactly "
                 "messages_per_sender, every one in its sender's order",
     .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .metrics = metric_schema({{.name = "sender_cpus", .absent_when = "sender = agent, or pin = none"}},
+                             Timed::phase_or_lifetime),
     .check = check,
     .run = run,
+    .expect = expect,
     .work = work,
 });
 

@@ -417,7 +417,8 @@ std::vector<ParamSpec> own_params() {
 
 const Registration registration(Kernel{
     .name = "mixed",
-    .summary = "20 token rings of 50 agents rebuilt 5 times beside CPU-bound factorizations: a mixed load",
+    .summary = "`rings` token rings of `ring_size` agents, rebuilt `repetitions` times, beside CPU-bound "
+               "factorizations: a mixed load",
     .description =
         "The study's sizes by default: 20 rings of 50 agents, a token of 10,000, 5 "
         "repetitions. A collector, and per ring a chain master and a worker. Each repetition "
@@ -438,6 +439,7 @@ const Registration registration(Kernel{
                 "product is `number`; rings*repetitions ring rounds; "
                 "rings*repetitions*ring_size*(initial_token+1) token hops; every master done",
     .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .metrics = metric_schema({{.name = "agents"}, {.name = "factorize_ns"}}, Timed::phase_or_lifetime),
     .check = check,
     .run = run,
     .work = work,

@@ -107,7 +107,7 @@ double work(const Params& params) {
 
 const Registration registration(Kernel{
     .name = "one_to_many",
-    .summary = "a producer multicasting numbers to 100 workers through a named mbox (1:N)",
+    .summary = "a producer multicasting numbers to `workers` workers through a named mbox (1:N)",
     .description =
         "A producer on a thread of its own sends 0..messages_per_worker-1 to a named mbox; "
         "`workers` agents, one coop with the producer, subscribe to it, so each number is "
@@ -125,6 +125,7 @@ const Registration registration(Kernel{
                 "work=cpu and work=sph_neumann, each worker's series equals a sequential "
                 "recomputation, bit for bit",
     .params = schema(own_params(), Timed::phase_or_lifetime, dispatcher_params()),
+    .metrics = metric_schema(own_metrics(), Timed::phase_or_lifetime),
     .check = check,
     .run = run,
     .work = work,

@@ -169,6 +169,15 @@ inline void report(Result& result, const Outcome& outcome, const Setup& setup) {
         result.metrics.push_back({"series", setup.expected_series});
 }
 
+// What report() records, as every one_to_many kernel declares it (Kernel::metrics).
+inline std::vector<MetricSpec> own_metrics() {
+    return {{.name = "send_ns"},
+            {.name = "deliveries"},
+            {.name = "series",
+             .absent_when = "work = noop or sleep, or the series is not finite (work = sph_neumann "
+                            "overflows past about 155 messages_per_worker)"}};
+}
+
 // On a runtime that runs the workers on one thread the sleeps add up: refuse a run that cannot
 // end in reasonable time rather than hang.
 inline void check_sleep(const std::string& kernel, const Params& params) {

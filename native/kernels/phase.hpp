@@ -123,6 +123,11 @@ inline ParamSpec clock_param() {
             .choices = {std::string("phase"), std::string("lifetime")}};
 }
 
+// The metric clock=lifetime adds (Lifetime::add_phase_metric), declared with clock_param().
+inline MetricSpec phase_metric() {
+    return {.name = "phase_ns", .absent_when = "clock = phase"};
+}
+
 // The clock of a kernel with a `clock` parameter: made first thing in run(), before the
 // environment (or CAF's actor system), and ended where the kernel is done with it.
 class Lifetime {

@@ -128,6 +128,7 @@ const Registration registration(Kernel{
     .verifies = "both sides counted every message (messages/2 pings and pongs), in order, "
                 "with intact payloads; the latency phase's latency_samples pings and pongs too",
     .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema(round_trip_metric_specs(), Timed::phase),
     .check = [](const Params& params) { check_messages("ping_pong", params); },
     .run = run,
     .expect = expect,

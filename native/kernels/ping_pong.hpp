@@ -132,6 +132,17 @@ inline std::vector<Metric> round_trip_metrics(Outcome& outcome, std::uint64_t ro
     return metrics;
 }
 
+// What round_trip_metrics records, as its kernels declare it (Kernel::metrics). The mean is
+// always there: every kernel that reports it makes at least one round trip (its schema's minimum).
+inline std::vector<MetricSpec> round_trip_metric_specs() {
+    return {{.name = "round_trip_mean_ns"},
+            {.name = "round_trip_p50_ns", .absent_when = "latency_samples = 0"},
+            {.name = "round_trip_p99_ns", .absent_when = "latency_samples = 0"},
+            {.name = "round_trip_max_ns", .absent_when = "latency_samples = 0"},
+            {.name = "round_trip_samples"},
+            {.name = "clock_read_ns", .absent_when = "latency_samples = 0"}};
+}
+
 // The value of metric `name` in `metrics`; the caller knows it is there.
 inline double metric(const std::vector<Metric>& metrics, std::string_view name) {
     for (const Metric& m : metrics)

@@ -227,6 +227,9 @@ const Registration registration(Kernel{
     .verifies = "the consumer received every item once, in order per producer, and their "
                 "sequence numbers sum to what the split predicts",
     .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema({{.name = "continue_messages", .absent_when = "producer = thread"},
+                              {.name = "producer_cpus", .absent_when = "producer = agent, or pin = none"}},
+                             Timed::phase),
     .check = check,
     .run = run,
     .work = work,

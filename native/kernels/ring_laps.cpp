@@ -163,6 +163,7 @@ const Registration registration(Kernel{
                 "the same and every agent received exactly `laps` tokens; with laps>0 the "
                 "run did exactly that many",
     .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema({{.name = "laps_done"}, {.name = "ns_per_hop"}}, Timed::phase),
     .check = check,
     .run = run,
     .work = work,

@@ -25,4 +25,12 @@ inline std::vector<ParamSpec> schema(std::vector<ParamSpec> own, Timed timed, st
     return params;
 }
 
+// The metrics a kernel declares (Kernel::metrics): `own`, the figures its run records, then
+// phase_ns where it is Timed::phase_or_lifetime (Lifetime::add_phase_metric records it).
+inline std::vector<MetricSpec> metric_schema(std::vector<MetricSpec> own, Timed timed) {
+    std::vector<MetricSpec> metrics = std::move(own);
+    if (timed == Timed::phase_or_lifetime) metrics.push_back(phase_metric());
+    return metrics;
+}
+
 }  // namespace labctl::kernels

@@ -173,7 +173,8 @@ std::vector<ParamSpec> own_params() {
 
 const Registration registration(Kernel{
     .name = "self_send",
-    .summary = "50 workers each sending 1M messages to itself: many hot queues, the bulk effect",
+    .summary = "`workers` workers, each sending itself `messages_per_worker` messages: many hot queues, "
+               "the bulk effect",
     .description =
         "Each of `workers` agents sends `start_batch` messages to itself when it starts and "
         "one more per message it handles, until it has handled messages_per_worker; it then "
@@ -192,6 +193,7 @@ const Registration registration(Kernel{
     // The study's setting: an individual-FIFO pool.
     .params = schema(own_params(), Timed::phase_or_lifetime,
                      dispatcher_params({.dispatcher = "thread_pool", .defaults = {.fifo = rt::Fifo::individual}})),
+    .metrics = metric_schema({}, Timed::phase_or_lifetime),
     .check =
         [](const Params& params) {
             const auto workers = params.integer("workers");

@@ -90,6 +90,11 @@ inline void report(Result& result, const Subtotal& total, std::uint64_t leaves, 
                       {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
 }
 
+// What report() records, as every skynet kernel declares it (Kernel::metrics).
+inline std::vector<MetricSpec> own_metrics() {
+    return {{.name = "agents"}, {.name = "ns_per_agent"}};
+}
+
 // The kernel's own parameters (the work it does), one schema for every runtime that runs it;
 // each kernel adds its clock and runtime parameters with schema() (schema.hpp).
 inline std::vector<ParamSpec> own_params() {

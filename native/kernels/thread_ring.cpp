@@ -109,6 +109,12 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     return result;
 }
 
+// What an external runtime is held to: every token ended where and when planned, each agent
+// visited as planned; hops + tokens receipts (a token's injection is one) and tokens end reports.
+Expectation expect_ring(const Params& params, std::uint64_t tokens) {
+    return {expected(tokens), std::uint64_t(params.integer("hops")) + 2 * tokens};
+}
+
 void check_ring(const std::string& kernel, const Params& params, std::uint64_t tokens) {
     const auto actors = params.integer("actors");
     check_thread_per_agent(kernel, params, std::uint64_t(actors), "actors=" + std::to_string(actors));
@@ -117,7 +123,7 @@ void check_ring(const std::string& kernel, const Params& params, std::uint64_t t
 
 const Registration one_token(Kernel{
     .name = "thread_ring",
-    .summary = "one token passed around a ring of 503 agents, 50M hops: the raw cost of a hop",
+    .summary = "one token passed `hops` times around a ring of `actors` agents: the raw cost of a hop",
     .description =
         "`actors` agents form a ring; a token carrying a countdown of `hops` is injected at agent "
         "0 and each agent forwards it to the next with the countdown decremented, until it reaches "
@@ -128,27 +134,31 @@ const Registration one_token(Kernel{
     .verifies = "the token ends at agent hops % actors after exactly `hops` hops, and each agent "
                 "received the number of visits the arithmetic predicts",
     .params = schema(own_params(false), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema(own_metrics(), Timed::phase),
     .check = [](const Params& params) { check_ring("thread_ring", params, 1); },
     .run = [](const Params& params) { return run_ring(params, 1); },
+    .expect = [](const Params& params) { return expect_ring(params, 1); },
     .work = [](const Params& params) { return double(params.integer("hops")); },
 });
 
 const Registration many_tokens(Kernel{
     .name = "parallel_thread_ring",
-    .summary = "503 tokens circulating at once in a ring of 503 agents: contention for threads",
+    .summary = "`tokens` tokens circulating at once in a ring of `actors` agents: contention for threads",
     .description =
         "As thread_ring, with `tokens` tokens at once, token j injected at agent j % actors. The "
         "hops are split as Theron splits them: each of the first tokens-1 tokens makes "
-        "ceil(hops/tokens) hops and the last the rest (50M over 503: 502 x 99404 and 99192). Every "
+        "ceil(hops/tokens) hops and the last the rest (the study's 50M over 503: 502 x 99404 and 99192). Every "
         "agent is busy, so this measures the dispatcher under load from many queues at once.",
     .sources = {{"theron_303", "ParallelThreadRing"}},
     .verifies = "every token ends once, at the agent its start and hop count predict, after its "
                 "planned hops; each agent received the visits the arithmetic predicts",
     .params = schema(own_params(true), Timed::phase, dispatcher_params()),
+    .metrics = metric_schema(own_metrics(), Timed::phase),
     .check = [](const Params& params) {
         check_ring("parallel_thread_ring", params, std::uint64_t(params.integer("tokens")));
     },
     .run = [](const Params& params) { return run_ring(params, std::uint32_t(params.integer("tokens"))); },
+    .expect = [](const Params& params) { return expect_ring(params, std::uint64_t(params.integer("tokens"))); },
     .work = [](const Params& params) { return double(params.integer("hops")); },
 });
 

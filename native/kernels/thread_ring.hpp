@@ -121,6 +121,11 @@ inline void report(Result& result, const Outcome& outcome, const Receipts& recei
     if (hops != 0) result.metrics.push_back({"ns_per_hop", double(result.elapsed_ns) / double(hops)});
 }
 
+// What report() records, as every ring kernel declares it (Kernel::metrics).
+inline std::vector<MetricSpec> own_metrics() {
+    return {{.name = "ns_per_hop", .absent_when = "hops = 0"}};
+}
+
 // Theron's split gives the first tokens-1 ceil(hops/tokens) each; the last must not be short.
 inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint64_t tokens) {
     if (tokens > 1 && (hops + tokens - 1) / tokens * (tokens - 1) > hops)
