@@ -69,6 +69,10 @@ class PeerManifest(BaseModel):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]  # runtime = "<name>"
     summary: Annotated[str, Field(min_length=1)]
     requires: list[str] = []  # programs that must be on PATH to build and run it
+    # Shared libraries its build links, by file name (libboost_fiber.so: the link a -dev package
+    # installs), looked for where the dynamic linker looks: without one the runtime is missing,
+    # its points skipped, instead of a build that fails at first use.
+    libraries: list[Annotated[str, Field(pattern=r"^lib[A-Za-z0-9_+.-]+\.so[0-9.]*$")]] = []
     install: str = ""  # how to get them, shown when one is missing
     # Run in the peer's folder at first use, to build into {build}; none: nothing to build.
     # {folder}: the peer's folder, {build}: its build folder, {cache}: labctl's cache.
@@ -76,6 +80,9 @@ class PeerManifest(BaseModel):
     build_env: dict[str, str] = {}
     command: Annotated[list[str], Field(min_length=1)]  # runs one sample
     kernels: Annotated[dict[str, list[str]], Field(min_length=1)]  # kernel -> parameters of ours
+    # A choice of ours it takes only some values of (Boost.Fiber's three schedulers of our six
+    # dispatchers): parameter -> those values; any other is refused before the program runs.
+    choices: dict[str, Annotated[list[str | int], Field(min_length=1)]] = {}
 
     @field_validator("build", "command")
     @classmethod
@@ -139,17 +146,22 @@ def runtimes() -> dict[str, Runtime]:
                          {k: v for k, v in caf.items() if k in ours},
                          f"not built in: {info['caf_missing']}" if info["caf_missing"] else "")
     expects = {k["name"] for k in registry if k["runtime"] == OURS and k["expects"]}
+    values = {k["name"]: {p["name"]: tuple(p["choices"]) for p in k["params"]}
+              for k in registry if k["runtime"] == OURS}
     for folder in peer_folders():
         for manifest_path in sorted(folder.glob("*/peer.toml")) if folder.is_dir() else []:
-            runtime = _external(manifest_path, ours, expects)
+            runtime = _external(manifest_path, ours, expects, values)
             if runtime.name not in found:  # the first of a name wins, as on PATH
                 found[runtime.name] = runtime
     return found
 
 
-def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str]) -> Runtime:
+def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str],
+              values: dict[str, dict[str, tuple]]) -> Runtime:
     """The runtime a peer.toml describes; a broken one is a runtime that cannot run, saying why.
-    `expects`: the kernels of ours that state their expectation, the only ones it may implement."""
+    `expects`: the kernels of ours that state their expectation, the only ones it may implement;
+    `values`: kernel -> parameter -> its choices (empty: not a choice), which its `choices` must
+    be drawn from."""
     folder = path.parent
     try:
         # Read by every command that knows the runtimes, a run on ours included: bounded, and
@@ -172,12 +184,27 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str]) -
         else:
             problems += [f"kernels.{kernel}: '{p}' is not a parameter of {kernel}"
                          for p in params if p not in ours[kernel]]
-    missing = [tool for tool in manifest.requires if shutil.which(tool) is None]
+    for param, allowed in manifest.choices.items():
+        takers = [k for k, params in manifest.kernels.items() if param in params and param in ours.get(k, ())]
+        if not takers:
+            problems.append(f"choices.{param}: none of its kernels takes '{param}'")
+        for kernel in takers:
+            offered = values[kernel][param]
+            if not offered:
+                problems.append(f"choices.{param}: '{param}' of {kernel} is not a choice")
+            problems += [f"choices.{param}: {value!r} is not a value of {kernel}'s '{param}' "
+                         f"(its values: {', '.join(map(str, offered))})"
+                         for value in allowed if offered and value not in offered]
+    lacking = []
+    if missing := [tool for tool in manifest.requires if shutil.which(tool) is None]:
+        lacking.append(f"{', '.join(missing)} not found on PATH")
+    if absent := [library for library in manifest.libraries if find_shared_library(library) is None]:
+        lacking.append(f"{', '.join(absent)} not found")
     why = ""
     if problems:
         why = f"{path}: " + "; ".join(problems)
-    elif missing:
-        why = f"{', '.join(missing)} not found on PATH" + (f" ({manifest.install})" if manifest.install else "")
+    elif lacking:
+        why = "; ".join(lacking) + (f" ({manifest.install})" if manifest.install else "")
     kernels = {k: tuple(v) for k, v in manifest.kernels.items() if k in ours}
     return Runtime(manifest.name, manifest.summary, "external", kernels, why, folder, manifest)
 

@@ -73,23 +73,6 @@ def write_peer(root: Path, name: str, mode: str, params: str = '["messages"]', *
     return folder
 
 
-@pytest.fixture
-def peers(tmp_path, monkeypatch):
-    """A folder of test peers named in LABCTL_PEERS, and a cache of their own; the catalogue
-    is read again with them (and again after the test, without them)."""
-    root = tmp_path / "peers"
-    root.mkdir()
-    monkeypatch.setenv(runtimes.PEERS_ENV, str(root))
-    monkeypatch.setenv(runtimes.CACHE_ENV, str(tmp_path / "cache"))
-
-    def reload():
-        runtimes.runtimes.cache_clear()
-        kernels.catalogue.cache_clear()
-
-    reload()
-    yield root, reload
-    monkeypatch.undo()
-    reload()
 
 
 def point(runtime: str, messages: int = 1000, repeat: int = 2, timeout_s: float = 60) -> runner.Point:
@@ -253,6 +236,25 @@ def test_kernels_lists_runtimes_and_allocators_with_why_one_is_missing(peers):
             "missing": "labctl-no-such-tool not found on PATH"} in counting["runtimes"]
 
 
+def test_a_peer_whose_library_is_not_installed_is_missing_with_its_install_line(peers, tmp_path, monkeypatch):
+    # A library the build links is looked for before any build: without it the runtime is missing
+    # (its points skipped), with it (here, a file in LD_LIBRARY_PATH) it runs.
+    root, reload = peers
+    write_peer(root, "unlinked", "honest", libraries='["libno_such_labctl_lib.so"]',
+               install='"apt-get install libno-such-dev"')
+    write_peer(root, "linked", "honest", libraries='["libhere_for_labctl.so"]')
+    write_peer(root, "badname", "honest", libraries='["../../etc/passwd"]')
+    library = tmp_path / "libs" / "libhere_for_labctl.so"
+    library.parent.mkdir()
+    library.write_bytes(Path(sys.executable).resolve().read_bytes()[:64])  # an ELF header of this word size
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(library.parent))  # undone, and the catalogue reread, by `peers`
+    reload()
+    known = runtimes.runtimes()
+    assert known["unlinked"].missing == "libno_such_labctl_lib.so not found (apt-get install libno-such-dev)"
+    assert known["linked"].missing == ""
+    assert "peer manifest" in known["badname"].missing and "libraries.0" in known["badname"].missing
+
+
 def test_a_manifest_naming_a_kernel_or_parameter_we_lack_is_a_runtime_that_cannot_run(peers):
     root, reload = peers
     folder = write_peer(root, "confused", "honest")
@@ -265,8 +267,75 @@ def test_a_manifest_naming_a_kernel_or_parameter_we_lack_is_a_runtime_that_canno
     assert "labctl cannot verify an external fan" in why
 
 
+def test_a_peer_takes_only_the_values_its_manifest_chooses_and_labctl_refuses_the_rest(peers):
+    # A peer mapping our dispatchers onto fewer schedulers of its own: any other value, given or
+    # our default, is refused before the program runs, naming the parameter and what it takes.
+    root, reload = peers
+    write_peer(root, "picky", "honest", '["messages", "dispatcher", "threads"]',
+               choices='{ dispatcher = ["one_thread", "work_stealing"] }')
+    write_peer(root, "stealer", "honest", '["messages", "dispatcher", "threads"]',
+               choices='{ dispatcher = ["work_stealing"] }')
+    reload()
+    assert runtimes.runtimes()["picky"].missing == ""
+    for resolve in (kernels.resolve, kernels.resolve_point):  # a command line's, and a grid's
+        with pytest.raises(kernels.ParamError) as caught:
+            resolve("counting_actor", {"runtime": "picky", "dispatcher": "thread_pool"})
+        assert caught.value.param == "dispatcher"
+        assert str(caught.value) == ("counting_actor: parameter 'dispatcher' on runtime 'picky' must be one of: "
+                                     "one_thread, work_stealing; got 'thread_pool'")
+    with pytest.raises(kernels.ParamError, match="must be one of: work_stealing; got 'one_thread' \\(the default\\)"):
+        kernels.resolve("counting_actor", {"runtime": "stealer"})
+    # The values it takes, and a runtime without the table, are as before.
+    assert kernels.resolve("counting_actor", {"runtime": "picky", "dispatcher": "work_stealing"})["dispatcher"] \
+        == "work_stealing"
+    assert kernels.resolve("counting_actor", {"runtime": "labctl", "dispatcher": "thread_pool"})["threads"] == 2
+    result = CliRunner().invoke(cli.main, ["run", "counting_actor", "--runtime", "picky", "--dispatcher",
+                                           "active_obj", "--messages", "10"])
+    assert result.exit_code != 0
+    assert "parameter 'dispatcher' on runtime 'picky' must be one of: one_thread, work_stealing; " \
+           "got 'active_obj'" in result.output
+
+
+def test_a_peer_taking_our_dispatcher_takes_its_parameters_as_ours_does(peers):
+    # threads means nothing to one_thread: left out of the request (a grid's point drops it, a
+    # command line naming it is refused), as on our runtime; on a pool it has our default.
+    root, reload = peers
+    write_peer(root, "mapper", "honest", '["messages", "dispatcher", "threads"]')
+    reload()
+
+    def shown(params: dict) -> dict:
+        return {k: v for k, v in params.items() if v is not None}
+
+    assert shown(kernels.resolve("counting_actor", {"runtime": "mapper", "messages": 10})) == {
+        "runtime": "mapper", "messages": 10, "dispatcher": "one_thread"}
+    assert shown(kernels.resolve("counting_actor", {"runtime": "mapper", "messages": 10,
+                                                    "dispatcher": "thread_pool"})) == {
+        "runtime": "mapper", "messages": 10, "dispatcher": "thread_pool", "threads": 2}
+    point_ = kernels.resolve_point("counting_actor", {"runtime": "mapper", "messages": 10, "threads": 4})
+    assert shown(point_.params) == {"runtime": "mapper", "messages": 10, "dispatcher": "one_thread"}
+    assert "does not apply to dispatcher 'one_thread'" in point_.dropped["threads"]
+    with pytest.raises(kernels.ParamError, match="'threads' does not apply to dispatcher 'one_thread'"):
+        kernels.resolve("counting_actor", {"runtime": "mapper", "threads": 4})
+    # A peer that takes threads but not our dispatcher keeps it whatever our default dispatcher is.
+    assert kernels.resolve("skynet", {"runtime": "go", "threads": 3})["threads"] == 3
+
+
+@pytest.mark.parametrize("choices, why", [
+    ('{ dispatcher = ["one_thread", "fibers"] }',
+     "choices.dispatcher: 'fibers' is not a value of counting_actor's 'dispatcher' (its values: one_thread, "),
+    ('{ messages = [10, 20] }', "choices.messages: 'messages' of counting_actor is not a choice"),
+    ('{ fifo = ["individual"] }', "choices.fifo: none of its kernels takes 'fifo'"),
+    ('{ dispatcher = [] }', "choices.dispatcher: List should have at least 1 item"),
+])
+def test_a_manifest_choosing_values_we_lack_is_a_runtime_that_cannot_run(peers, choices, why):
+    root, reload = peers
+    write_peer(root, "chooser", "honest", '["messages", "dispatcher"]', choices=choices)
+    reload()
+    assert why in runtimes.runtimes()["chooser"].missing
+
+
 @pytest.mark.parametrize("values, param, message", [
-    ({"runtime": "erlang"}, "runtime", "must be one of: labctl"),
+    ({"runtime": "pony"}, "runtime", "must be one of: labctl"),
     ({"runtime": "go", "dispatcher": "thread_pool"}, "dispatcher", "does not apply to runtime 'go'"),
     ({"runtime": "go", "allocator": "jemalloc"}, "allocator", "does not apply to runtime 'go'"),
     ({"allocator": "hoard"}, "allocator", "must be one of: system, jemalloc, tcmalloc"),

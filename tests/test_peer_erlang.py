@@ -1,0 +1,177 @@
+"""The Erlang peer (peers/erlang/): its kernels give the answers arithmetic predicts, labctl
+verifies them, and a wrong one never becomes a timing. Skipped where erl/erlc are missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from labctl import kernels, runner, runtimes
+
+erlang_missing = runtimes.runtimes()["erlang"].missing if "erlang" in runtimes.runtimes() else "no peers/erlang"
+pytestmark = pytest.mark.skipif(bool(erlang_missing), reason=f"the Erlang peer cannot run here: {erlang_missing}")
+
+FAULT_ENV = "LABCTL_ERLANG_PEER_FAULT"
+
+
+@pytest.fixture(scope="module")
+def erlang_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("erlang-cache")  # built once for the module
+
+
+@pytest.fixture
+def run_erlang(erlang_cache, monkeypatch):
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(erlang_cache))
+
+    def run(kernel: str, **params):
+        resolved = kernels.resolve(kernel, {"runtime": "erlang", **params})
+        [sample] = list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+        return sample
+
+    return run
+
+
+def tree_agents(leaves: int, branching: int) -> int:
+    """Agents of the skynet tree, by walking it: min(branching, leaves) children, the first
+    leaves % children of them one leaf more."""
+    if leaves == 1:
+        return 1
+    children = min(branching, leaves)
+    return 1 + sum(tree_agents(leaves // children + (i < leaves % children), branching) for i in range(children))
+
+
+def test_the_oracle_counts_a_tree_by_hand():
+    assert tree_agents(1000, 10) == 1111 and tree_agents(4, 2) == 7 and tree_agents(5, 10) == 6
+
+
+@pytest.mark.parametrize("leaves, branching, threads", [(1000, 10, 1), (1000, 10, 2), (37, 3, 2), (1, 10, 1),
+                                                       (2, 1000, 2)])
+def test_skynet_sums_every_ordinal_over_every_process(run_erlang, leaves, branching, threads):
+    sample = run_erlang("skynet", leaves=leaves, branching=branching, threads=threads)
+    agents = tree_agents(leaves, branching)
+    assert sample.verified
+    assert sample.answer == f"sum={leaves * (leaves - 1) // 2} agents={agents}"
+    assert sample.messages_processed == agents - 1
+    assert sample.metrics["agents"] == agents and sample.elapsed_ns > 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ping_pong_counts_every_round_trip_and_times_the_probes(run_erlang, threads):
+    sample = run_erlang("ping_pong", messages=2000, latency_samples=50, threads=threads)
+    assert sample.verified and sample.answer == "pings=1000 pongs=1000 out_of_order=0 corrupt=0"
+    assert sample.messages_processed == 2000
+    assert sample.metrics["round_trip_samples"] == 50
+    assert 0 < sample.metrics["round_trip_p50_ns"] <= sample.metrics["round_trip_p99_ns"] \
+        <= sample.metrics["round_trip_max_ns"]
+
+
+def test_ping_pong_without_probes_reports_no_percentile(run_erlang):
+    sample = run_erlang("ping_pong", messages=20, latency_samples=0)
+    assert sample.verified and sample.answer == "pings=10 pongs=10 out_of_order=0 corrupt=0"
+    assert not {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "clock_read_ns"} & set(sample.metrics)
+
+
+@pytest.mark.parametrize("messages, threads", [(1000, 1), (777, 2), (1, 2)])
+def test_counting_actor_counts_and_sums_every_number(run_erlang, messages, threads):
+    sample = run_erlang("counting_actor", messages=messages, threads=threads)
+    assert sample.verified
+    assert sample.answer == f"received={messages} sum={sum(range(1, messages + 1))}"
+    assert sample.messages_processed == messages  # the numbers alone: no request for the count
+    assert sample.metrics == {} and sample.elapsed_ns > 0
+
+
+@pytest.mark.parametrize("senders, per_sender, threads", [(3, 300, 1), (20, 50, 2)])
+def test_mailbox_n_to_1_receives_every_senders_messages_in_order(run_erlang, senders, per_sender, threads):
+    sample = run_erlang("mailbox_n_to_1", senders=senders, messages_per_sender=per_sender, threads=threads)
+    assert sample.verified
+    assert sample.answer == f"received={senders * per_sender} out_of_order=0 short_senders=0"
+    assert sample.messages_processed == senders * per_sender
+
+
+@pytest.mark.parametrize("actors, hops, threads", [(8, 500, 1), (3, 7, 2), (8, 0, 1)])
+def test_thread_ring_passes_the_token_hops_times(run_erlang, actors, hops, threads):
+    sample = run_erlang("thread_ring", actors=actors, hops=hops, threads=threads)
+    assert sample.verified
+    assert sample.answer == "tokens_ended=1 wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0"
+    assert sample.messages_processed == hops + 2  # hops + 1 receipts, one end report
+    assert ("ns_per_hop" in sample.metrics) == (hops > 0)
+
+
+def theron_split(hops: int, tokens: int) -> list[int]:
+    """Each token's hops as Theron's ParallelThreadRing splits them: the first tokens-1 make
+    ceil(hops/tokens), the last the rest."""
+    each = -(-hops // tokens)
+    return [each] * (tokens - 1) + [hops - each * (tokens - 1)]
+
+
+def ring_walk(actors: int, tokens: int, hops: int) -> tuple[list[int], list[int]]:
+    """Each agent's receipts and each token's last agent, by walking every token hop by hop from
+    agent j % actors."""
+    visits, ends = [0] * actors, []
+    for j, made in enumerate(theron_split(hops, tokens)):
+        at = j % actors
+        visits[at] += 1  # the injection
+        for _ in range(made):
+            at = (at + 1) % actors
+            visits[at] += 1
+        ends.append(at)
+    return visits, ends
+
+
+def test_the_ring_oracle_splits_and_walks_as_by_hand():
+    assert theron_split(50_000_000, 503) == [99404] * 502 + [99192]  # the study's own figures
+    assert ring_walk(3, 2, 6) == ([3, 3, 2], [0, 1])  # 0 1 2 0 and 1 2 0 1
+    assert ring_walk(2, 3, 0) == ([2, 1], [0, 1, 0])
+
+
+@pytest.mark.parametrize("actors, tokens, hops, threads", [(5, 3, 100, 1), (3, 5, 20, 2), (7, 4, 1001, 2),
+                                                          (4, 4, 0, 1), (1, 2, 9, 2)])
+def test_parallel_thread_ring_ends_every_token_where_its_walk_does(run_erlang, actors, tokens, hops, threads):
+    sample = run_erlang("parallel_thread_ring", actors=actors, tokens=tokens, hops=hops, threads=threads)
+    visits, ends = ring_walk(actors, tokens, hops)
+    assert sample.verified
+    assert sample.answer == f"tokens_ended={len(ends)} wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0"
+    assert sample.messages_processed == sum(visits) + len(ends)  # every receipt, one end report a token
+    assert ("ns_per_hop" in sample.metrics) == (sum(visits) > tokens)
+
+
+def test_the_peer_itself_refuses_hops_too_few_to_split(erlang_cache, monkeypatch):
+    # labctl refuses these parameters before any program runs: the request is sent as it is.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(erlang_cache))
+    erlang = runtimes.runtimes()["erlang"]
+    with pytest.raises(runtimes.ExternalFailure) as caught:
+        runtimes.run_external(erlang, "parallel_thread_ring", {"actors": 3, "tokens": 5, "hops": 7, "threads": 1})
+    assert caught.value.kind == "failure" and "exited with status 2" in str(caught.value)
+    assert "param hops=7 is too small to split over 5 tokens" in str(caught.value)
+    assert "use hops >= 20 or fewer tokens" in str(caught.value)
+
+
+@pytest.mark.parametrize("depth, threads", [(6, 2), (0, 1)])
+def test_actor_creation_counts_two_to_the_depth_leaves(run_erlang, depth, threads):
+    sample = run_erlang("actor_creation", depth=depth, threads=threads)
+    assert sample.verified and sample.answer == f"leaves={2 ** depth} agents={2 ** (depth + 1) - 1}"
+    assert sample.messages_processed == 2 ** (depth + 2) - 3
+
+
+@pytest.mark.parametrize("kernel, params, wrong", [
+    ("skynet", {"leaves": 100}, "got 'sum=4951 agents=111', expected 'sum=4950 agents=111'"),
+    ("ping_pong", {"messages": 20}, "got 'pings=10 pongs=10 out_of_order=1 corrupt=0'"),
+    ("mailbox_n_to_1", {"senders": 2, "messages_per_sender": 5}, "got 'received=10 out_of_order=2 short_senders=0'"),
+    ("thread_ring", {"actors": 3, "hops": 5}, "got 'tokens_ended=1 wrong_end=1 wrong_hops=1"),
+    ("counting_actor", {"messages": 10}, "got 'received=10 sum=56', expected 'received=10 sum=55'"),
+    ("parallel_thread_ring", {"actors": 3, "tokens": 2, "hops": 6},
+     "got 'tokens_ended=2 wrong_end=1 wrong_hops=1 repeated=0 uneven_agents=1'"),
+    ("actor_creation", {"depth": 2}, "got 'leaves=8 agents=7', expected 'leaves=4 agents=7'"),
+])
+def test_a_wrong_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch, kernel, params, wrong):
+    monkeypatch.setenv(FAULT_ENV, "wrong_answer")
+    with pytest.raises(runner.PointFailed) as caught:
+        run_erlang(kernel, **params)
+    assert caught.value.kind == "failure" and wrong in str(caught.value)
+
+
+def test_a_wrong_answer_printed_is_refused_by_labctl_as_verification(run_erlang, monkeypatch):
+    monkeypatch.setenv(FAULT_ENV, "misreport")
+    with pytest.raises(runner.PointFailed) as caught:
+        run_erlang("skynet", leaves=100)
+    assert caught.value.kind == "verification"
+    assert "got 'sum=4950 agents=1110', expected 'sum=4950 agents=111'" in str(caught.value)
