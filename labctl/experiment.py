@@ -88,9 +88,15 @@ class FigureSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    value: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]
+    # Absent where the study prints no number for it: our point it shows in a graph only, or a
+    # peer whose run gave none (`outcome`).
+    value: Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)] | None = None
     peer: str | None = None
     name: str | None = None  # what the study calls the figure of ours, e.g. "Theron 3.03 64-bit"
+    outcome: Annotated[str, Field(min_length=1)] | None = None  # a peer's: "crashed for more than 210 actors"
+    # A peer's: why the lab does not run that runtime ("not packaged in Debian 12"); a runtime the
+    # lab runs is a figure of ours with `runtime = "<name>"` instead, measured beside the rest.
+    not_run: Annotated[str, Field(min_length=1)] | None = None
     # The study's values of our parameters where this figure's differ from its table's.
     study: dict[str, Scalar] = {}
 
@@ -355,6 +361,7 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
                 raise ExperimentError(f"{where}.{section}.{name}: {value!r} is not "
                                       f"{param.allowed()}")
 
+    _check_metric(kernel, ref.metric, f"{where}.metric")
     if ref.per is not None and kernel.param(ref.per) is None:
         raise ExperimentError(f"{where}.per: unknown parameter of {kernel.name} "
                               f"(parameters: {', '.join(names)})")
@@ -366,9 +373,22 @@ def _reference(spec: ExperimentSpec, ref: ReferenceSpec, where: str) -> Referenc
         if figure.peer is not None and (params or figure.study):
             raise ExperimentError(f"{where}.figures[{number}]: a peer's figure names no parameters "
                                   f"of ours (got {', '.join([*params, *figure.study])})")
+        if figure.peer is None and figure.outcome is not None:
+            raise ExperimentError(f"{where}.figures[{number}].outcome: only a peer's figure has an "
+                                  "outcome; ours is measured (leave out value where the study prints none)")
+        if figure.peer is None and figure.not_run is not None:
+            raise ExperimentError(f"{where}.figures[{number}].not_run: only a peer's figure is not run "
+                                  "here; a figure of ours is a point of this run")
+        if figure.peer is not None and (figure.value is None) == (figure.outcome is None):
+            raise ExperimentError(f"{where}.figures[{number}]: a peer's figure gives a value or an "
+                                  "outcome (what its run gave instead of a figure), one of the two")
         check(params, f"figures[{number}]")
         check(figure.study, f"figures[{number}].study")
-        figures.append(Figure(figure.value, params, figure.peer, figure.name, dict(figure.study)))
+        figures.append(Figure(figure.value, params, peer=figure.peer, name=figure.name,
+                              outcome=figure.outcome, not_run=figure.not_run, study=dict(figure.study)))
+    if not any(figure.published or figure.outcome for figure in figures):
+        raise ExperimentError(f"{where}.figures: none gives a value: a reference records at least "
+                              "one of the study's results (a value, or a peer's outcome)")
     if not any(figure.peer is None for figure in figures):
         raise ExperimentError(f"{where}.figures: no figure corresponds to a point of ours "
                               f"(every one is a peer)")
@@ -400,10 +420,22 @@ def _claim(spec: ExperimentSpec, claim: ClaimSpec, where: str) -> Claim:
                 raise ExperimentError(f"{where}.{side}.{param}: unknown parameter of {kernel.name} "
                                       f"(parameters: {', '.join(p.name for p in kernel.params)})")
             _check_type(kernel.param(param), value, f"{where}.{side}.{param}")
+        _check_metric(kernel, claim.metric, f"{where}.metric")
     study = StudyRan(dict(claim.study.params), claim.study.statistic, claim.study.runs,
                      tuple(claim.study.facts))
     return Claim(claim.title, claim.source, claim.metric, dict(claim.numerator), dict(claim.denominator),
                  claim.ratio, claim.tolerance, study)
+
+
+def _check_metric(kernel: kernels.Kernel, name: str, where: str) -> None:
+    """A figure compared with a study's is one the kernel records: a sample's own (elapsed_ns,
+    msgs_per_s...), a measure's count, or a metric the kernel declares (Kernel.metrics), so a
+    reference cannot name one that every run leaves out."""
+    if name in metrics.REGISTRY or name in kernel.metrics:
+        return
+    allowed = ", ".join([*metrics.SAMPLE, *kernel.metrics])
+    raise ExperimentError(f"{where}: '{name}' is no figure {kernel.name} records (its figures: "
+                          f"{allowed}; or a measure's count: {', '.join(metrics.COUNTS)})")
 
 
 def _describe_validation(source: str, error: ValidationError) -> str:

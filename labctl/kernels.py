@@ -14,6 +14,8 @@ from labctl import native, runtimes, studies
 from labctl.native import ParamError, Resolved, VerificationError  # noqa: F401 - the catalogue's errors
 from labctl.schema import ALLOCATOR, RUNTIME, Catalogue, Dispatcher, Floor, Kernel, Param
 
+DISPATCHER = "dispatcher"  # our runtime's scheduler, which a peer may map onto its own
+
 
 def _param(p: dict, runtimes: tuple[str, ...] = ()) -> Param:
     return Param(name=p["name"], type=p["type"], default=p["default"], help=p["help"],
@@ -50,6 +52,10 @@ def catalogue() -> dict[str, Kernel]:
                             "the worker's malloc, preloaded (LD_PRELOAD): system, jemalloc or tcmalloc",
                             None, None, tuple(runtimes.ALLOCATORS), (),
                             tuple(r.name for r in on if r.kind == "native"), configuration=True))
+        declared = [m["name"] for m in k["metrics"]]
+        for r in on:  # another native runtime's own figures, after ours
+            if r.kind == "native" and r.name != runtimes.OURS and r.kernels[name] is not None:
+                declared += [m["name"] for m in registry[f"{r.name}_{name}"]["metrics"] if m["name"] not in declared]
         sources = tuple((c["study"], c["part"]) for c in k["sources"])
         cited = studies.catalogue()
         kernels[name] = Kernel(name=name, summary=k["summary"], description=k["description"],
@@ -58,7 +64,7 @@ def catalogue() -> dict[str, Kernel]:
                                                 f"{cited[key].year}), {part}" for key, part in sources),
                                verifies=k["verifies"], params=tuple(params),
                                runtimes=tuple(r.name for r in on),
-                               floor_of=tuple(Floor(**f) for f in k["floor_of"]))
+                               floor_of=tuple(Floor(**f) for f in k["floor_of"]), metrics=tuple(declared))
     return kernels
 
 
@@ -137,6 +143,17 @@ def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
         if value is not None and value not in param.choices:
             raise _error(name, param.name, f"parameter '{param.name}' must be one of: "
                                            f"{', '.join(param.choices)}; got {value!r}")
+    on = runtimes.runtimes()[runtime]
+    for param, allowed in (on.manifest.choices.items() if on.manifest else ()):
+        # A peer's narrower choice (peer.toml `choices`), the value given or our default, refused
+        # here rather than by the program, with the values that peer takes.
+        spec = kernel.param(param)
+        if spec is not None and param in (on.kernels.get(name) or ()):
+            value = values.get(param, spec.default)
+            if str(value) not in map(str, allowed):  # as given: a command line's is a string
+                raise _error(name, param, f"parameter '{param}' on runtime '{runtime}' must be one of: "
+                                          f"{', '.join(map(str, allowed))}; got {value!r}"
+                                          + ("" if param in values else " (the default)"))
     dropped: dict[str, str] = {}
     for given in [*values, *([ALLOCATOR] if allocator is not None else [])]:
         param = kernel.param(given)
@@ -147,7 +164,6 @@ def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
                 raise _error(name, given, f"parameter '{given}' {why}")
             dropped[given] = why
             values.pop(given, None)
-    on = runtimes.runtimes()[runtime]
     if runtime == runtimes.OURS or (on.kind == "native" and on.kernels[name] is not None):
         native_name = name if runtime == runtimes.OURS else f"{runtime}_{name}"
         if drop:
@@ -156,8 +172,17 @@ def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
         else:
             resolved = native.validate(native_name, values)
     else:  # an external program, or a native runtime not built in: our schema types the values
-        typed = native.validate(name, values, scoped=False)
         taken = set(on.kernels[name] or values)
+        if DISPATCHER in taken:
+            # A program that maps our dispatchers onto its schedulers takes their parameters as
+            # ours does: threads means nothing to one_thread, and is left out or refused as ours.
+            if drop:
+                point = native.resolve(name, values)
+                typed, dropped = point.params, {**dropped, **point.dropped}
+            else:
+                typed = native.validate(name, values)
+        else:
+            typed = native.validate(name, values, scoped=False)
         resolved = {p: v for p, v in typed.items() if p in taken}
     allocator_param = kernel.param(ALLOCATOR)
     if allocator_param.taken_by(runtime):

@@ -15,8 +15,14 @@ import pandas as pd
 from labctl.analysis import _key, point_table
 from labctl.metrics import RATE, Metric, lookup
 from labctl.results import param_columns
-from labctl.schema import Claim, Figure, Reference
+from labctl.schema import OURS, RUNTIME, Claim, Figure, Reference
 from labctl.text import show
+
+# A verdict, as data: of a reference's ranking (the study's ordered pairs checked on ours), or of
+# a claim. "no order": the study's figures are all ties; "no ranking": fewer than two of ours
+# matched; "beside its peers": the study prints no number of its own runtime's to rank.
+VERDICTS = ("holds", "holds where we can tell", "cannot tell", "does not hold", "no order",
+            "no ranking", "beside its peers", "not judged")
 
 # Published figures closer than this (ratio) are a tie in the study: no order to check.
 TIE_RATIO = 1.10
@@ -46,26 +52,34 @@ class Comparison:
     reference: Reference
     matches: list[Match]
     verdict: str
+    # The verdict as data (VERDICTS), which a report also writes to verdicts.json for what quotes it.
+    kind: str = ""
     agree: list[str] = field(default_factory=list)
     reversed: list[str] = field(default_factory=list)
     unclear: list[str] = field(default_factory=list)
     tau: float | None = None
 
     @property
-    def ours(self) -> list[Match]:
+    def measured(self) -> list[Match]:
+        """Our points this run measured, the study's number for them printed or not."""
         return [m for m in self.matches if m.figure.peer is None and m.value is not None]
+
+    @property
+    def ours(self) -> list[Match]:
+        """Our points this run measured whose study's number is printed: the ones ranked."""
+        return [m for m in self.measured if m.figure.published]
 
     def differences(self) -> list[Difference]:
         """Each parameter whose study value (StudyRan.params, or a figure's own) differs from our
         matched point's, with the figures it differs for."""
         found: dict[tuple[str, str, str], list[str]] = {}
-        for match in self.ours:
+        for match in self.measured:
             for name, theirs in self.reference.study_params(match.figure).items():
                 ours = match.params.get(name)
                 if _key(ours) != _key(theirs):
                     key = (name, "does not apply" if _key(ours) is None else show(_key(ours)), show(theirs))
                     found.setdefault(key, []).append(match.figure.published_as)
-        every = len(self.ours)
+        every = len(self.measured)
         return [Difference(name, ours, theirs, [] if len(figures) == every else figures)
                 for (name, ours, theirs), figures in found.items()]
 
@@ -145,9 +159,20 @@ def compare_reference(reference: Reference, samples: pd.DataFrame) -> Comparison
 
 
 def rank(reference: Reference, matches: list[Match]) -> Comparison:
-    ours = [m for m in matches if m.figure.peer is None and m.value is not None]
     comparison = Comparison(reference, matches, "")
+    ours = comparison.ours
+    # The study's own runtime is the one our runtime stands for; its other runtimes are peers, or
+    # figures of ours with `runtime` where the lab runs them.
+    own = [m for m in matches if m.figure.peer is None and m.figure.params.get(RUNTIME, OURS) == OURS]
+    if not any(m.figure.published for m in own):
+        comparison.kind = "beside its peers"
+        comparison.verdict = ("The study prints no number for its own runtime here, only its "
+                              "other runtimes' results: ours is set beside them below (a runtime "
+                              "run here, measured on this machine; one known from the study alone, "
+                              "by absolute value: two machines, an indication), no verdict.")
+        return comparison
     if len(ours) < 2:
+        comparison.kind = "no ranking"
         comparison.verdict = (f"{len(ours)} of the study's figures matched a point of this run: "
                               "no ranking to compare.")
         return comparison
@@ -178,21 +203,20 @@ def rank(reference: Reference, matches: list[Match]) -> Comparison:
     best_here = min(ours, key=lambda m: m.value if lower else -m.value)
     winner = (f"the best is {best_study.figure.published_as} in both" if best_study is best_here else
               f"the study's best is {best_study.figure.published_as}, ours is {best_here.figure.published_as}")
-    if checked == 0:
-        comparison.verdict = f"The study's figures are all within {TIE_RATIO:.2f}x: no order to check; {winner}."
-    elif comparison.reversed:
-        comparison.verdict = (f"**The study's ranking does not hold here**: {len(comparison.reversed)} "
-                              f"of {checked} ordered pairs are reversed; {winner}.")
-    elif not comparison.agree:
-        comparison.verdict = (f"**We cannot tell here**: all {checked} pairs the study orders are within "
-                              f"noise on this run; {winner}.")
-    elif comparison.unclear:
-        comparison.verdict = (f"**The study's ranking holds where we can tell**: {len(comparison.agree)} "
-                              f"of {checked} ordered pairs agree, {len(comparison.unclear)} within "
-                              f"noise here; {winner}.")
-    else:
-        comparison.verdict = (f"**The study's ranking holds here**: all {checked} ordered pairs agree; "
-                              f"{winner}.")
+    comparison.kind = ("no order" if checked == 0 else "does not hold" if comparison.reversed else
+                       "cannot tell" if not comparison.agree else
+                       "holds where we can tell" if comparison.unclear else "holds")
+    comparison.verdict = {
+        "no order": f"The study's figures are all within {TIE_RATIO:.2f}x: no order to check; {winner}.",
+        "does not hold": (f"**The study's ranking does not hold here**: {len(comparison.reversed)} "
+                          f"of {checked} ordered pairs are reversed; {winner}."),
+        "cannot tell": (f"**We cannot tell here**: all {checked} pairs the study orders are within "
+                        f"noise on this run; {winner}."),
+        "holds where we can tell": (f"**The study's ranking holds where we can tell**: {len(comparison.agree)} "
+                                    f"of {checked} ordered pairs agree, {len(comparison.unclear)} within "
+                                    f"noise here; {winner}."),
+        "holds": f"**The study's ranking holds here**: all {checked} ordered pairs agree; {winner}.",
+    }[comparison.kind]
     return comparison
 
 
@@ -224,6 +248,7 @@ class ClaimVerdict:
     numerator: float | None = None  # ours: the study's statistic of our samples
     denominator: float | None = None
     verdict: str = ""
+    kind: str = ""  # VERDICTS: holds, does not hold, not judged
 
     @property
     def ratio(self) -> float | None:
@@ -248,6 +273,7 @@ def judge_claim(claim: Claim, samples: pd.DataFrame) -> ClaimVerdict:
             chosen = chosen[chosen[claim.metric].notna()]
         points = chosen["point"].nunique() if not chosen.empty else 0
         if points != 1 or claim.metric not in chosen:
+            judged.kind = "not judged"
             judged.verdict = (f"Not judged: {points} points of this run match "
                               f"{', '.join(f'{k}={show(v)}' for k, v in side.items())} (one is needed).")
             return judged
@@ -255,7 +281,8 @@ def judge_claim(claim: Claim, samples: pd.DataFrame) -> ClaimVerdict:
     judged.numerator, judged.denominator = sides
     ours, theirs = judged.ratio, claim.ratio
     apart = max(ours / theirs, theirs / ours)
-    if apart <= claim.tolerance:
+    judged.kind = "holds" if apart <= claim.tolerance else "does not hold"
+    if judged.kind == "holds":
         judged.verdict = (f"**Holds here**: ours {ours:.2f}, the study's {theirs:.2f} "
                           f"(within {claim.tolerance:.2f}x).")
     else:

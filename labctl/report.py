@@ -53,7 +53,7 @@ from labctl.references import (
     rank,
     ranks,
 )
-from labctl.schema import OURS, RUNTIME, STATISTICS, Catalogue
+from labctl.schema import OURS, RUNTIME, STATISTICS, Catalogue, Figure
 from labctl.store import RunRow, Store, now
 from labctl.text import (
     machine_line,
@@ -94,8 +94,12 @@ def write(db: str | Path, run: int | str, out: str | Path | None = None,
 
     def fill(staging: Path) -> None:
         (staging / "figures").mkdir()
-        text = _markdown(row, catalogue, samples, points, staging, figures, db, command)
+        verdicts: dict[str, list[dict]] = {"references": [], "claims": []}
+        text = _markdown(row, catalogue, samples, points, staging, figures, db, command, verdicts)
         (staging / "report.md").write_text(text, encoding="utf-8")
+        # The verdicts as data, for what quotes them (docs/studies.md, checked by a test).
+        (staging / VERDICTS_FILE).write_text(
+            json.dumps({"experiment": row.name, "run": row.id, **verdicts}, indent=1) + "\n", encoding="utf-8")
         # Every file written, with its size and hash: the next report replaces this folder only
         # while it holds these and nothing else, unchanged (a user's figures/mine.png, or an edit
         # to report.md, is refused, never deleted).
@@ -110,6 +114,9 @@ def write(db: str | Path, run: int | str, out: str | Path | None = None,
         raise files.OutputError(f"{option} {out}: cannot write: {error.strerror or error}", code=1) from None
     return Written(out, figures)
 
+
+# The verdicts of a report's references and claims, as data, beside report.md.
+VERDICTS_FILE = "verdicts.json"
 
 # A folder name's bytes are bounded (255 on Linux): a long experiment name is cut, and the cut
 # one gets the hash of the whole, so the default folder always has a name the system takes, with
@@ -129,7 +136,8 @@ def slug(name: str) -> str:
 
 
 def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: pd.DataFrame,
-              folder: Path, figures: list[str], db: str | Path, command: str | None) -> str:
+              folder: Path, figures: list[str], db: str | Path, command: str | None,
+              verdicts: dict[str, list[dict]]) -> str:
     machine, context = row.machine, row.context
     failed = points[points["status"] == "failed"] if not points.empty else points
     pending = points[points["status"] == "pending"] if not points.empty else points
@@ -202,8 +210,9 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     lines += _failures(catalogue, failed)
     lines += _skipped(points[points["status"] == "skipped"] if not points.empty else points)
     for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
-        lines += _references(catalogue, part, folder, figures, _on(number_ if several else None))
-        lines += _claims(catalogue, part, _on(number_ if several else None))
+        on = _on(number_ if several else None)
+        lines += _references(catalogue, part, folder, figures, verdicts["references"], on)
+        lines += _claims(catalogue, part, verdicts["claims"], on)
     lines += _provenance(row, context, db, command)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -386,7 +395,8 @@ def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: st
         return []
     return ["## Runtimes side by side" + (f" on {machine}" if machine else ""), "",
             "Each runtime's best point for the same work and the same parameters that every runtime "
-            "takes (threads: CAF's scheduler threads, Go's GOMAXPROCS), fastest first. `x fastest`: "
+            "takes (threads: our pool's, CAF's scheduler threads, Go's GOMAXPROCS, Erlang's "
+            "schedulers, GHC's capabilities, Boost.Fiber's scheduler threads), fastest first. `x fastest`: "
             "its median over the fastest one's, in time; `labctl / it`: our time over its time "
             "(below 1, ours is faster).", "",
             markdown_table(["kernel", "setting", "rank", "runtime", "its best configuration", "median",
@@ -451,7 +461,7 @@ def _failures(catalogue: Catalogue, failed: pd.DataFrame) -> list[str]:
 
 
 def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figures: list[str],
-                machine: str = "") -> list[str]:
+                verdicts: list[dict], machine: str = "") -> list[str]:
     references = catalogue.references
     if machine:  # one machine of several: the published figures of the kernels it ran
         references = [r for r in references if r.kernel in set(samples["kernel"])]
@@ -468,11 +478,14 @@ def _references(catalogue: Catalogue, samples: pd.DataFrame, folder: Path, figur
             comparison = rank(reference, [Match(f, problem="no samples") for f in reference.figures])
         else:
             comparison = compare_reference(reference, samples)
+        verdicts.append({"title": reference.title, "kernel": reference.kernel, "machine": machine,
+                         "verdict": comparison.kind, "agree": len(comparison.agree),
+                         "reversed": len(comparison.reversed), "unclear": len(comparison.unclear)})
         lines += _reference_section(comparison, index, folder, figures, machine)
     return lines
 
 
-def _claims(catalogue: Catalogue, samples: pd.DataFrame, machine: str = "") -> list[str]:
+def _claims(catalogue: Catalogue, samples: pd.DataFrame, verdicts: list[dict], machine: str = "") -> list[str]:
     """The study's statements across two of its benchmarks, each judged on the same ratio of our
     points (labctl.references.judge_claim)."""
     if not catalogue.claims:
@@ -482,6 +495,9 @@ def _claims(catalogue: Catalogue, samples: pd.DataFrame, machine: str = "") -> l
              "ratio of our points (each side the study's statistic of our samples).", ""]
     for claim in catalogue.claims:
         judged = judge_claim(claim, samples) if not samples.empty else None
+        verdicts.append({"title": claim.title, "machine": machine,
+                         "verdict": judged.kind if judged else "not judged",
+                         "ours": judged.ratio if judged else None, "study": claim.ratio})
         lines += [f"### {printable(claim.title)}", "", f"Source: {printable(claim.source.rstrip('.'))}.", "",
                   judged.verdict if judged else "Not judged: no samples.", ""]
         if judged and judged.ratio is not None:
@@ -523,16 +539,21 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
     for match in comparison.matches:
         if match.figure.peer is not None:
             continue
-        published = f"{number(match.figure.value)} {ref.unit}"
+        published = (f"{number(match.figure.value)} {ref.unit}" if match.figure.published
+                     else "no number (a graph only)")
         name = printable(match.figure.name) if match.figure.name else ""
         if match.value is None:
             rows.append([match.figure.label, name, published, "", match.problem or "", "", "", "", ""])
             continue
+        interval = (f" [{metric.format(match.interval[0])} .. {metric.format(match.interval[1])}]"
+                    if match.interval else " (n<3)")
+        if not match.figure.published:  # measured, with nothing of the study's to rank it against
+            rows.append([match.figure.label, name, published, "", metric.format(match.value),
+                         metric.format(match.median) + interval, "", "", ""])
+            continue
         index = ours.index(match)
         study_relative = (match.figure.value / best_study if ref.lower_is_better
                           else best_study / match.figure.value)
-        interval = (f" [{metric.format(match.interval[0])} .. {metric.format(match.interval[1])}]"
-                    if match.interval else " (n<3)")
         rows.append([match.figure.label, name, published, f"{study_relative:.2f}",
                      metric.format(match.value), metric.format(match.median) + interval,
                      f"{match.relative(best_here, ref.lower_is_better):.2f}",
@@ -551,7 +572,7 @@ def _reference_section(comparison: Comparison, position: int, folder: Path, figu
                     figures)
         lines += [f"![{printable(ref.title)}: published vs ours]({path})", ""]
     peers = [m for m in comparison.matches if m.figure.peer is not None]
-    if peers and ours:
+    if peers and comparison.measured:
         lines += _peer_ranking(comparison, peers, metric)
     return lines
 
@@ -592,7 +613,7 @@ def _beside_the_verdict(comparison: Comparison) -> list[str]:
     if not study.statistic:
         return ["Compared as: the study's statistic and sizes are not recorded in this run's "
                 "catalogue (stored before references recorded them); ours are medians.", ""]
-    counts = sorted({m.samples for m in comparison.ours})
+    counts = sorted({m.samples for m in comparison.measured})
     samples = " or ".join(map(str, counts)) if counts else "no"
     ours = (f"the median of our {samples} samples, as the study's kind of figure is not known"
             if study.statistic == "single" else
@@ -602,7 +623,7 @@ def _beside_the_verdict(comparison: Comparison) -> list[str]:
     if differences:
         lines += ["Differences from the study (its values recorded with the reference, ours this "
                   "run's):", ""] + [f"- {printable(d.text())}" for d in differences] + [""]
-    elif comparison.ours:
+    elif comparison.measured:
         lines += ["Differences from the study: none among the parameters it records "
                   f"({', '.join(study.params) or 'none'}).", ""]
     if study.facts:
@@ -622,20 +643,36 @@ def _peer_ranking(comparison: Comparison, peers: list[Match], metric: Metric) ->
     """The study's runtimes and ours in one list by value: absolute values from two machines, so
     an indication of the order of magnitude only."""
     ref = comparison.reference
-    entries = [(m.figure.value, f"{m.figure.peer} (study)") for m in peers]
+    entries = [(m.figure.value, _published_peer(m.figure)) for m in peers if m.figure.published]
     entries += [(m.figure.value, f"{m.figure.published_as} (study)") for m in comparison.ours]
-    converted = [(in_unit(m.value, metric, ref.unit), m) for m in comparison.ours]
+    converted = [(in_unit(m.value, metric, ref.unit), m) for m in comparison.measured]
     if any(value is None for value, _ in converted):
         return [f"The study's other runtimes are given in {ref.unit}, which our `{ref.metric}` does "
                 "not convert to: not ranked.", ""]
-    entries += [(value, f"**labctl {m.figure.label} (this machine)**") for value, m in converted]
+    entries += [(value, f"**{_measured_here(m)} (this machine)**") for value, m in converted]
     entries.sort(key=lambda e: e[0] if ref.lower_is_better else -e[0])
     rows = [[place, name, f"{number(value)} {ref.unit}"] for place, (value, name) in enumerate(entries, 1)]
+    # A result that is no figure (a crash) has no place in the order: it follows it, in words.
+    rows += [["", printable(_published_peer(m.figure)), printable(m.figure.outcome)]
+             for m in peers if m.figure.outcome]
     sizes = ("" if ref.per else " Our sizes are this run's, which may be smaller than the study's "
              "(`--scale full` runs the study's).")
     return ["The study's runtimes with ours, by absolute value (two different machines: an "
             f"indication of the order of magnitude, not a measurement).{sizes}", "",
             markdown_table(["rank", "runtime", ref.unit], rows, {0, 2}), ""]
+
+
+def _published_peer(figure: Figure) -> str:
+    """A runtime of the study known from its figure alone: Theron 3.03 (study; not run here: why)."""
+    return f"{figure.peer} (study" + (f"; not run here: {figure.not_run})" if figure.not_run else ")")
+
+
+def _measured_here(match: Match) -> str:
+    """A point of this run by its runtime, then the rest of its figure's parameters: `erlang
+    threads=2`, `labctl dispatcher=one_thread`."""
+    runtime = match.params.get(RUNTIME) or match.figure.params.get(RUNTIME) or OURS
+    rest = ", ".join(f"{name}={show(value)}" for name, value in match.figure.params.items() if name != RUNTIME)
+    return f"{runtime} {rest}".strip()
 
 
 def _provenance(row: RunRow, context: dict, db: str | Path, command: str | None) -> list[str]:

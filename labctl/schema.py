@@ -110,6 +110,11 @@ class Kernel:
     params: tuple[Param, ...]
     runtimes: tuple[str, ...] = (OURS,)  # the runtimes it runs on, ours first
     floor_of: tuple[Floor, ...] = ()  # a floor kernel's: the figures of other kernels it bounds
+    # The figures beyond a sample's own (elapsed_ns, msgs_per_s, ...) its runs may record, on any
+    # of its native runtimes (Kernel::metrics in C++, which refuses a run recording another);
+    # a run's parameters may leave some out (ping_pong's percentiles with latency_samples = 0).
+    # Empty in a catalogue stored before kernels declared them.
+    metrics: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -125,18 +130,23 @@ class Kernel:
                        for p in data["params"])
         floors = tuple(Floor(**f) for f in data.get("floor_of", ()))  # none in a catalogue before floors
         return cls(**{**data, "sources": tuple(tuple(s) for s in data["sources"]), "params": params,
-                      "runtimes": tuple(data["runtimes"]), "floor_of": floors})
+                      "runtimes": tuple(data["runtimes"]), "floor_of": floors,
+                      "metrics": tuple(data.get("metrics", ()))})
 
 
 @dataclass(frozen=True)
 class Figure:
     """One published figure: the parameters of our point it corresponds to, or a runtime of the
-    study that is not ours (`peer`)."""
+    study that is not ours (`peer`). A study that prints no number for a runtime still says
+    something of it: our point with no `value` (the study shows it in a graph only), a peer's
+    `outcome` in words where its run gave no figure ("crashed for more than 210 actors")."""
 
-    value: float
+    value: float | None  # None: the study prints no number for it
     params: dict[str, object]  # our point's parameters; empty for a peer
     peer: str | None = None  # a runtime of the study, not ours
     name: str | None = None  # what the study calls it
+    outcome: str | None = None  # a peer's result that is no figure: a crash, a run not finished
+    not_run: str | None = None  # a peer's: why the lab does not run that runtime
     # The study's values of our parameters where this figure's differ from its table's
     # (StudyRan.params): the threads of one column, the size of one row.
     study: dict[str, object] = field(default_factory=dict)
@@ -150,6 +160,11 @@ class Figure:
     def published_as(self) -> str:
         """The figure as the study names it, where its table is printed: Theron 3.03 64-bit."""
         return self.peer or self.name or self.label
+
+    @property
+    def published(self) -> bool:
+        """The study prints a number for it (else a graph only, or an outcome in words)."""
+        return self.value is not None
 
 
 # The statistics a study may have published of its runs, and how ours is taken of our samples

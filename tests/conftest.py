@@ -1,4 +1,5 @@
-"""Shared helpers for the tests: running the `labctl` command in a subprocess."""
+"""Shared helpers for the tests: running the `labctl` command in a subprocess, a folder of test
+peers."""
 
 from __future__ import annotations
 
@@ -23,6 +24,27 @@ def run_labctl(*args: str, env: dict[str, str] | None = None, timeout: float = 3
 @pytest.fixture
 def labctl():
     return run_labctl
+
+
+@pytest.fixture
+def peers(tmp_path, monkeypatch):
+    """A folder of test peers named in LABCTL_PEERS, and a cache of their own; the catalogue
+    is read again with them (and again after the test, without them)."""
+    from labctl import kernels, runtimes
+
+    root = tmp_path / "peers"
+    root.mkdir()
+    monkeypatch.setenv(runtimes.PEERS_ENV, str(root))
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(tmp_path / "cache"))
+
+    def reload():
+        runtimes.runtimes.cache_clear()
+        kernels.catalogue.cache_clear()
+
+    reload()
+    yield root, reload
+    monkeypatch.undo()
+    reload()
 
 
 def pytest_addoption(parser):

@@ -71,6 +71,9 @@ def test_a_wrong_answer_from_a_new_kernel_fails_the_run_loudly(labctl):
 def test_kernels_json_is_the_catalogue(labctl):
     catalogue = json.loads(labctl("kernels", "--json").stdout)
     assert {k["name"] for k in catalogue} == set(kernels.catalogue())
+    # ping_pong's own figures, as ping_pong.cpp records them (the latency phase's)
+    [ping_pong] = [k for k in catalogue if k["name"] == "ping_pong"]
+    assert {"round_trip_p50_ns", "round_trip_p99_ns", "clock_read_ns"} <= set(ping_pong["metrics"])
 
 
 def test_kernels_describe_an_unknown_kernel_is_a_usage_error(labctl):

@@ -168,7 +168,19 @@ def test_a_reference_keeps_its_published_figures_and_what_they_correspond_to():
     ('[ { leafs = 3, value = 1 } ]', ["reference[0].figures[0].leafs: unknown parameter of skynet"]),
     ('[ { leaves = "many", value = 1 } ]', ["reference[0].figures[0].leaves: must be an integer (1..100000000), got 'many'"]),
     ('[ { dispatcher = "one_thread", value = 0 } ]', ["reference[0].figures[0].value: Input should be greater than 0"]),
-    ('[ { dispatcher = "one_thread" } ]', ["reference[0].figures[0].value: missing (required)"]),
+    ('[ { dispatcher = "one_thread" } ]', ["reference[0].figures: none gives a value: a reference records"]),
+    ('[ { dispatcher = "one_thread", name = "a", outcome = "crashed" }, { peer = "Go", value = 1 } ]',
+     ["reference[0].figures[0].outcome: only a peer's figure has an outcome"]),
+    ('[ { dispatcher = "one_thread", name = "a" }, { peer = "Go", value = 1, outcome = "crashed" } ]',
+     ["reference[0].figures[1]: a peer's figure gives a value or an outcome"]),
+    ('[ { dispatcher = "one_thread", name = "a" }, { peer = "Go" } ]',
+     ["reference[0].figures[1]: a peer's figure gives a value or an outcome"]),
+    ('[ { dispatcher = "one_thread", name = "a" }, { peer = "Go", outcome = "" } ]',
+     ["reference[0].figures[1].outcome: String should have at least 1 character"]),
+    ('[ { dispatcher = "one_thread", name = "a", not_run = "no package" }, { peer = "Go", value = 1 } ]',
+     ["reference[0].figures[0].not_run: only a peer's figure is not run here"]),
+    ('[ { dispatcher = "one_thread", name = "a" }, { peer = "Go", value = 1, not_run = "" } ]',
+     ["reference[0].figures[1].not_run: String should have at least 1 character"]),
     ('[ { peer = "Go", threads = 2, value = 1 } ]', ["reference[0].figures[0]: a peer's figure names no parameters of ours (got threads)"]),
     ('[ { peer = "Go", value = 1 } ]', ["reference[0].figures: no figure corresponds to a point of ours"]),
     ('[]', ["reference[0].figures: List should have at least 1 item"]),
@@ -289,3 +301,45 @@ def test_an_unreadable_file_is_refused(tmp_path):
         return
     with pytest.raises(ExperimentError, match="cannot read"):
         experiment.load(path)
+
+
+@pytest.mark.parametrize("metric, fine", [
+    ("elapsed_ns", True), ("msgs_per_s", True), ("instructions", True),  # a sample's, a count
+    ("agents", True), ("ns_per_agent", True),  # skynet declares them
+    ("round_trip_p50_ns", False),  # ping_pong's, not skynet's
+    ("agent", False), ("", False)])
+def test_a_reference_names_a_figure_its_kernel_records(metric, fine):
+    """The oracle: skynet records the sample's figures and agents, ns_per_agent (what skynet.cpp
+    pushes), nothing of ping_pong's; a reference naming another figure would match no sample."""
+    text = (REFERENCE.replace('unit = "s"', f'unit = "s"\nmetric = "{metric}"')
+            + 'figures = [ { dispatcher = "one_thread", value = 1 } ]\n')
+    if fine:
+        assert plan(text).references[0].metric == metric
+        return
+    with pytest.raises(ExperimentError, match=rf"reference\[0\]\.metric: '{metric}' is no figure skynet "
+                                              r"records \(its figures: elapsed_ns, .*agents"):
+        plan(text)
+
+
+def test_a_claim_names_a_figure_both_its_kernels_record():
+    text = BASE + '''
+[[grid]]
+kernel = "skynet"
+
+[[grid]]
+kernel = "ping_pong"
+
+[[claim]]
+title = "t"
+source = "s"
+metric = "round_trip_p50_ns"
+numerator = { kernel = "ping_pong" }
+denominator = { kernel = "skynet" }
+ratio = 1.0
+
+[claim.study]
+statistic = "best"
+'''
+    with pytest.raises(ExperimentError, match=r"claim\[0\]\.metric: 'round_trip_p50_ns' is no figure skynet records"):
+        plan(text)
+    assert plan(text.replace("round_trip_p50_ns", "elapsed_ns")).claims[0].metric == "elapsed_ns"

@@ -10,32 +10,17 @@ import math
 import os
 import socket
 import sqlite3
-import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from conftest import run_labctl
+from test_hostile import one_line
 
 from labctl import cluster, compare, experiment, kernels, metrics, results, runner, runtimes
 from labctl.store import Store
-
-
-def run_labctl(*args: str, env: dict[str, str] | None = None):
-    """`labctl ARGS` in a subprocess, for a fixture of module scope (conftest's is per test)."""
-    return subprocess.run([sys.executable, "-P", "-m", "labctl", *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **(env or {})}, check=False)
-
-
-def one_line(result, code: int, *words: str) -> str:
-    assert result.returncode == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("labctl: "), result.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def sweep(labctl, folder: Path, text: str, name: str = "e.toml", db: str = "r.db", env=None) -> Path:

@@ -70,13 +70,16 @@ def test_instructions_count_the_measured_phase_only_not_the_work_around_it(kerne
 @pytest.mark.parametrize("runtime", ["labctl", "caf"])
 def test_ping_pong_counts_its_throughput_phase_not_the_latency_probes_after_it(runtime):
     # The phase's clock covers the throughput phase alone, so must its counts, on CAF as on ours
-    # (CAF's counted the probes too: 40% more for as many probes as round trips).
+    # (CAF's counted the probes too: 40% more for as many probes as round trips). Ours is counted to
+    # within 2%; CAF's scheduler threads poll and sleep as the machine lets them, and one CI run counted
+    # 3.1% apart with no probe counted, so CAF is held to 10%, still a quarter of the defect.
+    tolerance = 0.02 if runtime == "labctl" else 0.10
     if runtime == "caf" and not any(k["runtime"] == "caf" for k in _native.kernels()):
         pytest.skip("labctl._native was built without CAF")
     params = {"runtime": runtime, "messages": 20_000, **({"threads": 1} if runtime == "caf" else {})}
     plain, probed = (counted("ping_pong", {**params, "latency_samples": n}, repeat=1)[0].counts["instructions"]
                      for n in (0, 10_000))
-    assert abs(probed / plain - 1) < 0.02, (plain, probed)
+    assert abs(probed / plain - 1) < tolerance, (plain, probed)
 
 
 @needs_valgrind

@@ -20,7 +20,7 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl import experiment, gate, inputs, kernels, runtimes
+from labctl import experiment, gate, inputs, runtimes
 from labctl.store import Store, StoreError
 
 SMALL = 'name = "small"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 1000 }\n'
@@ -205,23 +205,6 @@ def test_thousands_of_exclude_rules_plan_in_seconds(tmp_path):
 
 # -- peers -----------------------------------------------------------------------------------
 
-@pytest.fixture
-def peers(tmp_path, monkeypatch):
-    """A folder of peers named in LABCTL_PEERS (as test_runtimes' fixture), the catalogue read
-    again with it, and again after the test without it."""
-    root = tmp_path / "peers"
-    root.mkdir()
-    monkeypatch.setenv(runtimes.PEERS_ENV, str(root))
-    monkeypatch.setenv(runtimes.CACHE_ENV, str(tmp_path / "cache"))
-
-    def reload():
-        runtimes.runtimes.cache_clear()
-        kernels.catalogue.cache_clear()
-
-    reload()
-    yield root, reload
-    monkeypatch.undo()
-    reload()
 
 
 def _broken_peers(root: Path) -> dict[str, str]:

@@ -92,7 +92,7 @@ def test_labctl_experiments_lists_name_study_points_and_estimate(labctl, tmp_pat
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     row = next(line for line in lines if line.startswith("theron_303 "))
-    assert "Ashton Mason, 2012" in row and " 16 " in row and "~" in row  # never run: a guess
+    assert "Ashton Mason, 2012" in row and " 17 " in row and "~" in row  # never run: a guess
     assert not (tmp_path / "none.db").exists()
 
 

@@ -80,4 +80,4 @@ def test_a_store_is_loaded_compared_and_reported_without_the_extension(store, tm
     text = (out / "report.md").read_text()
     assert "## Published figures beside ours" in text and "### per leaf" in text
     assert 'Reproduces "Boost.Fiber: Performance", Oliver Kowalke' in text
-    assert "a tree of 1M leaf agents" in text  # the kernel's summary, as the run stored it
+    assert "a tree of `leaves` leaf agents" in text  # the kernel's summary, as the run stored it

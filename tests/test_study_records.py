@@ -71,3 +71,80 @@ def test_the_differences_are_derived_from_the_record_and_the_points():
     ("mean", True, 5.5), ("median", True, 5.0), ("single", True, 5.0), ("", True, 5.0)])
 def test_ours_is_the_studys_statistic_of_our_samples(name, lower, expected):
     assert statistic([5.0, 3.0, 9.0, 5.0], name, lower) == expected
+
+
+def test_a_study_with_no_number_of_its_own_sets_ours_beside_its_peers_results(tmp_path):
+    """libcppa's posts print graphs for libcppa and prose for its peers (Erlang's 600 s, Theron's
+    crash): ours is measured and shown beside them, never ranked, and a crash is printed as the
+    result it is. The oracle is written out by hand."""
+    from labctl.references import rank
+    from labctl.report import _reference_section
+
+    ours = Figure(None, {"dispatcher": "thread_pool"}, name="libcppa (a graph only)")
+    erlang = Figure(600.0, {}, peer="Erlang")
+    theron = Figure(None, {}, peer="Theron 3.03", outcome="crashed for more than 210 actors")
+    reference = Reference("t", "s", "h", "actor_creation", "elapsed_ns", None, "s", True, {}, "",
+                          [ours, erlang, theron], StudyRan({"depth": 19}, "mean", 5))
+    comparison = rank(reference, [Match(ours, value=2e8, median=2e8, interval=(1.5e8, 2.5e8), samples=5,
+                                        params={"depth": 18, "dispatcher": "thread_pool"}),
+                                  Match(erlang), Match(theron)])
+    assert comparison.ours == [] and len(comparison.measured) == 1
+    assert comparison.verdict.startswith("The study prints no number for its own runtime here")
+    lines = _reference_section(comparison, 0, tmp_path, [])
+    assert "- depth: ours 18, the study 19" in lines
+    table = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
+    assert "| 1 | **labctl dispatcher=thread_pool (this machine)** | 0.2 s |" in table
+    assert "| 2 | Erlang (study) | 600 s |" in table
+    assert table[-1] == "|  | Theron 3.03 (study) | crashed for more than 210 actors |"
+    assert any("| no number (a graph only) |" in row for row in table)
+    assert not list(tmp_path.iterdir())  # nothing to plot: one figure of ours, unranked
+
+
+def test_the_studys_runtimes_run_here_are_ranked_with_ours_and_one_not_run_says_why(tmp_path):
+    """A runtime of the study that the lab runs is a figure of ours with `runtime`: measured, ranked
+    against the study's order, and named by its runtime in the absolute table; one the lab cannot
+    run stays a peer with the reason. Oracle: the orders written out by hand (study: fibers 0.05 <
+    Go 0.42 < Erlang 0.63 < pthread 54; here: fibers 0.9 µs < Erlang 4 µs < Go 5 µs < 60 µs, so
+    Go vs Erlang alone reverses, of six pairs)."""
+    from labctl.references import rank
+    from labctl.report import _reference_section
+
+    fibers = Figure(0.05, {"runtime": "boost_fiber", "threads": 2}, name="fiber (work stealing)")
+    go = Figure(0.42, {"runtime": "go"}, name="Go go1.8.1")
+    erlang = Figure(0.63, {"runtime": "erlang"}, name="Erlang erts-8.3")
+    threads = Figure(54.0, {"dispatcher": "active_obj"}, name="pthread")  # the one ours stands for
+    theron = Figure(0.7, {}, peer="Theron 3.03", not_run="not packaged in Debian 12")
+    reference = Reference("t", "s", "h", "skynet", "elapsed_ns", "leaves", "µs", True, {}, "",
+                          [fibers, go, erlang, threads, theron], StudyRan({"leaves": 1_000_000}, "min", None))
+
+    def match(figure, ns, runtime):
+        return Match(figure, value=ns, median=ns, interval=(ns * 0.99, ns * 1.01), samples=5,
+                     params={"runtime": runtime, "leaves": 1_000_000})
+
+    comparison = rank(reference, [match(fibers, 900.0, "boost_fiber"), match(go, 5000.0, "go"),
+                                  match(erlang, 4000.0, "erlang"), match(threads, 60_000.0, "labctl"),
+                                  Match(theron)])
+    assert comparison.kind == "does not hold"
+    assert len(comparison.agree) == 5 and len(comparison.reversed) == 1
+    assert comparison.reversed[0].startswith("Go go1.8.1 vs Erlang erts-8.3")
+    (tmp_path / "figures").mkdir()
+    table = [line for line in "\n".join(_reference_section(comparison, 0, tmp_path, [])).splitlines()
+             if line.startswith("| ")]
+    assert "| 7 | **go (this machine)** | 5 µs |" in table
+    assert "| 5 | **boost_fiber threads=2 (this machine)** | 0.9 µs |" in table
+    assert "| 4 | Theron 3.03 (study; not run here: not packaged in Debian 12) | 0.7 µs |" in table
+
+
+def test_a_peer_run_here_with_the_studys_only_number_is_set_beside_ours_not_ranked():
+    """libcppa's mailbox post prints Erlang's 600 s and no number of libcppa's: with Erlang run
+    here, both are measured, and still no order of the study's own runtime exists to check."""
+    from labctl.references import rank
+
+    ours = Figure(None, {"dispatcher": "thread_pool", "sender": "thread"}, name="libcppa (a graph only)")
+    erlang = Figure(600.0, {"runtime": "erlang"}, name="Erlang (20 sender actors, 12 cores)")
+    reference = Reference("t", "s", "h", "mailbox_n_to_1", "elapsed_ns", None, "s", True, {}, "",
+                          [ours, erlang], StudyRan({"threads": 12}, "mean", 5))
+    comparison = rank(reference, [Match(ours, value=2e9, median=2e9, samples=5),
+                                  Match(erlang, value=9e9, median=9e9, samples=5)])
+    assert comparison.kind == "beside its peers" and len(comparison.measured) == 2
+    assert not comparison.agree and not comparison.reversed

@@ -46,6 +46,7 @@ def kernel_json(kernel: Kernel) -> dict:
         "source": kernel.source,
         "studies": [{"part": part, **studies.catalogue()[key].to_dict()} for key, part in kernel.sources],
         "verifies": kernel.verifies,
+        "metrics": list(kernel.metrics),  # its own figures, beside every sample's (labctl.metrics)
         "params": [{"name": p.name, "type": p.type, "default": p.default, "default_for": dict(p.default_for),
                     "allowed": p.allowed(), "applies_to": list(p.applies_to), "runtimes": list(p.runtimes),
                     "help": p.help}
