@@ -154,7 +154,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     dispatcher = kernels.dispatchers().get(str(params.get("dispatcher")))
     measured.schedule_dependent = measures.schedule_dependent(
         params, dispatcher is not None and dispatcher.thread_per_agent, result["thread_cpu_ns"],
-        result["process_cpu_ns"])
+        result["process_cpu_ns"], measure.at_work)
     return measured
 
 
