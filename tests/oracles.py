@@ -226,6 +226,19 @@ def mixed(params: Params) -> Oracle:
                   hops + 2 * rounds + rings, {"agents": agents})
 
 
+# -- Savina (the savina_ kernels: Imam and Sarkar's suite) ---------------------------------------
+
+# savina oracles A end
+
+# savina oracles B end
+
+# savina oracles C end
+
+# savina oracles D end
+
+# savina oracles E end
+
+
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "skynet": skynet,
     "ping_pong": ping_pong,
@@ -243,6 +256,11 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "floor_cache_line": floor_cache_line,
     "floor_futex_wake": floor_futex_wake,
     "floor_actor_loop": floor_actor_loop,
+    # savina ORACLES A end
+    # savina ORACLES B end
+    # savina ORACLES C end
+    # savina ORACLES D end
+    # savina ORACLES E end
 }
 
 

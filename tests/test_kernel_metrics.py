@@ -80,6 +80,11 @@ CASES = [
     # CAF's senders are never pinned: no sender_cpus.
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50}, set()),
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50, "sender": "agent", **LIFETIME}, {"phase_ns"}),
+    # savina CASES A end
+    # savina CASES B end
+    # savina CASES C end
+    # savina CASES D end
+    # savina CASES E end
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]
 

@@ -29,6 +29,11 @@ SMALL = {
     "floor_cache_line": {"round_trips": 2000, "latency_samples": 100},
     "floor_futex_wake": {"round_trips": 200, "latency_samples": 20},
     "floor_actor_loop": {"messages": 2000},
+    # savina SMALL A end
+    # savina SMALL B end
+    # savina SMALL C end
+    # savina SMALL D end
+    # savina SMALL E end
 }
 
 

@@ -37,6 +37,9 @@ inline constexpr std::array kStudies = {
     Study{"machinate_shootout", "Shootout 0001", "Kevin Downey",
           "the machinate repository (sourcehut), at 0.0.79-35-g7f85ba3", 2024,
           "https://git.sr.ht/~hiredman/machinate"},
+    Study{"savina", "Savina - An Actor Benchmark Suite: Enabling Empirical Evaluation of Actor Libraries",
+          "Shams M. Imam and Vivek Sarkar", "AGERE! 2014 (SPLASH workshops), ACM", 2014,
+          "https://doi.org/10.1145/2687357.2687368"},
 };
 
 // The study called `key`, or nullptr.
