@@ -240,6 +240,67 @@ def runtime_ranking(table: pd.DataFrame, kernel: str | Kernel,
     return ranked
 
 
+def configuration(row, names: Sequence[str]) -> str:
+    """How a point ran, across kernels: its runtime, then its values of `names` (settings the
+    schemas call a configuration: dispatcher, fifo, threads...): `labctl thread_pool threads=2`."""
+    runtime = _key(row[RUNTIME]) if RUNTIME in row else None
+    return " ".join(part for part in (show(runtime or OURS), label(row, [n for n in names if n in row])) if part)
+
+
+@dataclass(frozen=True)
+class SuiteGroup:
+    """A group of a suite's kernels (Catalogue.groups), summarised: `benchmarks` are its kernels'
+    scenarios (a kernel at one size is one), and `table` has a row per configuration, best first:
+    `geomean`, the geometric mean over the benchmarks it ran of its median over the best
+    configuration's of that benchmark (1.0: the best on every one), `ran` how many it ran,
+    `worst` its largest such ratio and `worst_at` that benchmark."""
+
+    name: str
+    benchmarks: list[str]
+    table: pd.DataFrame
+
+
+def suite_summary(views: Mapping[str, tuple[Metric, pd.DataFrame]],
+                  groups: Mapping[str, str]) -> list[SuiteGroup]:
+    """Each group of `groups` (kernel -> group) that has kernels in `views` (kernel -> its metric
+    and point table), in the order the groups first appear. A configuration's ratio on a
+    benchmark is its best point's median over the benchmark's best median (the other way round
+    where higher is better), so every ratio is >= 1 and a configuration missing from a benchmark
+    is left out of that benchmark's mean, not counted as best or worst."""
+    summaries = []
+    for group in dict.fromkeys(groups.values()):
+        ratios: dict[str, dict[str, float]] = {}  # configuration -> benchmark -> ratio
+        benchmarks = []
+        kernels = [k for k, g in groups.items() if g == group and k in views]
+        # The settings that tell the group's configurations apart: those that vary in a kernel.
+        names = list(dict.fromkeys(name for k in kernels for name in varying(views[k][1], k) if name != RUNTIME
+                                   and any(p.name == name and p.configuration for p in params_of(views[k][1], k))))
+        for kernel in kernels:
+            metric, table = views[kernel]
+            for scenario, part in scenarios(table, kernel):
+                part = part[part["median"] > 0]
+                if part.empty:
+                    continue
+                benchmark = f"{kernel} {scenario}".strip()
+                benchmarks.append(benchmark)
+                best = part["median"].min() if metric.lower_is_better else part["median"].max()
+                for _, row in part.iterrows():
+                    ratio = row["median"] / best if metric.lower_is_better else best / row["median"]
+                    mine = ratios.setdefault(configuration(row, names), {})
+                    mine[benchmark] = min(ratio, mine.get(benchmark, math.inf))
+        if not benchmarks:
+            continue
+        rows = []
+        for name, of in ratios.items():
+            worst_at = max(of, key=of.get)
+            rows.append({"configuration": name, "ran": len(of),
+                         "geomean": math.exp(sum(math.log(r) for r in of.values()) / len(of)),
+                         "worst": of[worst_at], "worst_at": worst_at})
+        table = pd.DataFrame(rows).sort_values(["ran", "geomean"], ascending=[False, True], kind="stable")
+        summaries.append(SuiteGroup(group, benchmarks, table.reset_index(drop=True)))
+    return summaries
+
+
 @dataclass(frozen=True)
 class FloorDistance:
     """How far the points of a kernel are from a floor the same run measured: `points` is their

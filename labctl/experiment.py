@@ -80,6 +80,9 @@ class GridSpec(BaseModel):
     measure: Measure | None = None
     env: dict[str, str] = {}  # environment of the worker process (e.g. LD_PRELOAD)
     cpus: str | None = None  # pin the worker process: cores of the inherited CPU set, "0-1"
+    # The suite's category of the grid's kernel (Savina's micro, concurrency, parallelism): a
+    # report summarises each group across its kernels. A kernel belongs to one group.
+    group: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]*$")] | None = None
 
 
 class FigureSpec(BaseModel):
@@ -231,13 +234,14 @@ class Plan:
     references: list[Reference] = field(default_factory=list)
     studies: list[studies.Study] = field(default_factory=list)  # the publications it reproduces
     claims: list[Claim] = field(default_factory=list)
+    groups: dict[str, str] = field(default_factory=dict)  # kernel -> its grid's group
 
     @property
     def catalogue(self) -> Catalogue:
         """What its analysis needs besides the samples, kept with the run (labctl.schema)."""
         catalogue = kernels.catalogue_of([point.kernel for point in self.points])
         catalogue.studies, catalogue.references = list(self.studies), list(self.references)
-        catalogue.claims = list(self.claims)
+        catalogue.claims, catalogue.groups = list(self.claims), dict(self.groups)
         return catalogue
 
 
@@ -290,6 +294,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
                       for index, ref in enumerate(spec.reference)]
         claims = [_claim(spec, claim, f"{source}: claim[{index}]") for index, claim in enumerate(spec.claim)]
         cited = _studies(spec, f"{source}: study")
+        groups = _groups(spec, source)
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
         raise ExperimentError(printable(str(error))) from None
     if spec.order == "random":
@@ -300,7 +305,22 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     else:
         seed = None
     return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes,
-                scale, references, cited, claims)
+                scale, references, cited, claims, groups)
+
+
+def _groups(spec: ExperimentSpec, source: str) -> dict[str, str]:
+    """Each grouped kernel's group; a kernel two grids put in different groups is refused."""
+    groups: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for index, grid in enumerate(spec.grid):
+        if grid.group is None:
+            continue
+        if groups.setdefault(grid.kernel, grid.group) != grid.group:
+            raise ExperimentError(f"{source}: grid[{index}].group: kernel '{grid.kernel}' is in group "
+                                  f"'{groups[grid.kernel]}' in grid[{where[grid.kernel]}]; a kernel "
+                                  "belongs to one group")
+        where.setdefault(grid.kernel, index)
+    return groups
 
 
 def _studies(spec: ExperimentSpec, where: str) -> list[studies.Study]:

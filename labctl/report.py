@@ -40,6 +40,7 @@ from labctl.analysis import (
     runtime_ranking,
     scenarios,
     sort_key,
+    suite_summary,
     varying,
 )
 from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_reference, save
@@ -199,8 +200,10 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
     lines += _measures_section(samples)
     for number_, (_, _, part) in enumerate(groups or [("", [], samples)], 1):
         number_ = number_ if several else None
-        lines += _runtimes_section({kernel: (metric, table) for machine, kernel, metric, table, measure in views
-                                    if machine == number_ and measure in ("", metrics.TIME)}, _on(number_))
+        timed = {kernel: (metric, table) for machine, kernel, metric, table, measure in views
+                 if machine == number_ and measure in ("", metrics.TIME)}
+        lines += _suite_section(timed, catalogue.groups, _on(number_))
+        lines += _runtimes_section(timed, _on(number_))
         # A floor bounds the clock's figures of its own machine only.
         lines += _floors_section(part[part["measure"] == metrics.TIME], _on(number_))
     for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
@@ -378,6 +381,25 @@ def _kernel_section(catalogue: Catalogue, kernel: str, metric: Metric, table: pd
     right = set(range(len(vary), len(vary) + 5 + len(medians)))
     lines += [markdown_table(headers, rows, right), ""]
     return lines
+
+
+def _suite_section(views: dict[str, tuple[Metric, pd.DataFrame]], groups: dict[str, str],
+                   machine: str = "") -> list[str]:
+    lines = []
+    for group in suite_summary(views, groups):
+        rows = [[place, row["configuration"], f"{row['geomean']:.2f}x", f"{row['ran']} of {len(group.benchmarks)}",
+                 f"{row['worst']:.2f}x ({row['worst_at']})"]
+                for place, (_, row) in enumerate(group.table.iterrows(), 1)]
+        lines += [f"### {printable(group.name)}", "",
+                  f"Benchmarks: {', '.join(printable(b) for b in group.benchmarks)}.", "",
+                  markdown_table(["rank", "configuration", "geomean x best", "benchmarks", "worst"], rows, {0, 2}), ""]
+    if not lines:
+        return []
+    return ["## Across the suite" + (f" on {machine}" if machine else ""), "",
+            "Per group of the experiment's kernels: each configuration (runtime, dispatcher, its "
+            "settings, threads) with the geometric mean, over the group's benchmarks it ran, of its "
+            "median time over the best configuration's median on that benchmark (1.00x: the best on "
+            "every one). Configurations that ran every benchmark of the group come first.", "", *lines]
 
 
 def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: str = "") -> list[str]:

@@ -271,6 +271,9 @@ class Catalogue:
     references: list[Reference] = field(default_factory=list)
     dispatchers: dict[str, Dispatcher] = field(default_factory=dict)  # none in a run before v3 of it
     claims: list[Claim] = field(default_factory=list)
+    # The suite's category of each kernel, where its experiment groups them (`group` of a grid:
+    # Savina's micro, concurrency...): a report summarises each group across its kernels.
+    groups: dict[str, str] = field(default_factory=dict)
 
     def thread_per_agent(self, params: dict[str, object]) -> bool:
         """Whether a point with these parameters runs each agent on a thread of its own."""
@@ -282,19 +285,21 @@ class Catalogue:
         return spec.params if spec else ()
 
     def merged(self, other: Catalogue) -> Catalogue:
-        """Both runs' kernels (the first's where both have one), studies and references."""
+        """Both runs' kernels (the first's where both have one), studies, references and groups."""
         return Catalogue({**other.kernels, **self.kernels},
                          self.studies + [s for s in other.studies if s not in self.studies],
                          self.references + [r for r in other.references if r not in self.references],
                          {**other.dispatchers, **self.dispatchers},
-                         self.claims + [c for c in other.claims if c not in self.claims])
+                         self.claims + [c for c in other.claims if c not in self.claims],
+                         {**other.groups, **self.groups})
 
     def to_json(self) -> dict:
         return {"kernels": {name: k.to_json() for name, k in self.kernels.items()},
                 "studies": [s.to_dict() for s in self.studies],
                 "references": [r.to_json() for r in self.references],
                 "dispatchers": {name: asdict(d) for name, d in self.dispatchers.items()},
-                "claims": [c.to_json() for c in self.claims]}
+                "claims": [c.to_json() for c in self.claims],
+                "groups": dict(self.groups)}
 
     @classmethod
     def from_json(cls, data: dict) -> Catalogue:
@@ -303,7 +308,8 @@ class Catalogue:
                    [Reference.from_json(r) for r in data.get("references", [])],
                    {name: Dispatcher(**{**d, "takes": tuple(d["takes"])})
                     for name, d in data.get("dispatchers", {}).items()},
-                   [Claim.from_json(c) for c in data.get("claims", [])])
+                   [Claim.from_json(c) for c in data.get("claims", [])],
+                   dict(data.get("groups", {})))
 
 
 # The parameters that said how a kernel ran, for runs stored before their catalogue was (v3).
