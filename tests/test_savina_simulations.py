@@ -1,0 +1,85 @@
+"""Savina's simulations of group E (savina_logmap, savina_cigsmok, savina_barber): their oracles
+on cases worked out by hand, the kernels' answers at small sizes on a few dispatchers, bad
+parameters refused with a message naming the parameter, and the kernels' checks catching a
+wrong answer."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import oracles
+import pytest
+
+from labctl import _native
+
+KERNELS = {k["name"] for k in _native.kernels()}
+DISPATCHERS = [{"dispatcher": "one_thread"}, {"dispatcher": "thread_pool", "threads": 2},
+               {"dispatcher": "active_obj"}]
+
+
+def resolved(kernel: str, params: dict) -> dict:
+    return _native.validate(kernel, params, scoped=False)
+
+
+def bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def fnv(*words: int) -> int:
+    h = 0xCBF29CE484222325
+    for w in words:
+        h = (h ^ w) * 0x100000001B3 % 2**64
+    return h
+
+
+# -- savina_logmap --------------------------------------------------------------------------------
+
+def test_logmap_oracle_worked_by_hand():
+    # terms=2, series=2, start_rate=3.5, increment=0.5:
+    #   series 0: rate 3.5, start 0   -> 3.5*0*(1-0) = 0, then 0 again: terms 0.0, 0.0
+    #   series 1: rate 4.0, start 0.5 -> 4*0.5*0.5 = 1.0, then 4*1*0 = 0.0: terms 1.0, 0.0
+    #   last terms 0.0 and 0.0 sum to 0; messages 1 Start + 2 x (2 x 3 + GetTerm + report) = 17.
+    series0 = fnv(bits(0.0), bits(0.0))
+    series1 = fnv(bits(1.0), bits(0.0))
+    got = oracles.savina_logmap(resolved("savina_logmap", {"terms": 2, "series": 2, "start_rate": 3.5,
+                                                           "increment": 0.5}))
+    assert got.answer == (f"series_reported=2 terms_computed=4 terms_hash={fnv(series0, series1):016x} "
+                          "final_sum=0")
+    assert got.messages == 17
+
+
+def test_logmap_oracle_is_bit_for_bit():
+    # One ulp less in the start rate changes the terms, so the hash: the answer holds every bit.
+    # (Series 0 starts at term 0 and stays there: series 1 is the one that moves.)
+    base = resolved("savina_logmap", {"terms": 50, "series": 2})
+    nudged = dict(base, start_rate=math.nextafter(float(base["start_rate"]), 0.0))
+    assert oracles.savina_logmap(base).answer != oracles.savina_logmap(nudged).answer
+
+
+@pytest.mark.parametrize("dispatcher", DISPATCHERS, ids=lambda d: d["dispatcher"])
+def test_logmap_answers_as_its_oracle(dispatcher):
+    params = {"terms": 300, "series": 4, **dispatcher}
+    result = _native.run("savina_logmap", params)
+    expected = oracles.savina_logmap(resolved("savina_logmap", params))
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["answer"] == _native.expect("savina_logmap", params)["answer"]
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"terms": 0}, "terms"),
+    ({"series": 0}, "series"),
+    ({"start_rate": 4.5}, "start_rate"),
+    ({"increment": -0.1}, "increment"),
+    ({"series": 500, "increment": 0.01}, "increment"),   # start terms past 1
+    ({"series": 10, "start_rate": 3.99}, "start_rate"),  # rates past 4
+    ({"series": 20_000, "dispatcher": "active_obj"}, "series"),
+])
+def test_logmap_refuses_bad_parameters(params, name):
+    with pytest.raises(ValueError, match=f"'{name}'|{name}="):
+        _native.run("savina_logmap", params)
+
+
+def test_logmap_wrong_answer_is_caught():
+    with pytest.raises(Exception, match="(?i)answer|expected"):
+        _native.run("savina_logmap", {"terms": 10, "series": 2}, fault="wrong_answer")
