@@ -228,13 +228,115 @@ def mixed(params: Params) -> Oracle:
 
 # -- Savina (the savina_ kernels: Imam and Sarkar's suite) ---------------------------------------
 
+def savina_pingpong(params: Params) -> Oracle:
+    """Savina's Ping Pong: 1 Start, N SendPing, N SendPong, N-1 Ping (ping to itself), 1 Stop."""
+    n = _int(params, "pings")
+    return Oracle(f"start=1 ping={n - 1} send_ping={n} send_pong={n} stop=1 pings_left=0", 3 * n + 1)
+
 # savina oracles A end
+
+def _fj_job() -> float:
+    """Savina's performComputation(37.2): the square of a sine (math.sin is the C library's)."""
+    import math
+
+    sine = math.sin(37.2)
+    return sine * sine
+
+
+def _fj_repeated_sum(value: float, count: int) -> float:
+    """`count` copies of `value` added one after another from zero, as a worker adds them."""
+    total = 0.0
+    for _ in range(count):
+        total += value
+    return total
+
+
+def savina_fjthrput(params: Params) -> Oracle:
+    """Each of `actors` workers does `messages` jobs, adding the (equal) results in turn; the sink
+    adds the workers' sums in the workers' order. Messages: every job, and each worker's tally."""
+    messages, actors = _int(params, "messages"), _int(params, "actors")
+    total = _fj_repeated_sum(_fj_repeated_sum(_fj_job(), messages), actors)
+    return Oracle(f"jobs={actors * messages} workers_done={actors} bad_results=0 "
+                  f"result_sum={format(total, '.17g')}", actors * (messages + 1))
 
 # savina oracles B end
 
 # savina oracles C end
 
+_D_M64 = 2**64 - 1
+_D_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _d_mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _D_M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _D_M64
+    return z ^ (z >> 31)
+
+
+def _d_splitmix(seed: int, stream: int):
+    """The savina_ kernels' seeded streams: SplitMix64 from mix64(seed * 65536 + stream)."""
+    state = _d_mix64((seed * 65536 + stream) & _D_M64)
+    while True:
+        state = (state + _D_GOLDEN) & _D_M64
+        yield _d_mix64(state)
+
+
+def savina_concdict(params: Params) -> Oracle:
+    """Each worker's operations replayed in turn on {k: k}: worker i writes only keys k with
+    k % workers == i, so the final contents are the same in every interleaving. The digest sums
+    mix64(key << 32 | value) over the entries. Messages: a DoWork and an EndWork per worker, a
+    request and a reply per operation, one End."""
+    workers, per_worker = _int(params, "workers"), _int(params, "messages_per_worker")
+    write_percent, keys, seed = _int(params, "write_percent"), _int(params, "keys"), _int(params, "seed")
+    reads = writes = 0
+    written: dict[int, int] = {}
+    for w in range(workers):
+        rand = _d_splitmix(seed, w)
+        own_keys = (keys - w + workers - 1) // workers
+        for _ in range(per_worker):
+            if next(rand) % 100 < write_percent:
+                key = w + workers * (next(rand) % own_keys)
+                written[key] = next(rand) >> 32
+                writes += 1
+            else:
+                next(rand)
+                reads += 1
+    digest = sum(_d_mix64(k << 32 | k) for k in range(keys) if k not in written)
+    digest = (digest + sum(_d_mix64(k << 32 | v) for k, v in written.items())) & _D_M64
+    return Oracle(f"reads={reads} writes={writes} replies={reads + writes} size={keys} digest={digest}",
+                  2 * workers * (per_worker + 1) + 1)
+
 # savina oracles D end
+
+_FNV_BASIS, _FNV_PRIME, _WORD = 0xCBF29CE484222325, 0x100000001B3, 2**64
+
+
+def _fnv(hash_: int, word: int) -> int:
+    """FNV-1a over 64-bit words, as savina_logmap folds each term's bits and each series' hash."""
+    return (hash_ ^ word) * _FNV_PRIME % _WORD
+
+
+def savina_logmap(params: Params) -> Oracle:
+    """Series i: rate start_rate + i*increment, start term i*increment, each next term
+    rate*term*(1-term) (Python's floats are the same IEEE doubles, the same operations in the
+    same order). The hash folds every term's bits per series, then the series' hashes in order;
+    the last terms are summed in series order. Messages: Start, then per series terms x
+    (NextTerm, Compute, Result), a GetTerm and a report."""
+    import struct
+
+    terms, series = _int(params, "terms"), _int(params, "series")
+    start_rate, increment = float(params["start_rate"]), float(params["increment"])
+    total, final_sum = _FNV_BASIS, 0.0
+    for i in range(series):
+        rate, term, hash_ = start_rate + i * increment, i * increment, _FNV_BASIS
+        for _ in range(terms):
+            term = rate * term * (1 - term)
+            hash_ = _fnv(hash_, struct.unpack("<Q", struct.pack("<d", term))[0])
+        total = _fnv(total, hash_)
+        final_sum += term
+    answer = (f"series_reported={series} terms_computed={series * terms} terms_hash={total:016x} "
+              f"final_sum={'%.17g' % final_sum}")
+    return Oracle(answer, 1 + series * (3 * terms + 2))
 
 # savina oracles E end
 
@@ -256,10 +358,14 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "floor_cache_line": floor_cache_line,
     "floor_futex_wake": floor_futex_wake,
     "floor_actor_loop": floor_actor_loop,
+    "savina_pingpong": savina_pingpong,
     # savina ORACLES A end
+    "savina_fjthrput": savina_fjthrput,
     # savina ORACLES B end
     # savina ORACLES C end
+    "savina_concdict": savina_concdict,
     # savina ORACLES D end
+    "savina_logmap": savina_logmap,
     # savina ORACLES E end
 }
 

@@ -80,10 +80,14 @@ CASES = [
     # CAF's senders are never pinned: no sender_cpus.
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50}, set()),
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50, "sender": "agent", **LIFETIME}, {"phase_ns"}),
+    ("savina_pingpong", {"pings": 100}, set()),
     # savina CASES A end
+    ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     # savina CASES B end
     # savina CASES C end
+    ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     # savina CASES D end
+    ("savina_logmap", {"terms": 20, "series": 2}, set()),
     # savina CASES E end
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]

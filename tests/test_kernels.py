@@ -29,10 +29,14 @@ SMALL = {
     "floor_cache_line": {"round_trips": 2000, "latency_samples": 100},
     "floor_futex_wake": {"round_trips": 200, "latency_samples": 20},
     "floor_actor_loop": {"messages": 2000},
+    "savina_pingpong": {"pings": 1000},
     # savina SMALL A end
+    "savina_fjthrput": {"messages": 200, "actors": 6},
     # savina SMALL B end
     # savina SMALL C end
+    "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     # savina SMALL D end
+    "savina_logmap": {"terms": 200, "series": 3},
     # savina SMALL E end
 }
 
