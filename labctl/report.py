@@ -396,10 +396,10 @@ def _suite_section(views: dict[str, tuple[Metric, pd.DataFrame]], groups: dict[s
     if not lines:
         return []
     return ["## Across the suite" + (f" on {machine}" if machine else ""), "",
-            "Per group of the experiment's kernels: each configuration (runtime, dispatcher, its "
-            "settings, threads) with the geometric mean, over the group's benchmarks it ran, of its "
-            "median time over the best configuration's median on that benchmark (1.00x: the best on "
-            "every one). Configurations that ran every benchmark of the group come first.", "", *lines]
+            ("Per group of the experiment's kernels: each configuration (runtime, dispatcher, its "
+             "settings, threads) with the geometric mean, over the group's benchmarks it ran, of its "
+             "median time over the best configuration's median on that benchmark (1.00x: the best on "
+             "every one). Configurations that ran every benchmark of the group come first."), "", *lines]
 
 
 def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: str = "") -> list[str]:

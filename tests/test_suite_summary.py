@@ -94,7 +94,7 @@ def test_the_report_summarises_each_group_as_the_samples_say(tmp_path, labctl):
         expected[group] = {f"labctl {d}": math.exp(sum(map(math.log, r)) / len(r)) for d, r in ratios.items()}
     for group, configurations in expected.items():
         table = section.split(f"### {group}", 1)[1].split("###", 1)[0]
-        rows = re.findall(r"^\| *(\d+) \| ([^|]+?) +\| +([\d.]+)x \| (\d+) of (\d+) \|", table, re.M)
+        rows = re.findall(r"^\| *(\d+) \| ([^|]+?) +\| +([\d.]+)x \| (\d+) of (\d+) \|", table, re.MULTILINE)
         assert {name: float(mean) for _, name, mean, _, _ in rows} == pytest.approx(configurations, abs=0.006)
         assert all((ran, of) == (str(2 if group == "micro" else 1),) * 2 for _, _, _, ran, of in rows)
         assert [float(mean) for _, _, mean, _, _ in rows] == sorted(float(mean) for _, _, mean, _, _ in rows)
