@@ -1,0 +1,85 @@
+"""Group D's Savina kernels, where agents share state through one agent: savina_concdict (8),
+savina_concsll (9) and savina_banking (15). Hand-worked oracle cases, the schedule-independent
+answers on threaded dispatchers, and parameters they refuse."""
+
+from __future__ import annotations
+
+import oracles
+import pytest
+
+from labctl import _native, kernels
+
+THREADED = {"dispatcher": "thread_pool", "threads": 2}
+
+
+def run(kernel: str, params: dict) -> dict:
+    return _native.run(kernel, params)
+
+
+def resolved_oracle(kernel: str, params: dict) -> oracles.Oracle:
+    return oracles.oracle(kernel, _native.validate(kernel, params, scoped=False))
+
+
+# -- savina_concdict -----------------------------------------------------------------------------
+
+# By hand: 1 worker, 5 requests, no writes, one key. Every request is a read of key 0 (any number
+# mod 1), the dictionary stays {0: 0}, whose digest is mix64(0 << 32 | 0) = mix64(0) = 0 (each
+# step of SplitMix64's finalizer maps 0 to 0). Messages: 1 DoWork + 5 reads + 5 replies + 1
+# EndWork + 1 End = 13 = 2 * 1 * (5 + 1) + 1.
+# With messages_per_worker = 0 and 3 workers: no request; 3 DoWork, 3 EndWork, 1 End = 7 messages;
+# the dictionary {k: k} for k < 2 has digest mix64(0) + mix64(1 << 32 | 1).
+# With write_percent = 100 and 2 workers, 4 requests each over 3 keys: 8 writes, 0 reads, 8
+# replies, size 3; messages 2 * 2 * 5 + 1 = 21.
+def test_concdict_oracle_hand_worked_cases():
+    base = {"write_percent": 10, "seed": 1}
+    reads_only = oracles.savina_concdict({**base, "workers": 1, "messages_per_worker": 5, "write_percent": 0, "keys": 1})
+    assert reads_only == oracles.Oracle("reads=5 writes=0 replies=5 size=1 digest=0", 13)
+    idle = oracles.savina_concdict({**base, "workers": 3, "messages_per_worker": 0, "keys": 2})
+    assert idle.answer == f"reads=0 writes=0 replies=0 size=2 digest={oracles._d_mix64(0) + oracles._d_mix64(1 << 32 | 1)}"
+    assert idle.messages == 7
+    writes = oracles.savina_concdict({**base, "workers": 2, "messages_per_worker": 4, "write_percent": 100, "keys": 3})
+    assert writes.answer.startswith("reads=0 writes=8 replies=8 size=3 digest=")
+    assert writes.messages == 21
+
+
+@pytest.mark.parametrize("seed", [0, 7, 123456])
+@pytest.mark.parametrize("write_percent", [0, 10, 50, 100])
+def test_concdict_final_contents_do_not_depend_on_the_schedule(seed, write_percent):
+    # Many writers on few keys, on two threads: worker i writes only keys k % workers == i.
+    params = {"workers": 6, "messages_per_worker": 300, "write_percent": write_percent, "keys": 40,
+              "seed": seed, **THREADED}
+    result = run("savina_concdict", params)
+    expected = resolved_oracle("savina_concdict", params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+def test_concdict_seeds_give_different_contents():
+    answers = {run("savina_concdict", {"workers": 3, "messages_per_worker": 200, "keys": 50, "seed": s})["answer"]
+               for s in range(3)}
+    assert len(answers) == 3
+
+
+def test_concdict_states_its_expectation_as_the_oracle():
+    params = {"workers": 5, "messages_per_worker": 100, "keys": 64, "seed": 3}
+    stated = _native.expect("savina_concdict", params)
+    expected = resolved_oracle("savina_concdict", params)
+    assert (stated["answer"], stated["messages"]) == (expected.answer, expected.messages)
+
+
+def test_concdict_a_wrong_answer_raises():
+    with pytest.raises(_native.VerificationError):
+        _native.run("savina_concdict", {"workers": 2, "messages_per_worker": 10, "keys": 10}, "wrong_answer")
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"workers": 0}, "workers"),
+    ({"write_percent": 101}, "write_percent"),
+    ({"keys": 0}, "keys"),
+    ({"workers": 10, "keys": 9}, "keys"),
+    ({"seed": -1}, "seed"),
+    ({"workers": 10_000, "dispatcher": "active_obj"}, "dispatcher"),
+])
+def test_concdict_refuses_bad_parameters(values, param):
+    with pytest.raises(kernels.ParamError, match=param) as caught:
+        kernels.resolve("savina_concdict", values)
+    assert caught.value.param == param
