@@ -261,6 +261,16 @@ def savina_fjthrput(params: Params) -> Oracle:
 
 # savina oracles B end
 
+def savina_chameneos(params: Params) -> Oracle:
+    """Every creature asks once at its start and both creatures of a meeting ask again after it:
+    creatures + 2*meetings requests, the last `creatures` of them answered with an exit. Each
+    meeting is a forwarded request and a change, counted by both its creatures; each creature
+    reports once. Messages: requests, forwards, changes, exits, reports."""
+    creatures, meetings = _int(params, "creatures"), _int(params, "meetings")
+    answer = (f"meetings={meetings} requests={creatures + 2 * meetings} exits={creatures} "
+              f"counted={2 * meetings} reports={creatures} wrong_changes=0 colour_invariant=kept")
+    return Oracle(answer, (creatures + 2 * meetings) + meetings + meetings + creatures + creatures)
+
 # savina oracles C end
 
 _D_M64 = 2**64 - 1
@@ -362,6 +372,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
     # savina ORACLES B end
+    "savina_chameneos": savina_chameneos,
     # savina ORACLES C end
     "savina_concdict": savina_concdict,
     # savina ORACLES D end

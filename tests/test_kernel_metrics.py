@@ -81,9 +81,12 @@ CASES = [
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50}, set()),
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50, "sender": "agent", **LIFETIME}, {"phase_ns"}),
     ("savina_pingpong", {"pings": 100}, set()),
+    ("caf_savina_pingpong", {"pings": 100}, set()),
     # savina CASES A end
     ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     # savina CASES B end
+    ("savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
+    ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     # savina CASES C end
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     # savina CASES D end

@@ -33,6 +33,7 @@ SMALL = {
     # savina SMALL A end
     "savina_fjthrput": {"messages": 200, "actors": 6},
     # savina SMALL B end
+    "savina_chameneos": {"creatures": 5, "meetings": 200},
     # savina SMALL C end
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     # savina SMALL D end
