@@ -29,6 +29,8 @@ SMALL = {
     "thread_ring": {"actors": 8, "hops": 500},
     "parallel_thread_ring": {"actors": 8, "tokens": 5, "hops": 503},
     "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
+    "savina_pingpong": {"pings": 1000},  # savina A
+    "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.
