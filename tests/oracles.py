@@ -348,6 +348,35 @@ def savina_logmap(params: Params) -> Oracle:
               f"final_sum={'%.17g' % final_sum}")
     return Oracle(answer, 1 + series * (3 * terms + 2))
 
+def savina_cigsmok(params: Params) -> Oracle:
+    """Savina's PseudoRandom (value = (value*1309 + 13849) & 65535, seeded with `seed` or
+    rounds*smokers) replayed: each round draws the smoker (value % smokers), then the work
+    (value % 1000 + 10); a spell of work is that many steps of the 64-bit LCG
+    x = x*6364136223846793005 + 1442695040888963407 from x = work, the last states summed. Each
+    smoker's count folds into the hash in smoker order. Messages: Start, rounds StartSmoking and
+    StartedSmoking, smokers Exit and Tally."""
+    rounds, smokers, seed = _int(params, "rounds"), _int(params, "smokers"), _int(params, "seed")
+    value = seed or rounds * smokers
+    smokes, units, work_sum = [0] * smokers, 0, 0
+    for _ in range(rounds):
+        value = (value * 1309 + 13849) & 65535
+        smoker = value % smokers
+        value = (value * 1309 + 13849) & 65535
+        work = value % 1000 + 10
+        smokes[smoker] += 1
+        units += work
+        x = work
+        for _ in range(work):
+            x = (x * 6364136223846793005 + 1442695040888963407) % _WORD
+        work_sum = (work_sum + x) % _WORD
+    hash_ = _FNV_BASIS
+    for count in smokes:
+        hash_ = _fnv(hash_, count)
+    answer = (f"smokers_reported={smokers} smokes={rounds} uneven_smokers=0 smokes_hash={hash_:016x} "
+              f"work_units={units} work_sum={work_sum} start=1 start_smoking={rounds} "
+              f"started_smoking={rounds} exit={smokers} tally={smokers}")
+    return Oracle(answer, 1 + 2 * rounds + 2 * smokers)
+
 # savina oracles E end
 
 
@@ -377,6 +406,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_concdict": savina_concdict,
     # savina ORACLES D end
     "savina_logmap": savina_logmap,
+    "savina_cigsmok": savina_cigsmok,
     # savina ORACLES E end
 }
 

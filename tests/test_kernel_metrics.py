@@ -91,6 +91,7 @@ CASES = [
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     # savina CASES D end
     ("savina_logmap", {"terms": 20, "series": 2}, set()),
+    ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),
     # savina CASES E end
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]

@@ -38,6 +38,7 @@ SMALL = {
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     # savina SMALL D end
     "savina_logmap": {"terms": 200, "series": 3},
+    "savina_cigsmok": {"rounds": 100, "smokers": 10},
     # savina SMALL E end
 }
 
