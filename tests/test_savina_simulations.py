@@ -83,3 +83,57 @@ def test_logmap_refuses_bad_parameters(params, name):
 def test_logmap_wrong_answer_is_caught():
     with pytest.raises(Exception, match="(?i)answer|expected"):
         _native.run("savina_logmap", {"terms": 10, "series": 2}, fault="wrong_answer")
+
+
+# -- savina_cigsmok -------------------------------------------------------------------------------
+
+def lcg_work(work: int) -> int:
+    x = work
+    for _ in range(work):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+    return x
+
+
+def test_cigsmok_oracle_worked_by_hand():
+    # rounds=2, smokers=3, seed=1; Savina's PseudoRandom value = (value*1309 + 13849) & 65535:
+    #   1 -> 15158: smoker 15158 % 3 = 2;  15158 -> 63799: work 63799 % 1000 + 10 = 809
+    #   63799 -> 33876: smoker 33876 % 3 = 0;  33876 -> 55197: work 197 + 10 = 207
+    #   smokes [1, 0, 1], work units 1016; messages 1 Start + 2 x 2 rounds + 2 x 3 smokers = 11.
+    got = oracles.savina_cigsmok(resolved("savina_cigsmok", {"rounds": 2, "smokers": 3, "seed": 1}))
+    assert got.answer == (f"smokers_reported=3 smokes=2 uneven_smokers=0 smokes_hash={fnv(1, 0, 1):016x} "
+                          f"work_units=1016 work_sum={(lcg_work(809) + lcg_work(207)) % 2**64} start=1 "
+                          "start_smoking=2 started_smoking=2 exit=3 tally=3")
+    assert got.messages == 11
+
+
+def test_cigsmok_seed_zero_is_savinas_rounds_times_smokers():
+    zero = oracles.savina_cigsmok(resolved("savina_cigsmok", {"rounds": 30, "smokers": 7, "seed": 0}))
+    savina = oracles.savina_cigsmok(resolved("savina_cigsmok", {"rounds": 30, "smokers": 7, "seed": 210}))
+    other = oracles.savina_cigsmok(resolved("savina_cigsmok", {"rounds": 30, "smokers": 7, "seed": 211}))
+    assert zero == savina != other
+
+
+@pytest.mark.parametrize("dispatcher", DISPATCHERS, ids=lambda d: d["dispatcher"])
+@pytest.mark.parametrize("seed", [0, 12345])
+def test_cigsmok_answers_as_its_oracle(dispatcher, seed):
+    params = {"rounds": 200, "smokers": 9, "seed": seed, **dispatcher}
+    result = _native.run("savina_cigsmok", params)
+    expected = oracles.savina_cigsmok(resolved("savina_cigsmok", params))
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["answer"] == _native.expect("savina_cigsmok", params)["answer"]
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"rounds": 0}, "rounds"),
+    ({"smokers": 0}, "smokers"),
+    ({"seed": -1}, "seed"),
+    ({"smokers": 20_000, "dispatcher": "active_obj"}, "smokers"),
+])
+def test_cigsmok_refuses_bad_parameters(params, name):
+    with pytest.raises(ValueError, match=f"'{name}'|{name}="):
+        _native.run("savina_cigsmok", params)
+
+
+def test_cigsmok_wrong_answer_is_caught():
+    with pytest.raises(Exception, match="(?i)answer|expected"):
+        _native.run("savina_cigsmok", {"rounds": 10, "smokers": 2}, fault="wrong_answer")
