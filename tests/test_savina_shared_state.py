@@ -83,3 +83,57 @@ def test_concdict_refuses_bad_parameters(values, param):
     with pytest.raises(kernels.ParamError, match=param) as caught:
         kernels.resolve("savina_concdict", values)
     assert caught.value.param == param
+
+
+# -- savina_concsll ------------------------------------------------------------------------------
+
+# By hand: with write_percent = size_percent = 0 every request is a membership test (a draw
+# below 100 is never below 0): 3 workers x 4 requests = 12 tests, 12 replies, an empty list
+# (length 0, digest 0). Messages: 3 DoWork + 12 requests + 12 replies + 3 EndWork + 1 End = 31.
+# With size_percent = 100 every request is a size query: 2 x 5 = 10 sizes, messages 2*2*6+1 = 25.
+# With write_percent = 100, 1 worker x 3 requests: 3 inserts, a list of 3.
+def test_concsll_oracle_hand_worked_cases():
+    base = {"seed": 1}
+    tests = oracles.savina_concsll({**base, "workers": 3, "messages_per_worker": 4, "write_percent": 0, "size_percent": 0})
+    assert tests == oracles.Oracle("contains=12 writes=0 sizes=0 replies=12 length=0 unsorted=0 digest=0", 31)
+    sizes = oracles.savina_concsll({**base, "workers": 2, "messages_per_worker": 5, "write_percent": 0, "size_percent": 100})
+    assert sizes == oracles.Oracle("contains=0 writes=0 sizes=10 replies=10 length=0 unsorted=0 digest=0", 25)
+    inserts = oracles.savina_concsll({**base, "workers": 1, "messages_per_worker": 3, "write_percent": 100, "size_percent": 0})
+    assert inserts.answer.startswith("contains=0 writes=3 sizes=0 replies=3 length=3 unsorted=0 digest=")
+    assert inserts.messages == 2 * 1 * 4 + 1
+
+
+@pytest.mark.parametrize("seed", [0, 9])
+@pytest.mark.parametrize("write_percent, size_percent", [(10, 1), (60, 20), (100, 0)])
+def test_concsll_final_list_does_not_depend_on_the_schedule(seed, write_percent, size_percent):
+    params = {"workers": 6, "messages_per_worker": 150, "write_percent": write_percent,
+              "size_percent": size_percent, "seed": seed, **THREADED}
+    result = run("savina_concsll", params)
+    expected = resolved_oracle("savina_concsll", params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+def test_concsll_states_its_expectation_as_the_oracle():
+    params = {"workers": 5, "messages_per_worker": 100, "write_percent": 30, "seed": 4}
+    stated = _native.expect("savina_concsll", params)
+    expected = resolved_oracle("savina_concsll", params)
+    assert (stated["answer"], stated["messages"]) == (expected.answer, expected.messages)
+
+
+def test_concsll_a_wrong_answer_raises():
+    with pytest.raises(_native.VerificationError):
+        _native.run("savina_concsll", {"workers": 2, "messages_per_worker": 10}, "wrong_answer")
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"workers": 0}, "workers"),
+    ({"write_percent": 101}, "write_percent"),
+    ({"size_percent": -1}, "size_percent"),
+    ({"write_percent": 90, "size_percent": 11}, "write_percent"),
+    ({"messages_per_worker": -1}, "messages_per_worker"),
+    ({"workers": 10_000, "dispatcher": "active_obj"}, "dispatcher"),
+])
+def test_concsll_refuses_bad_parameters(values, param):
+    with pytest.raises(kernels.ParamError, match=param) as caught:
+        kernels.resolve("savina_concsll", values)
+    assert caught.value.param == param
