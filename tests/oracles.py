@@ -233,6 +233,11 @@ def savina_pingpong(params: Params) -> Oracle:
     n = _int(params, "pings")
     return Oracle(f"start=1 ping={n - 1} send_ping={n} send_pong={n} stop=1 pings_left=0", 3 * n + 1)
 
+def savina_count(params: Params) -> Oracle:
+    """Savina's Counting Actor: the producer's start, N Increments, a Retrieve, a Result of N."""
+    n = _int(params, "increments")
+    return Oracle(f"start=1 increments={n} retrieves=1 results=1 result={n}", n + 3)
+
 # savina oracles A end
 
 def _fj_job() -> float:
@@ -316,6 +321,33 @@ def savina_concdict(params: Params) -> Oracle:
     return Oracle(f"reads={reads} writes={writes} replies={reads + writes} size={keys} digest={digest}",
                   2 * workers * (per_worker + 1) + 1)
 
+def savina_concsll(params: Params) -> Oracle:
+    """Each worker's operations replayed in turn: a draw below 100 picks a size query (under
+    size_percent), an insert (under size_percent + write_percent) or a membership test, the last
+    two drawing a 32-bit value. Inserts commute: the final list is every inserted value, sorted,
+    whatever the interleaving; its digest sums mix64(position << 32 | value). Messages: a DoWork
+    and an EndWork per worker, a request and a reply per operation, one End."""
+    workers, per_worker = _int(params, "workers"), _int(params, "messages_per_worker")
+    write_percent, size_percent, seed = _int(params, "write_percent"), _int(params, "size_percent"), _int(params, "seed")
+    contains = sizes = 0
+    values: list[int] = []
+    for w in range(workers):
+        rand = _d_splitmix(seed, w)
+        for _ in range(per_worker):
+            draw = next(rand) % 100
+            if draw < size_percent:
+                sizes += 1
+            elif draw < size_percent + write_percent:
+                values.append(next(rand) >> 32)
+            else:
+                next(rand)
+                contains += 1
+    values.sort()
+    digest = sum(_d_mix64(i << 32 | v) for i, v in enumerate(values)) & _D_M64
+    writes = len(values)
+    return Oracle(f"contains={contains} writes={writes} sizes={sizes} replies={contains + writes + sizes} "
+                  f"length={writes} unsorted=0 digest={digest}", 2 * workers * (per_worker + 1) + 1)
+
 # savina oracles D end
 
 _FNV_BASIS, _FNV_PRIME, _WORD = 0xCBF29CE484222325, 0x100000001B3, 2**64
@@ -398,12 +430,14 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "floor_futex_wake": floor_futex_wake,
     "floor_actor_loop": floor_actor_loop,
     "savina_pingpong": savina_pingpong,
+    "savina_count": savina_count,
     # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
     # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
     # savina ORACLES C end
     "savina_concdict": savina_concdict,
+    "savina_concsll": savina_concsll,
     # savina ORACLES D end
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,

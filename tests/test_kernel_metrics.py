@@ -82,6 +82,8 @@ CASES = [
     ("caf_mailbox_n_to_1", {"senders": 2, "messages_per_sender": 50, "sender": "agent", **LIFETIME}, {"phase_ns"}),
     ("savina_pingpong", {"pings": 100}, set()),
     ("caf_savina_pingpong", {"pings": 100}, set()),
+    ("savina_count", {"increments": 100}, set()),
+    ("caf_savina_count", {"increments": 100}, set()),
     # savina CASES A end
     ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     # savina CASES B end
@@ -89,6 +91,7 @@ CASES = [
     ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     # savina CASES C end
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
+    ("savina_concsll", {"workers": 3, "messages_per_worker": 50}, set()),
     # savina CASES D end
     ("savina_logmap", {"terms": 20, "series": 2}, set()),
     ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),

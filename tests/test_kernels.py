@@ -30,12 +30,14 @@ SMALL = {
     "floor_futex_wake": {"round_trips": 200, "latency_samples": 20},
     "floor_actor_loop": {"messages": 2000},
     "savina_pingpong": {"pings": 1000},
+    "savina_count": {"increments": 2000},
     # savina SMALL A end
     "savina_fjthrput": {"messages": 200, "actors": 6},
     # savina SMALL B end
     "savina_chameneos": {"creatures": 5, "meetings": 200},
     # savina SMALL C end
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
+    "savina_concsll": {"workers": 4, "messages_per_worker": 200, "write_percent": 20, "size_percent": 5},
     # savina SMALL D end
     "savina_logmap": {"terms": 200, "series": 3},
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
