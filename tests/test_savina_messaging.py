@@ -67,3 +67,43 @@ def test_pingpong_refuses_a_pings_count_out_of_range(bad):
     with pytest.raises(kernels.ParamError) as caught:
         kernels.resolve("savina_pingpong", {"pings": bad})
     assert caught.value.param == "pings"
+
+
+# -- 2. Counting Actor ------------------------------------------------------------------------
+# increments=2 by hand: the kernel's Increment starts the producer; it sends Increment, Increment,
+# Retrieve to the counter (count 1, 2, then a Result of 2 back): 1 + 2 + 1 + 1 = 5 messages.
+# increments=0: start, Retrieve, Result of 0: 3 messages.
+COUNT_BY_HAND = [
+    (0, "start=1 increments=0 retrieves=1 results=1 result=0", 3),
+    (2, "start=1 increments=2 retrieves=1 results=1 result=2", 5),
+]
+
+
+@pytest.mark.parametrize("increments, answer, messages", COUNT_BY_HAND)
+def test_count_oracle_matches_the_hand_worked_cases(increments, answer, messages):
+    assert oracles.savina_count({"increments": increments}) == oracles.Oracle(answer, messages)
+
+
+@pytest.mark.parametrize("name", ["savina_count", pytest.param("caf_savina_count", marks=needs_caf)])
+@pytest.mark.parametrize("increments, answer, messages", COUNT_BY_HAND)
+def test_count_answers_as_worked_by_hand(name, increments, answer, messages):
+    result = run(name, {"increments": increments})
+    assert (result["answer"], result["messages_processed"]) == (answer, messages)
+
+
+def test_count_defaults_are_savinas():
+    assert kernels.get("savina_count").param("increments").default == 1_000_000
+
+
+@pytest.mark.parametrize("name", ["savina_count", pytest.param("caf_savina_count", marks=needs_caf)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_count_at_savinas_default_size(name, threads):
+    params = runtime(name, threads)
+    assert_oracle(name, params, run(name, params))
+
+
+@pytest.mark.parametrize("bad", [-1, 10_000_000_001])
+def test_count_refuses_an_increments_count_out_of_range(bad):
+    with pytest.raises(kernels.ParamError) as caught:
+        kernels.resolve("savina_count", {"increments": bad})
+    assert caught.value.param == "increments"
