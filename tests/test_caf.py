@@ -29,7 +29,9 @@ SMALL = {
     "thread_ring": {"actors": 8, "hops": 500},
     "parallel_thread_ring": {"actors": 8, "tokens": 5, "hops": 503},
     "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
+    "savina_chameneos": {"creatures": 5, "meetings": 200},  # savina C
     "savina_pingpong": {"pings": 1000},  # savina A
+    "savina_count": {"increments": 2000},  # savina A
     "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
 }
 
