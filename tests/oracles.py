@@ -264,6 +264,15 @@ def savina_fjthrput(params: Params) -> Oracle:
     return Oracle(f"jobs={actors * messages} workers_done={actors} bad_results=0 "
                   f"result_sum={format(total, '.17g')}", actors * (messages + 1))
 
+def savina_fjcreate(params: Params) -> Oracle:
+    """Each of `workers` workers does one job and reports it: every result is the same, so the
+    sink's sum is `workers` of them added in turn, whatever their order. Messages: each worker's
+    job and its report."""
+    workers = _int(params, "workers")
+    total = _fj_repeated_sum(_fj_job(), workers)
+    return Oracle(f"workers_done={workers} repeated=0 bad_results=0 result_sum={format(total, '.17g')}",
+                  2 * workers)
+
 # savina oracles B end
 
 def savina_chameneos(params: Params) -> Oracle:
@@ -433,6 +442,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_count": savina_count,
     # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
+    "savina_fjcreate": savina_fjcreate,
     # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
     # savina ORACLES C end

@@ -33,6 +33,7 @@ SMALL = {
     "savina_pingpong": {"pings": 1000},  # savina A
     "savina_count": {"increments": 2000},  # savina A
     "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
+    "savina_fjcreate": {"workers": 100},  # savina B
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.

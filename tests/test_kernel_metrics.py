@@ -86,6 +86,7 @@ CASES = [
     ("caf_savina_count", {"increments": 100}, set()),
     # savina CASES A end
     ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
+    ("savina_fjcreate", {"workers": 10}, set()),
     # savina CASES B end
     ("savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),

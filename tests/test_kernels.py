@@ -33,6 +33,7 @@ SMALL = {
     "savina_count": {"increments": 2000},
     # savina SMALL A end
     "savina_fjthrput": {"messages": 200, "actors": 6},
+    "savina_fjcreate": {"workers": 100},
     # savina SMALL B end
     "savina_chameneos": {"creatures": 5, "meetings": 200},
     # savina SMALL C end
