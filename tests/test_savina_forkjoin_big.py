@@ -92,3 +92,51 @@ def test_fjthrput_refuses_a_thread_per_actor_beyond_the_limit():
 def test_caf_fjthrput_answers_as_the_oracle(messages, actors, threads):
     params = {"messages": messages, "actors": actors, "threads": threads}
     assert_oracle("caf_savina_fjthrput", params, _native.run("caf_savina_fjthrput", params))
+
+
+# -- 4. Fork-Join creation ------------------------------------------------------------------------
+
+def test_fjcreate_oracle_worked_by_hand():
+    # One worker: its job and its report; the sum is the one result.
+    one = oracle("savina_fjcreate", {"workers": 1})
+    assert one.answer.startswith("workers_done=1 repeated=0 bad_results=0 result_sum=")
+    assert result_sum(one.answer) == pytest.approx(JOB, rel=1e-6)
+    assert one.messages == 2
+    # Savina's 40,000 workers: 80,000 messages, the sum 40,000 results.
+    full = oracle("savina_fjcreate", {})
+    assert full.answer.startswith("workers_done=40000 repeated=0 bad_results=0 ")
+    assert full.messages == 80_000
+    assert result_sum(full.answer) == pytest.approx(40_000 * JOB, rel=1e-6)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 999])
+@pytest.mark.parametrize("dispatcher", ["one_thread", "thread_pool", "active_group"])
+def test_fjcreate_answers_as_its_oracle(workers, dispatcher):
+    params = {"workers": workers, "dispatcher": dispatcher}
+    assert_oracle("savina_fjcreate", params, _native.run("savina_fjcreate", params))
+
+
+def test_fjcreate_defaults_are_savinas():
+    assert _native.validate("savina_fjcreate", {}, scoped=False)["workers"] == 40_000
+
+
+@pytest.mark.parametrize("name", ["savina_fjcreate", "caf_savina_fjcreate"])
+@pytest.mark.parametrize("values", [{"workers": 0}, {"workers": 10**9}])
+def test_fjcreate_refuses_bad_parameters(name, values):
+    if name not in {k["name"] for k in _native.kernels()}:
+        pytest.skip("no CAF kernels in this build")
+    assert refused(name, values).param == "workers"
+
+
+def test_fjcreate_refuses_a_thread_per_worker_beyond_the_limit():
+    # Savina's 40,000 workers, a thread each: refused, naming the parameters that ask for it.
+    error = refused("savina_fjcreate", {"dispatcher": "active_obj"})
+    assert error.param == "dispatcher" and "workers=40000" in str(error)
+
+
+@needs_caf("caf_savina_fjcreate")
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("workers", [1, 50, 2000])
+def test_caf_fjcreate_answers_as_the_oracle(workers, threads):
+    params = {"workers": workers, "threads": threads}
+    assert_oracle("caf_savina_fjcreate", params, _native.run("caf_savina_fjcreate", params))
