@@ -87,6 +87,8 @@ CASES = [
     # savina CASES A end
     ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     ("savina_fjcreate", {"workers": 10}, set()),
+    ("caf_savina_fjthrput", {"messages": 20, "actors": 3}, set()),
+    ("caf_savina_fjcreate", {"workers": 10}, set()),
     # savina CASES B end
     ("savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
