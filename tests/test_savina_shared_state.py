@@ -137,3 +137,58 @@ def test_concsll_refuses_bad_parameters(values, param):
     with pytest.raises(kernels.ParamError, match=param) as caught:
         kernels.resolve("savina_concsll", values)
     assert caught.value.param == param
+
+
+# -- savina_banking ------------------------------------------------------------------------------
+
+# By hand: no transactions. The teller stops the 10 accounts at once; every balance stays at
+# 10**12 cents, the total 10 * 10**12; messages: 1 start + 10 stops = 11. One transaction among
+# 10 accounts moves an amount between two of them, the total unchanged; messages 1 + 4 + 10 = 15.
+def test_banking_oracle_hand_worked_cases():
+    opening = 10**12
+    idle = oracles.savina_banking({"accounts": 10, "transactions": 0, "seed": 5})
+    digest = sum(oracles._d_mix64(opening + oracles._d_mix64(i)) for i in range(10)) % 2**64
+    assert idle == oracles.Oracle(f"completed=0 repeated=0 credits=0 debits=0 stopped=10 total={10 * opening} "
+                                  f"digest={digest}", 11)
+    one = oracles.savina_banking({"accounts": 10, "transactions": 1, "seed": 5})
+    assert one.answer.startswith(f"completed=1 repeated=0 credits=1 debits=1 stopped=10 total={10 * opening} ")
+    assert one.messages == 15
+
+
+@pytest.mark.parametrize("seed", [0, 123456])
+@pytest.mark.parametrize("accounts, transactions", [(10, 2000), (40, 1000), (200, 3000)])
+def test_banking_balances_do_not_depend_on_the_schedule(seed, accounts, transactions):
+    # Few accounts and many transactions at once: long waits, deep stashes, on two threads.
+    params = {"accounts": accounts, "transactions": transactions, "seed": seed, **THREADED}
+    result = run("savina_banking", params)
+    expected = resolved_oracle("savina_banking", params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+def test_banking_without_transactions_stops_every_account():
+    result = run("savina_banking", {"accounts": 12, "transactions": 0})
+    assert " stopped=12 " in result["answer"] and result["messages_processed"] == 13
+
+
+def test_banking_states_its_expectation_as_the_oracle():
+    params = {"accounts": 30, "transactions": 500, "seed": 8}
+    stated = _native.expect("savina_banking", params)
+    expected = resolved_oracle("savina_banking", params)
+    assert (stated["answer"], stated["messages"]) == (expected.answer, expected.messages)
+
+
+def test_banking_a_wrong_answer_raises():
+    with pytest.raises(_native.VerificationError):
+        _native.run("savina_banking", {"accounts": 10, "transactions": 20}, "wrong_answer")
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"accounts": 9}, "accounts"),
+    ({"transactions": -1}, "transactions"),
+    ({"seed": 2**32}, "seed"),
+    ({"accounts": 10_000, "dispatcher": "active_obj"}, "dispatcher"),
+])
+def test_banking_refuses_bad_parameters(values, param):
+    with pytest.raises(kernels.ParamError, match=param) as caught:
+        kernels.resolve("savina_banking", values)
+    assert caught.value.param == param
