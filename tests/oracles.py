@@ -357,6 +357,27 @@ def savina_concsll(params: Params) -> Oracle:
     return Oracle(f"contains={contains} writes={writes} sizes={sizes} replies={contains + writes + sizes} "
                   f"length={writes} unsorted=0 digest={digest}", 2 * workers * (per_worker + 1) + 1)
 
+def savina_banking(params: Params) -> Oracle:
+    """The teller's transactions replayed in its order from one SplitMix64 stream (seed, 0): a
+    source below accounts // 10 * 8, a destination source + max(1, draw % (accounts - source)),
+    an amount below 100,000 cents; every account opens at 10**12 cents. Sums commute: each final
+    balance is the same in any schedule; the digest sums mix64(balance + mix64(account)), the
+    balance as a 64-bit two's complement word. Messages: the start, a credit, a debit, a reply and
+    a completion per transaction, a stop per account."""
+    accounts, transactions, seed = _int(params, "accounts"), _int(params, "transactions"), _int(params, "seed")
+    opening = 10**12
+    balances = [opening] * accounts
+    rand = _d_splitmix(seed, 0)
+    for _ in range(transactions):
+        source = next(rand) % (accounts // 10 * 8)
+        destination = source + max(1, next(rand) % (accounts - source))
+        amount = next(rand) % 100_000
+        balances[source] -= amount
+        balances[destination] += amount
+    digest = sum(_d_mix64(((b & _D_M64) + _d_mix64(i)) & _D_M64) for i, b in enumerate(balances)) & _D_M64
+    return Oracle(f"completed={transactions} repeated=0 credits={transactions} debits={transactions} "
+                  f"stopped={accounts} total={sum(balances)} digest={digest}", 1 + 4 * transactions + accounts)
+
 # savina oracles D end
 
 _FNV_BASIS, _FNV_PRIME, _WORD = 0xCBF29CE484222325, 0x100000001B3, 2**64
@@ -448,6 +469,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # savina ORACLES C end
     "savina_concdict": savina_concdict,
     "savina_concsll": savina_concsll,
+    "savina_banking": savina_banking,
     # savina ORACLES D end
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,

@@ -95,6 +95,7 @@ CASES = [
     # savina CASES C end
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     ("savina_concsll", {"workers": 3, "messages_per_worker": 50}, set()),
+    ("savina_banking", {"accounts": 10, "transactions": 50}, set()),
     # savina CASES D end
     ("savina_logmap", {"terms": 20, "series": 2}, set()),
     ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),

@@ -39,6 +39,7 @@ SMALL = {
     # savina SMALL C end
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     "savina_concsll": {"workers": 4, "messages_per_worker": 200, "write_percent": 20, "size_percent": 5},
+    "savina_banking": {"accounts": 20, "transactions": 300},
     # savina SMALL D end
     "savina_logmap": {"terms": 200, "series": 3},
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
