@@ -107,3 +107,81 @@ def test_count_refuses_an_increments_count_out_of_range(bad):
     with pytest.raises(kernels.ParamError) as caught:
         kernels.resolve("savina_count", {"increments": bad})
     assert caught.value.param == "increments"
+
+
+# -- 5. Thread Ring ---------------------------------------------------------------------------
+# actors=3, pings=4 by hand: Data to 0, 1, 2; Ping(4) at 0, Ping(3) at 1, Ping(2) at 2, Ping(1) at
+# 0, Ping(0) at 1 (last_ping_at = 4 % 3 = 1), which sends Exit(3) to 2; Exit(2) at 0, Exit(1) at 1,
+# Exit(0) back at 2, exited already: the dead letter. 3 + 5 + 3 + 1 = 12 messages.
+# actors=1, pings=0: Data, Ping(0), Exit(1) and Exit(0) all at member 0: 4 messages.
+THREADRING_BY_HAND = [
+    (1, 0, "data=1 pings=1 exits=1 dead_letters=1 last_ping_at=0 uneven_actors=0", 4),
+    (3, 4, "data=3 pings=5 exits=3 dead_letters=1 last_ping_at=1 uneven_actors=0", 12),
+    (2, 5, "data=2 pings=6 exits=2 dead_letters=1 last_ping_at=1 uneven_actors=0", 11),
+]
+
+
+@pytest.mark.parametrize("actors, pings, answer, messages", THREADRING_BY_HAND)
+def test_threadring_oracle_matches_the_hand_worked_cases(actors, pings, answer, messages):
+    assert oracles.savina_threadring({"actors": actors, "pings": pings}) == oracles.Oracle(answer, messages)
+
+
+@pytest.mark.parametrize("name", ["savina_threadring", pytest.param("caf_savina_threadring", marks=needs_caf)])
+@pytest.mark.parametrize("actors, pings, answer, messages", THREADRING_BY_HAND)
+def test_threadring_answers_as_worked_by_hand(name, actors, pings, answer, messages):
+    result = run(name, {"actors": actors, "pings": pings})
+    assert (result["answer"], result["messages_processed"]) == (answer, messages)
+
+
+def test_threadring_defaults_are_savinas():
+    kernel = kernels.get("savina_threadring")
+    assert (kernel.param("actors").default, kernel.param("pings").default) == (100, 100_000)
+
+
+@pytest.mark.parametrize("name", ["savina_threadring", pytest.param("caf_savina_threadring", marks=needs_caf)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threadring_at_savinas_default_size(name, threads):
+    params = runtime(name, threads)
+    assert_oracle(name, params, run(name, params))
+
+
+@pytest.mark.parametrize("name", ["savina_threadring", pytest.param("caf_savina_threadring", marks=needs_caf)])
+@pytest.mark.parametrize("actors, pings", [(7, 0), (7, 6), (7, 7), (50, 1234)])
+def test_threadring_ends_where_the_arithmetic_says(name, actors, pings):
+    params = {"actors": actors, "pings": pings}
+    assert_oracle(name, params, run(name, params))
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"actors": 0}, "actors"),
+    ({"actors": 1_000_001}, "actors"),
+    ({"pings": -1}, "pings"),
+    ({"pings": 10_000_000_001}, "pings"),
+    # a thread per agent: more than the dispatcher's cap refused, naming the dispatcher and actors
+    ({"actors": 20_000, "dispatcher": "active_obj"}, "dispatcher"),
+])
+def test_threadring_refuses_bad_parameters(values, param):
+    with pytest.raises(kernels.ParamError) as caught:
+        kernels.resolve("savina_threadring", values)
+    assert caught.value.param == param
+    assert all(name in str(caught.value) for name in values)
+
+
+# -- every kernel here ------------------------------------------------------------------------
+OURS = ["savina_pingpong", "savina_count", "savina_threadring"]
+SMALL = {"savina_pingpong": {"pings": 50}, "savina_count": {"increments": 50},
+         "savina_threadring": {"actors": 5, "pings": 50}}
+
+
+@pytest.mark.parametrize("name", OURS + [pytest.param("caf_" + n, marks=needs_caf) for n in OURS])
+def test_a_wrong_answer_is_caught(name):
+    with pytest.raises(_native.VerificationError, match="wrong answer"):
+        _native.run(name, SMALL[name.removeprefix("caf_")], "wrong_answer")
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_the_kernel_states_its_savina_source_and_how_it_differs_from_ours(name):
+    kernel = {k["name"]: k for k in _native.kernels()}[name]
+    assert "Savina" in kernel["description"] and "Differences from Savina" in kernel["description"]
+    ours = {"savina_pingpong": "ping_pong", "savina_count": "counting_actor", "savina_threadring": "thread_ring"}
+    assert f"Unlike {ours[name]} " in kernel["description"]
