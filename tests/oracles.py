@@ -238,6 +238,13 @@ def savina_count(params: Params) -> Oracle:
     n = _int(params, "increments")
     return Oracle(f"start=1 increments={n} retrieves=1 results=1 result={n}", n + 3)
 
+def savina_threadring(params: Params) -> Oracle:
+    """Savina's Thread Ring: N Data, Ping(R)..Ping(0) from member 0 (Ping(0) at R % N), Exit(N)..
+    Exit(1) once at each member and Exit(0) back at the first to have exited, its dead letter."""
+    n, r = _int(params, "actors"), _int(params, "pings")
+    return Oracle(f"data={n} pings={r + 1} exits={n} dead_letters=1 last_ping_at={r % n} uneven_actors=0",
+                  2 * n + r + 2)
+
 # savina oracles A end
 
 def _fj_job() -> float:
@@ -284,6 +291,15 @@ def savina_chameneos(params: Params) -> Oracle:
     answer = (f"meetings={meetings} requests={creatures + 2 * meetings} exits={creatures} "
               f"counted={2 * meetings} reports={creatures} wrong_changes=0 colour_invariant=kept")
     return Oracle(answer, (creatures + 2 * meetings) + meetings + meetings + creatures + creatures)
+
+def savina_bndbuffer(params: Params) -> Oracle:
+    """Each producer is told to produce items_per_producer + 1 times (the last answered by its
+    exit); each item goes to the manager, on to a consumer, whose availability comes back; every
+    producer's exit, and the manager's exit message to every consumer."""
+    producers, consumers = _int(params, "producers"), _int(params, "consumers")
+    items = producers * _int(params, "items_per_producer")
+    answer = f"produced={items} consumed={items} consumed_once={items} short_producers=0 over_buffer=0"
+    return Oracle(answer, (items + producers) + 3 * items + producers + consumers)
 
 # savina oracles C end
 
@@ -439,6 +455,37 @@ def savina_cigsmok(params: Params) -> Oracle:
               f"started_smoking={rounds} exit={smokers} tally={smokers}")
     return Oracle(answer, 1 + 2 * rounds + 2 * smokers)
 
+def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
+    """Every customer is cut once; the factory's and the barber's spells of work are drawn from
+    Savina's PseudoRandom seeded with `seed` (value % rate + 10 each), each the 64-bit LCG of
+    savina_cigsmok run that many steps, the last states summed. How many customers are turned
+    away depends on the schedule unless the seats hold every customer (seats >= haircuts: none);
+    otherwise the caller passes the run's turned_away. Messages: 3 + 7 per haircut + 3 per
+    customer turned away (Full, Returned and its second Enter)."""
+    haircuts, seats, seed = _int(params, "haircuts"), _int(params, "seats"), _int(params, "seed")
+    if seats >= haircuts:
+        turned_away = 0
+    assert turned_away is not None, "savina_barber with seats < haircuts: pass the run's turned_away"
+
+    def work(rate: int) -> tuple[int, int]:
+        value, units, total = seed, 0, 0
+        for _ in range(haircuts):
+            value = (value * 1309 + 13849) & 65535
+            spell = value % rate + 10
+            x = spell
+            for _ in range(spell):
+                x = (x * 6364136223846793005 + 1442695040888963407) % _WORD
+            units, total = units + spell, (total + x) % _WORD
+        return units, total
+
+    factory = work(_int(params, "production_rate"))
+    barber = work(_int(params, "haircut_rate"))
+    answer = (f"customers={haircuts} haircuts={haircuts} served={haircuts} served_wrong=0 repeated=0 "
+              f"accounting_errors=0 factory_work_units={factory[0]} factory_work_sum={factory[1]} "
+              f"barber_work_units={barber[0]} barber_work_sum={barber[1]}")
+    return Oracle(answer, 3 + 7 * haircuts + 3 * turned_away,
+                  {"attempts": haircuts + turned_away, "turned_away": turned_away})
+
 # savina oracles E end
 
 
@@ -461,11 +508,13 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "floor_actor_loop": floor_actor_loop,
     "savina_pingpong": savina_pingpong,
     "savina_count": savina_count,
+    "savina_threadring": savina_threadring,
     # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
     "savina_fjcreate": savina_fjcreate,
     # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
+    "savina_bndbuffer": savina_bndbuffer,
     # savina ORACLES C end
     "savina_concdict": savina_concdict,
     "savina_concsll": savina_concsll,
@@ -473,6 +522,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # savina ORACLES D end
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,
+    "savina_barber": savina_barber,
     # savina ORACLES E end
 }
 

@@ -32,6 +32,7 @@ SMALL = {
     "savina_chameneos": {"creatures": 5, "meetings": 200},  # savina C
     "savina_pingpong": {"pings": 1000},  # savina A
     "savina_count": {"increments": 2000},  # savina A
+    "savina_threadring": {"actors": 8, "pings": 500},  # savina A
     "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
     "savina_fjcreate": {"workers": 100},  # savina B
 }
