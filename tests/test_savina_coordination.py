@@ -72,3 +72,118 @@ def test_caf_chameneos_answers_as_the_oracle(threads, creatures, meetings):
     result = _native.run("caf_savina_chameneos", params)
     expected = oracle("caf_savina_chameneos", params)
     assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+# -- savina_bndbuffer -------------------------------------------------------------------------------
+
+def bndbuffer_model(buffer_size: int, producers: int, consumers: int, items: int) -> dict:
+    """Savina's manager, producers and consumers on one FIFO queue of messages (one schedule of
+    many), written from Savina's source: the messages handled, the items consumed per
+    (producer, seq), and the most items its buffer held."""
+    from collections import deque
+    queue = deque(("produce", p) for p in range(producers))
+    available, parked, pending = deque(range(consumers)), deque(), deque()
+    adjusted, produced, exited, handled, most = buffer_size - producers, [0] * producers, 0, 0, 0
+    consumed: dict[tuple[int, int], int] = {}
+    exiting = False
+
+    def try_exit():
+        nonlocal exiting
+        if exited == producers and len(available) == consumers and not exiting:
+            exiting = True
+            queue.extend(("consumer_exit", c) for c in range(consumers))
+
+    while queue:
+        kind, arg = queue.popleft()
+        handled += 1
+        if kind == "produce":
+            if produced[arg] == items:
+                queue.append(("producer_exit", arg))
+            else:
+                queue.append(("data", (arg, produced[arg])))
+                produced[arg] += 1
+        elif kind == "data":  # at the manager
+            if available:
+                queue.append(("consume", (available.popleft(), arg)))
+            else:
+                pending.append(arg)
+                most = max(most, len(pending))
+            if len(pending) >= adjusted:
+                parked.append(arg[0])
+            else:
+                queue.append(("produce", arg[0]))
+        elif kind == "consume":  # at a consumer
+            consumer, item = arg
+            consumed[item] = consumed.get(item, 0) + 1
+            queue.append(("available", consumer))
+        elif kind == "available":
+            if pending:
+                queue.append(("consume", (arg, pending.popleft())))
+                if parked:
+                    queue.append(("produce", parked.popleft()))
+            else:
+                available.append(arg)
+                try_exit()
+        elif kind == "producer_exit":
+            exited += 1
+            try_exit()
+    return {"handled": handled, "consumed": consumed, "most": most}
+
+
+@pytest.mark.parametrize("buffer_size, producers, consumers, items",
+                         [(2, 1, 1, 3), (5, 3, 2, 50), (50, 40, 40, 20), (4, 3, 9, 7)])
+def test_bndbuffer_oracle_agrees_with_a_model_of_savinas_manager(buffer_size, producers, consumers, items):
+    model = bndbuffer_model(buffer_size, producers, consumers, items)
+    expected = oracles.savina_bndbuffer(
+        {"buffer_size": buffer_size, "producers": producers, "consumers": consumers, "items_per_producer": items})
+    assert model["handled"] == expected.messages
+    assert model["consumed"] == {(p, s): 1 for p in range(producers) for s in range(items)}
+    assert model["most"] < buffer_size  # room for an item in flight from each producer
+
+
+def test_bndbuffer_oracle_by_hand():
+    # One producer, one consumer, two items: produce x3 (the third answered by the exit), 2 items
+    # to the manager, 2 on to the consumer, 2 availabilities, 1 producer exit, 1 consumer exit:
+    # 3 + 2 + 2 + 2 + 1 + 1 = 11.
+    assert oracles.savina_bndbuffer(
+        {"buffer_size": 2, "producers": 1, "consumers": 1, "items_per_producer": 2}) == oracles.Oracle(
+        "produced=2 consumed=2 consumed_once=2 short_producers=0 over_buffer=0", 11)
+
+
+@pytest.mark.parametrize("dispatcher", ["one_thread", "thread_pool", "work_stealing", "adv_thread_pool"])
+@pytest.mark.parametrize("buffer_size, producers, consumers, items",
+                         [(2, 1, 1, 0), (2, 1, 1, 3), (4, 3, 9, 7), (50, 40, 40, 20)])
+def test_bndbuffer_answers_as_its_oracle(dispatcher, buffer_size, producers, consumers, items):
+    params = {"buffer_size": buffer_size, "producers": producers, "consumers": consumers,
+              "items_per_producer": items, "produce_cost": 0, "consume_cost": 0, "dispatcher": dispatcher}
+    result = _native.run("savina_bndbuffer", params)
+    expected = oracle("savina_bndbuffer", params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+def test_bndbuffer_defaults_are_savinas():
+    params = _native.validate("savina_bndbuffer", {}, scoped=False)
+    assert [params[name] for name in ("buffer_size", "producers", "consumers", "items_per_producer",
+                                      "produce_cost", "consume_cost")] == [50, 40, 40, 1000, 25, 25]
+    assert _native.expect("savina_bndbuffer", {})["messages"] == 4 * 40 * 1000 + 2 * 40 + 40
+
+
+def test_bndbuffer_wrong_answer_raises():
+    with pytest.raises(_native.VerificationError, match="wrong answer"):
+        _native.run("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "items_per_producer": 5,
+                                         "consumers": 2}, "wrong_answer")
+
+
+@pytest.mark.parametrize("values, param, words", [
+    ({"buffer_size": 40}, "buffer_size", "must exceed 'producers'"),  # the manager would deadlock
+    ({"buffer_size": 3, "producers": 3}, "buffer_size", "must exceed 'producers'"),
+    ({"consumers": 0}, "consumers", "consumers"),
+    ({"items_per_producer": -1}, "items_per_producer", "items_per_producer"),
+    ({"produce_cost": -1}, "produce_cost", "produce_cost"),
+    ({"producers": 6000, "consumers": 6000, "buffer_size": 7000, "dispatcher": "active_obj"}, "dispatcher",
+     "thread per agent"),
+])
+def test_bndbuffer_refuses_wrong_parameters(values, param, words):
+    with pytest.raises(kernels.ParamError, match=words) as caught:
+        kernels.resolve("savina_bndbuffer", values)
+    assert caught.value.param == param
