@@ -280,6 +280,22 @@ def savina_fjcreate(params: Params) -> Oracle:
     return Oracle(f"workers_done={workers} repeated=0 bad_results=0 result_sum={format(total, '.17g')}",
                   2 * workers)
 
+def savina_big(params: Params) -> Oracle:
+    """Replays Savina's PseudoRandom for each actor i (value = (value * 1309 + 13849) & 65535,
+    starting at seed + i; the target is value % actors): `pings` targets each, so how often each
+    actor is pinged is fixed whatever the schedule. Messages: a start per actor, every ping, its
+    pong, and each actor's report to the sink."""
+    actors, pings, seed = _int(params, "actors"), _int(params, "pings"), _int(params, "seed")
+    pinged = [0] * actors
+    for i in range(actors):
+        value = seed + i
+        for _ in range(pings):
+            value = (value * 1309 + 13849) & 65535
+            pinged[value % actors] += 1
+    total = actors * pings
+    return Oracle(f"finished={actors} repeated=0 pings={total} pongs={total} wrong_pongs=0 "
+                  f"uneven_actors=0 most_pinged={max(pinged)}", actors * (2 * pings + 2))
+
 # savina oracles B end
 
 def savina_chameneos(params: Params) -> Oracle:
@@ -512,6 +528,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
     "savina_fjcreate": savina_fjcreate,
+    "savina_big": savina_big,
     # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
     "savina_bndbuffer": savina_bndbuffer,

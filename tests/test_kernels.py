@@ -35,6 +35,7 @@ SMALL = {
     # savina SMALL A end
     "savina_fjthrput": {"messages": 200, "actors": 6},
     "savina_fjcreate": {"workers": 100},
+    "savina_big": {"actors": 10, "pings": 100, "seed": 7},
     # savina SMALL B end
     "savina_chameneos": {"creatures": 5, "meetings": 200},
     "savina_bndbuffer": {"buffer_size": 5, "producers": 3, "consumers": 2, "items_per_producer": 50,
