@@ -137,3 +137,60 @@ def test_cigsmok_refuses_bad_parameters(params, name):
 def test_cigsmok_wrong_answer_is_caught():
     with pytest.raises(Exception, match="(?i)answer|expected"):
         _native.run("savina_cigsmok", {"rounds": 10, "smokers": 2}, fault="wrong_answer")
+
+
+# -- savina_barber --------------------------------------------------------------------------------
+
+def test_barber_oracle_worked_by_hand():
+    # haircuts=1, seats=1, production_rate=1, haircut_rate=2, seed=1: both PRNGs step 1 -> 15158;
+    # the factory works 15158 % 1 + 10 = 10 units, the barber 15158 % 2 + 10 = 10. One customer
+    # finds the room empty and the barber asleep: Start, Enter (room), Next (the room to itself),
+    # Enter (barber), StartCut, DoneCut, Next (barber to room), Done (factory), Exit x 2 = 10.
+    got = oracles.savina_barber(resolved("savina_barber", {"haircuts": 1, "seats": 1, "production_rate": 1,
+                                                           "haircut_rate": 2, "seed": 1}))
+    assert got.answer == ("customers=1 haircuts=1 served=1 served_wrong=0 repeated=0 accounting_errors=0 "
+                          f"factory_work_units=10 factory_work_sum={lcg_work(10)} "
+                          f"barber_work_units=10 barber_work_sum={lcg_work(10)}")
+    assert (got.messages, got.metrics) == (10, {"attempts": 1, "turned_away": 0})
+    # Two customers turned away three times in all: 3 + 7*2 + 3*3 messages, 2 + 3 attempts.
+    two = oracles.savina_barber(resolved("savina_barber", {"haircuts": 2, "seats": 1}), turned_away=3)
+    assert (two.messages, two.metrics) == (26, {"attempts": 5, "turned_away": 3})
+
+
+@pytest.mark.parametrize("dispatcher", DISPATCHERS, ids=lambda d: d["dispatcher"])
+def test_barber_with_customers_turned_away_answers_as_its_oracle(dispatcher):
+    # Three seats and a slow barber: customers are turned away and come back, as many times as
+    # the schedule makes them; the oracle takes that count from the run and holds the rest to it.
+    params = {"haircuts": 60, "seats": 3, "production_rate": 10, "haircut_rate": 300, **dispatcher}
+    result = _native.run("savina_barber", params)
+    turned_away = int(result["metrics"]["turned_away"])
+    expected = oracles.savina_barber(resolved("savina_barber", params), turned_away)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["metrics"]["attempts"] == 60 + turned_away
+    assert result["metrics"]["barber_wakes"] >= 1
+
+
+def test_barber_seed_sets_the_work():
+    a = oracles.savina_barber(resolved("savina_barber", {"haircuts": 20, "seats": 20}))
+    b = oracles.savina_barber(resolved("savina_barber", {"haircuts": 20, "seats": 20, "seed": 7}))
+    assert a.answer != b.answer and a.messages == b.messages
+    result = _native.run("savina_barber", {"haircuts": 20, "seats": 20, "seed": 7})
+    assert result["answer"] == b.answer
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"haircuts": 0}, "haircuts"),
+    ({"seats": 0}, "seats"),
+    ({"production_rate": 0}, "production_rate"),
+    ({"haircut_rate": 70_000}, "haircut_rate"),
+    ({"seed": -5}, "seed"),
+    ({"haircuts": 20_000, "dispatcher": "active_obj"}, "haircuts"),
+])
+def test_barber_refuses_bad_parameters(params, name):
+    with pytest.raises(ValueError, match=f"'{name}'|{name}="):
+        _native.run("savina_barber", params)
+
+
+def test_barber_wrong_answer_is_caught():
+    with pytest.raises(Exception, match="(?i)answer|expected"):
+        _native.run("savina_barber", {"haircuts": 10, "seats": 10}, fault="wrong_answer")
