@@ -187,3 +187,92 @@ def test_bndbuffer_refuses_wrong_parameters(values, param, words):
     with pytest.raises(kernels.ParamError, match=words) as caught:
         kernels.resolve("savina_bndbuffer", values)
     assert caught.value.param == param
+
+
+# -- savina_philosopher -----------------------------------------------------------------------------
+
+def philosopher_model(n: int, rounds: int) -> tuple[int, int, list[int]]:
+    """Savina's arbitrator and philosophers on one FIFO queue of messages (one schedule of many),
+    written from Savina's source: (messages handled, denials, meals per philosopher)."""
+    from collections import deque
+    queue = deque(("start", i) for i in range(n))
+    taken, eaten, handled, denials, exited = [False] * n, [0] * n, 0, 0, 0
+    while exited < n:
+        kind, i = queue.popleft()
+        handled += 1
+        left, right = i, (i + 1) % n
+        if kind in ("start", "denied"):
+            queue.append(("hungry", i))
+        elif kind == "hungry":  # at the arbitrator
+            if taken[left] or taken[right]:
+                denials += 1
+                queue.append(("denied", i))
+            else:
+                assert not (taken[left] or taken[right])
+                taken[left] = taken[right] = True
+                queue.append(("eat", i))
+        elif kind == "eat":
+            eaten[i] += 1
+            queue.append(("done", i))
+            queue.append(("start", i) if eaten[i] < rounds else ("exit", i))
+        elif kind == "done":
+            taken[left] = taken[right] = False
+        elif kind == "exit":
+            exited += 1
+    return handled, denials, eaten
+
+
+@pytest.mark.parametrize("n, rounds", [(1, 3), (2, 5), (5, 40), (20, 30)])
+def test_philosopher_oracle_agrees_with_a_model_of_savinas_arbitrator(n, rounds):
+    handled, denials, eaten = philosopher_model(n, rounds)
+    assert eaten == [rounds] * n
+    expected = oracles.savina_philosopher({"philosophers": n, "rounds": rounds}, denials)
+    assert expected.messages == handled and expected.metrics == {"denials": denials}
+    if n == 1:
+        assert denials == 0
+
+
+def test_philosopher_oracle_by_hand():
+    # One philosopher, two rounds: start, hungry, eat, done (x2), then its exit: 9 messages.
+    assert oracles.savina_philosopher({"philosophers": 1, "rounds": 2}) == oracles.Oracle(
+        "philosophers=1 meals=2 uneven_philosophers=0 fork_conflicts=0 wrong_releases=0 "
+        "forks_left_held=0 lost_denials=0", 9, {"denials": 0})
+    # Two philosophers share both forks; with 3 denials: 4*2*1 + 2 + 2*3 = 16.
+    assert oracles.savina_philosopher({"philosophers": 2, "rounds": 1}, 3).messages == 16
+
+
+@pytest.mark.parametrize("dispatcher", ["one_thread", "thread_pool", "work_stealing", "adv_thread_pool",
+                                        "active_group"])
+@pytest.mark.parametrize("n, rounds", [(1, 50), (2, 100), (5, 200), (20, 100)])
+def test_philosopher_answers_as_its_oracle_given_its_denials(dispatcher, n, rounds):
+    params = {"philosophers": n, "rounds": rounds, "dispatcher": dispatcher}
+    result = _native.run("savina_philosopher", params)
+    denials = result["metrics"]["denials"]
+    assert denials == int(denials) >= 0
+    # With one philosopher the oracle knows there are none (and the metric must agree).
+    resolved = _native.validate("savina_philosopher", params, scoped=False)
+    expected = oracles.savina_philosopher(resolved, None if n == 1 else int(denials))
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["metrics"] == expected.metrics
+
+
+def test_philosopher_defaults_are_savinas():
+    params = _native.validate("savina_philosopher", {}, scoped=False)
+    assert (params["philosophers"], params["rounds"]) == (20, 10_000)
+
+
+def test_philosopher_wrong_answer_raises():
+    with pytest.raises(_native.VerificationError, match="wrong answer"):
+        _native.run("savina_philosopher", {"philosophers": 3, "rounds": 10}, "wrong_answer")
+
+
+@pytest.mark.parametrize("values, param", [
+    ({"philosophers": 0}, "philosophers"),
+    ({"rounds": 0}, "rounds"),
+    ({"philosophers": 20_000, "dispatcher": "active_obj"}, "dispatcher"),
+])
+def test_philosopher_refuses_wrong_parameters(values, param):
+    with pytest.raises(kernels.ParamError) as caught:
+        kernels.resolve("savina_philosopher", values)
+    assert caught.value.param == param
+    assert param in str(caught.value)
