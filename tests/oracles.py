@@ -317,6 +317,20 @@ def savina_bndbuffer(params: Params) -> Oracle:
     answer = f"produced={items} consumed={items} consumed_once={items} short_producers=0 over_buffer=0"
     return Oracle(answer, (items + producers) + 3 * items + producers + consumers)
 
+def savina_philosopher(params: Params, denials: int | None = None) -> Oracle:
+    """Each round of each philosopher is a start, a granted hungry, an eat and a done; each
+    philosopher exits once; each denial adds a denied and a hungry. The denials depend on the
+    schedule: with two or more philosophers the caller passes the run's `denials` metric and the
+    oracle holds every other figure to it. One philosopher, whose two forks are one, is never
+    denied (its done reaches the arbitrator before its next hungry)."""
+    n, rounds = _int(params, "philosophers"), _int(params, "rounds")
+    if n == 1:
+        denials = 0
+    assert denials is not None, "savina_philosopher with 2+ philosophers: pass the run's denials"
+    answer = (f"philosophers={n} meals={n * rounds} uneven_philosophers=0 fork_conflicts=0 "
+              f"wrong_releases=0 forks_left_held=0 lost_denials=0")
+    return Oracle(answer, 4 * n * rounds + n + 2 * denials, {"denials": denials})
+
 # savina oracles C end
 
 _D_M64 = 2**64 - 1
@@ -532,6 +546,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
     "savina_bndbuffer": savina_bndbuffer,
+    "savina_philosopher": savina_philosopher,
     # savina ORACLES C end
     "savina_concdict": savina_concdict,
     "savina_concsll": savina_concsll,

@@ -91,10 +91,13 @@ CASES = [
     ("savina_fjcreate", {"workers": 10}, set()),
     ("caf_savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     ("caf_savina_fjcreate", {"workers": 10}, set()),
+    ("savina_big", {"actors": 5, "pings": 10}, set()),
+    ("caf_savina_big", {"actors": 5, "pings": 10}, set()),
     # savina CASES B end
     ("savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 2, "items_per_producer": 5}, set()),
+    ("savina_philosopher", {"philosophers": 3, "rounds": 10}, {"denials"}),
     # savina CASES C end
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     ("savina_concsll", {"workers": 3, "messages_per_worker": 50}, set()),

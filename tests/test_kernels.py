@@ -40,6 +40,9 @@ SMALL = {
     "savina_chameneos": {"creatures": 5, "meetings": 200},
     "savina_bndbuffer": {"buffer_size": 5, "producers": 3, "consumers": 2, "items_per_producer": 50,
                          "produce_cost": 1, "consume_cost": 1},
+    # One philosopher: never denied, so the message count is the parameters' (more in the
+    # kernel's own tests, tests/test_savina_coordination.py).
+    "savina_philosopher": {"philosophers": 1, "rounds": 200},
     # savina SMALL C end
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     "savina_concsll": {"workers": 4, "messages_per_worker": 200, "write_percent": 20, "size_percent": 5},
