@@ -35,6 +35,7 @@ SMALL = {
     "savina_threadring": {"actors": 8, "pings": 500},  # savina A
     "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
     "savina_fjcreate": {"workers": 100},  # savina B
+    "savina_big": {"actors": 10, "pings": 100, "seed": 7},  # savina B
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.
