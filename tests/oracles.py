@@ -245,7 +245,6 @@ def savina_threadring(params: Params) -> Oracle:
     return Oracle(f"data={n} pings={r + 1} exits={n} dead_letters=1 last_ping_at={r % n} uneven_actors=0",
                   2 * n + r + 2)
 
-# savina oracles A end
 
 def _fj_job() -> float:
     """Savina's performComputation(37.2): the square of a sine (math.sin is the C library's)."""
@@ -296,7 +295,6 @@ def savina_big(params: Params) -> Oracle:
     return Oracle(f"finished={actors} repeated=0 pings={total} pongs={total} wrong_pongs=0 "
                   f"uneven_actors=0 most_pinged={max(pinged)}", actors * (2 * pings + 2))
 
-# savina oracles B end
 
 def savina_chameneos(params: Params) -> Oracle:
     """Every creature asks once at its start and both creatures of a meeting ask again after it:
@@ -331,7 +329,6 @@ def savina_philosopher(params: Params, denials: int | None = None) -> Oracle:
               f"wrong_releases=0 forks_left_held=0 lost_denials=0")
     return Oracle(answer, 4 * n * rounds + n + 2 * denials, {"denials": denials})
 
-# savina oracles C end
 
 _D_M64 = 2**64 - 1
 _D_GOLDEN = 0x9E3779B97F4A7C15
@@ -424,7 +421,6 @@ def savina_banking(params: Params) -> Oracle:
     return Oracle(f"completed={transactions} repeated=0 credits={transactions} debits={transactions} "
                   f"stopped={accounts} total={sum(balances)} digest={digest}", 1 + 4 * transactions + accounts)
 
-# savina oracles D end
 
 _FNV_BASIS, _FNV_PRIME, _WORD = 0xCBF29CE484222325, 0x100000001B3, 2**64
 
@@ -453,7 +449,7 @@ def savina_logmap(params: Params) -> Oracle:
         total = _fnv(total, hash_)
         final_sum += term
     answer = (f"series_reported={series} terms_computed={series * terms} terms_hash={total:016x} "
-              f"final_sum={'%.17g' % final_sum}")
+              f"final_sum={final_sum:.17g}")
     return Oracle(answer, 1 + series * (3 * terms + 2))
 
 def savina_cigsmok(params: Params) -> Oracle:
@@ -516,7 +512,6 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
     return Oracle(answer, 3 + 7 * haircuts + 3 * turned_away,
                   {"attempts": haircuts + turned_away, "turned_away": turned_away})
 
-# savina oracles E end
 
 
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
@@ -539,23 +534,18 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_pingpong": savina_pingpong,
     "savina_count": savina_count,
     "savina_threadring": savina_threadring,
-    # savina ORACLES A end
     "savina_fjthrput": savina_fjthrput,
     "savina_fjcreate": savina_fjcreate,
     "savina_big": savina_big,
-    # savina ORACLES B end
     "savina_chameneos": savina_chameneos,
     "savina_bndbuffer": savina_bndbuffer,
     "savina_philosopher": savina_philosopher,
-    # savina ORACLES C end
     "savina_concdict": savina_concdict,
     "savina_concsll": savina_concsll,
     "savina_banking": savina_banking,
-    # savina ORACLES D end
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,
     "savina_barber": savina_barber,
-    # savina ORACLES E end
 }
 
 

@@ -29,13 +29,13 @@ SMALL = {
     "thread_ring": {"actors": 8, "hops": 500},
     "parallel_thread_ring": {"actors": 8, "tokens": 5, "hops": 503},
     "mailbox_n_to_1": {"senders": 3, "messages_per_sender": 300, "sender": "agent"},
-    "savina_chameneos": {"creatures": 5, "meetings": 200},  # savina C
-    "savina_pingpong": {"pings": 1000},  # savina A
-    "savina_count": {"increments": 2000},  # savina A
-    "savina_threadring": {"actors": 8, "pings": 500},  # savina A
-    "savina_fjthrput": {"messages": 200, "actors": 6},  # savina B
-    "savina_fjcreate": {"workers": 100},  # savina B
-    "savina_big": {"actors": 10, "pings": 100, "seed": 7},  # savina B
+    "savina_chameneos": {"creatures": 5, "meetings": 200},
+    "savina_pingpong": {"pings": 1000},
+    "savina_count": {"increments": 2000},
+    "savina_threadring": {"actors": 8, "pings": 500},
+    "savina_fjthrput": {"messages": 200, "actors": 6},
+    "savina_fjcreate": {"workers": 100},
+    "savina_big": {"actors": 10, "pings": 100, "seed": 7},
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.

@@ -86,27 +86,22 @@ CASES = [
     ("caf_savina_count", {"increments": 100}, set()),
     ("savina_threadring", {"actors": 4, "pings": 100}, set()),
     ("caf_savina_threadring", {"actors": 4, "pings": 100}, set()),
-    # savina CASES A end
     ("savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     ("savina_fjcreate", {"workers": 10}, set()),
     ("caf_savina_fjthrput", {"messages": 20, "actors": 3}, set()),
     ("caf_savina_fjcreate", {"workers": 10}, set()),
     ("savina_big", {"actors": 5, "pings": 10}, set()),
     ("caf_savina_big", {"actors": 5, "pings": 10}, set()),
-    # savina CASES B end
     ("savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("caf_savina_chameneos", {"creatures": 3, "meetings": 10}, set()),
     ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 2, "items_per_producer": 5}, set()),
     ("savina_philosopher", {"philosophers": 3, "rounds": 10}, {"denials"}),
-    # savina CASES C end
     ("savina_concdict", {"workers": 3, "messages_per_worker": 50, "keys": 100}, set()),
     ("savina_concsll", {"workers": 3, "messages_per_worker": 50}, set()),
     ("savina_banking", {"accounts": 10, "transactions": 50}, set()),
-    # savina CASES D end
     ("savina_logmap", {"terms": 20, "series": 2}, set()),
     ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),
     ("savina_barber", {"haircuts": 5, "seats": 2}, {"attempts", "turned_away", "barber_wakes"}),
-    # savina CASES E end
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]
 

@@ -32,26 +32,21 @@ SMALL = {
     "savina_pingpong": {"pings": 1000},
     "savina_count": {"increments": 2000},
     "savina_threadring": {"actors": 8, "pings": 500},
-    # savina SMALL A end
     "savina_fjthrput": {"messages": 200, "actors": 6},
     "savina_fjcreate": {"workers": 100},
     "savina_big": {"actors": 10, "pings": 100, "seed": 7},
-    # savina SMALL B end
     "savina_chameneos": {"creatures": 5, "meetings": 200},
     "savina_bndbuffer": {"buffer_size": 5, "producers": 3, "consumers": 2, "items_per_producer": 50,
                          "produce_cost": 1, "consume_cost": 1},
     # One philosopher: never denied, so the message count is the parameters' (more in the
     # kernel's own tests, tests/test_savina_coordination.py).
     "savina_philosopher": {"philosophers": 1, "rounds": 200},
-    # savina SMALL C end
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},
     "savina_concsll": {"workers": 4, "messages_per_worker": 200, "write_percent": 20, "size_percent": 5},
     "savina_banking": {"accounts": 20, "transactions": 300},
-    # savina SMALL D end
     "savina_logmap": {"terms": 200, "series": 3},
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
     "savina_barber": {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50},
-    # savina SMALL E end
 }
 
 
