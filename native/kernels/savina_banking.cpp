@@ -326,7 +326,7 @@ std::vector<ParamSpec> own_params() {
         {.name = "seed",
          .type = ParamType::integer,
          .default_value = std::int64_t{123'456},
-         .help = "seed of the teller's transactions (Savina's teller seeds its PseudoRandom with 123456)",
+         .help = "seed of the teller's transactions (Savina's teller starts its PseudoRandom at 123456)",
          .minimum = 0,
          .maximum = 4'294'967'295},
     };

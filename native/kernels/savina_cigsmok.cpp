@@ -272,7 +272,7 @@ std::vector<ParamSpec> own_params() {
         {.name = "seed",
          .type = ParamType::integer,
          .default_value = std::int64_t{0},
-         .help = "seed of the arbiter's PRNG (Savina's PseudoRandom); 0: rounds*smokers, as Savina seeds it",
+         .help = "seed of the arbiter's PRNG (Savina's PseudoRandom); 0: rounds*smokers, Savina's own seed",
          .minimum = 0,
          .maximum = 4'294'967'295},
     };
@@ -284,8 +284,8 @@ const Registration registration(Kernel{
                "smoker acknowledges, then works: one agent driving many in turn",
     .description =
         "Savina's 13. Cigarette Smokers (cigsmok). On Start the arbiter draws a smoker and a spell "
-        "of work from Savina's PseudoRandom (a 16-bit LCG, seeded with `seed`, or rounds*smokers "
-        "as Savina seeds it) and sends it StartSmoking; the smoker sends StartedSmoking back at "
+        "of work from Savina's PseudoRandom (a 16-bit LCG, seeded with `seed`, or with rounds*smokers "
+        "where seed = 0, as Savina does) and sends it StartSmoking; the smoker sends StartedSmoking back at "
         "once, then works; each StartedSmoking starts the next round, until `rounds` rounds; then "
         "the arbiter sends every smoker Exit, and each smoker answers with its tally (smokes, "
         "work done). The phase covers what Savina's clock covers: from before the arbiter and "
