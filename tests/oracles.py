@@ -348,6 +348,39 @@ def _d_splitmix(seed: int, stream: int):
         yield _d_mix64(state)
 
 
+class SplitMix64:
+    """savina_random.hpp's SplitMix64: its state started at mix64(seed * 65536 + stream)."""
+
+    def __init__(self, seed: int, stream: int) -> None:
+        self.state = _d_mix64((seed * 65536 + stream) & _D_M64)
+
+    def next(self) -> int:
+        self.state = (self.state + _D_GOLDEN) & _D_M64
+        return _d_mix64(self.state)
+
+    def below(self, bound: int) -> int:
+        """A value in [0, bound): the next value modulo `bound`."""
+        return self.next() % bound
+
+    def unit(self) -> float:
+        """A float in [0, 1): the next value's top 53 bits."""
+        return (self.next() >> 11) * 2.0**-53
+
+
+class PseudoRandom:
+    """Savina's PseudoRandom (savina_random.hpp): value = (value * 1309 + 13849) & 65535."""
+
+    def __init__(self, seed: int) -> None:
+        self.value = seed
+
+    def next(self, bound: int | None = None) -> int:
+        self.value = (self.value * 1309 + 13849) & 65535
+        return self.value if bound is None else self.value % bound
+
+    def next_double(self) -> float:
+        return 1.0 / (self.next() + 1)
+
+
 def savina_concdict(params: Params) -> Oracle:
     """Each worker's operations replayed in turn on {k: k}: worker i writes only keys k with
     k % workers == i, so the final contents are the same in every interleaving. The digest sums
@@ -514,6 +547,14 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
 
 
 
+# @@savina-A-oracles@@
+# @@savina-B-oracles@@
+# @@savina-C-oracles@@
+# @@savina-D-oracles@@
+# @@savina-E-oracles@@
+# @@savina-F-oracles@@
+
+
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "skynet": skynet,
     "ping_pong": ping_pong,
@@ -546,6 +587,12 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,
     "savina_barber": savina_barber,
+    # @@savina-A-dict@@
+    # @@savina-B-dict@@
+    # @@savina-C-dict@@
+    # @@savina-D-dict@@
+    # @@savina-E-dict@@
+    # @@savina-F-dict@@
 }
 
 

@@ -102,6 +102,12 @@ CASES = [
     ("savina_logmap", {"terms": 20, "series": 2}, set()),
     ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),
     ("savina_barber", {"haircuts": 5, "seats": 2}, {"attempts", "turned_away", "barber_wakes"}),
+    # @@savina-A-cases@@
+    # @@savina-B-cases@@
+    # @@savina-C-cases@@
+    # @@savina-D-cases@@
+    # @@savina-E-cases@@
+    # @@savina-F-cases@@
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]
 

@@ -47,6 +47,12 @@ SMALL = {
     "savina_logmap": {"terms": 200, "series": 3},
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
     "savina_barber": {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50},
+    # @@savina-A-small@@
+    # @@savina-B-small@@
+    # @@savina-C-small@@
+    # @@savina-D-small@@
+    # @@savina-E-small@@
+    # @@savina-F-small@@
 }
 
 
