@@ -228,6 +228,60 @@ def mixed(params: Params) -> Oracle:
 
 # -- Savina (the savina_ kernels: Imam and Sarkar's suite) ---------------------------------------
 
+# -- Savina's generators (native/kernels/savina_random.hpp) -------------------------------------
+
+_D_M64 = 2**64 - 1
+_D_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _d_mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _D_M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _D_M64
+    return z ^ (z >> 31)
+
+
+class SplitMix64:
+    """savina_random.hpp's SplitMix64: its state started at mix64(seed * 65536 + stream)."""
+
+    def __init__(self, seed: int, stream: int) -> None:
+        self.state = _d_mix64((seed * 65536 + stream) & _D_M64)
+
+    def next(self) -> int:
+        self.state = (self.state + _D_GOLDEN) & _D_M64
+        return _d_mix64(self.state)
+
+    def below(self, bound: int) -> int:
+        """A value in [0, bound): the next value modulo `bound`."""
+        return self.next() % bound
+
+    def unit(self) -> float:
+        """A float in [0, 1): the next value's top 53 bits."""
+        return (self.next() >> 11) * 2.0**-53
+
+
+class PseudoRandom:
+    """Savina's PseudoRandom (savina_random.hpp): value = (value * 1309 + 13849) & 65535."""
+
+    def __init__(self, seed: int) -> None:
+        self.value = seed
+
+    def next(self, bound: int | None = None) -> int:
+        self.value = (self.value * 1309 + 13849) & 65535
+        return self.value if bound is None else self.value % bound
+
+    def next_double(self) -> float:
+        return 1.0 / (self.next() + 1)
+
+
+def busy_work(steps: int) -> int:
+    """savina_random.hpp's busy_work: `steps` steps of the 64-bit LCG
+    x = x*6364136223846793005 + 1442695040888963407 from x = steps; its last state."""
+    x = steps
+    for _ in range(steps):
+        x = (x * 6364136223846793005 + 1442695040888963407) & _D_M64
+    return x
+
+
 def savina_pingpong(params: Params) -> Oracle:
     """Savina's Ping Pong: 1 Start, N SendPing, N SendPong, N-1 Ping (ping to itself), 1 Stop."""
     n = _int(params, "pings")
@@ -287,10 +341,9 @@ def savina_big(params: Params) -> Oracle:
     actors, pings, seed = _int(params, "actors"), _int(params, "pings"), _int(params, "seed")
     pinged = [0] * actors
     for i in range(actors):
-        value = seed + i
+        generator = PseudoRandom(seed + i)
         for _ in range(pings):
-            value = (value * 1309 + 13849) & 65535
-            pinged[value % actors] += 1
+            pinged[generator.next(actors)] += 1
     total = actors * pings
     return Oracle(f"finished={actors} repeated=0 pings={total} pongs={total} wrong_pongs=0 "
                   f"uneven_actors=0 most_pinged={max(pinged)}", actors * (2 * pings + 2))
@@ -330,57 +383,6 @@ def savina_philosopher(params: Params, denials: int | None = None) -> Oracle:
     return Oracle(answer, 4 * n * rounds + n + 2 * denials, {"denials": denials})
 
 
-_D_M64 = 2**64 - 1
-_D_GOLDEN = 0x9E3779B97F4A7C15
-
-
-def _d_mix64(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _D_M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _D_M64
-    return z ^ (z >> 31)
-
-
-def _d_splitmix(seed: int, stream: int):
-    """The savina_ kernels' seeded streams: SplitMix64 from mix64(seed * 65536 + stream)."""
-    state = _d_mix64((seed * 65536 + stream) & _D_M64)
-    while True:
-        state = (state + _D_GOLDEN) & _D_M64
-        yield _d_mix64(state)
-
-
-class SplitMix64:
-    """savina_random.hpp's SplitMix64: its state started at mix64(seed * 65536 + stream)."""
-
-    def __init__(self, seed: int, stream: int) -> None:
-        self.state = _d_mix64((seed * 65536 + stream) & _D_M64)
-
-    def next(self) -> int:
-        self.state = (self.state + _D_GOLDEN) & _D_M64
-        return _d_mix64(self.state)
-
-    def below(self, bound: int) -> int:
-        """A value in [0, bound): the next value modulo `bound`."""
-        return self.next() % bound
-
-    def unit(self) -> float:
-        """A float in [0, 1): the next value's top 53 bits."""
-        return (self.next() >> 11) * 2.0**-53
-
-
-class PseudoRandom:
-    """Savina's PseudoRandom (savina_random.hpp): value = (value * 1309 + 13849) & 65535."""
-
-    def __init__(self, seed: int) -> None:
-        self.value = seed
-
-    def next(self, bound: int | None = None) -> int:
-        self.value = (self.value * 1309 + 13849) & 65535
-        return self.value if bound is None else self.value % bound
-
-    def next_double(self) -> float:
-        return 1.0 / (self.next() + 1)
-
-
 def savina_concdict(params: Params) -> Oracle:
     """Each worker's operations replayed in turn on {k: k}: worker i writes only keys k with
     k % workers == i, so the final contents are the same in every interleaving. The digest sums
@@ -391,15 +393,15 @@ def savina_concdict(params: Params) -> Oracle:
     reads = writes = 0
     written: dict[int, int] = {}
     for w in range(workers):
-        rand = _d_splitmix(seed, w)
+        rand = SplitMix64(seed, w)
         own_keys = (keys - w + workers - 1) // workers
         for _ in range(per_worker):
-            if next(rand) % 100 < write_percent:
-                key = w + workers * (next(rand) % own_keys)
-                written[key] = next(rand) >> 32
+            if rand.next() % 100 < write_percent:
+                key = w + workers * (rand.next() % own_keys)
+                written[key] = rand.next() >> 32
                 writes += 1
             else:
-                next(rand)
+                rand.next()
                 reads += 1
     digest = sum(_d_mix64(k << 32 | k) for k in range(keys) if k not in written)
     digest = (digest + sum(_d_mix64(k << 32 | v) for k, v in written.items())) & _D_M64
@@ -417,15 +419,15 @@ def savina_concsll(params: Params) -> Oracle:
     contains = sizes = 0
     values: list[int] = []
     for w in range(workers):
-        rand = _d_splitmix(seed, w)
+        rand = SplitMix64(seed, w)
         for _ in range(per_worker):
-            draw = next(rand) % 100
+            draw = rand.next() % 100
             if draw < size_percent:
                 sizes += 1
             elif draw < size_percent + write_percent:
-                values.append(next(rand) >> 32)
+                values.append(rand.next() >> 32)
             else:
-                next(rand)
+                rand.next()
                 contains += 1
     values.sort()
     digest = sum(_d_mix64(i << 32 | v) for i, v in enumerate(values)) & _D_M64
@@ -443,11 +445,11 @@ def savina_banking(params: Params) -> Oracle:
     accounts, transactions, seed = _int(params, "accounts"), _int(params, "transactions"), _int(params, "seed")
     opening = 10**12
     balances = [opening] * accounts
-    rand = _d_splitmix(seed, 0)
+    rand = SplitMix64(seed, 0)
     for _ in range(transactions):
-        source = next(rand) % (accounts // 10 * 8)
-        destination = source + max(1, next(rand) % (accounts - source))
-        amount = next(rand) % 100_000
+        source = rand.next() % (accounts // 10 * 8)
+        destination = source + max(1, rand.next() % (accounts - source))
+        amount = rand.next() % 100_000
         balances[source] -= amount
         balances[destination] += amount
     digest = sum(_d_mix64(((b & _D_M64) + _d_mix64(i)) & _D_M64) for i, b in enumerate(balances)) & _D_M64
@@ -493,19 +495,14 @@ def savina_cigsmok(params: Params) -> Oracle:
     smoker's count folds into the hash in smoker order. Messages: Start, rounds StartSmoking and
     StartedSmoking, smokers Exit and Tally."""
     rounds, smokers, seed = _int(params, "rounds"), _int(params, "smokers"), _int(params, "seed")
-    value = seed or rounds * smokers
+    random = PseudoRandom(seed or rounds * smokers)
     smokes, units, work_sum = [0] * smokers, 0, 0
     for _ in range(rounds):
-        value = (value * 1309 + 13849) & 65535
-        smoker = value % smokers
-        value = (value * 1309 + 13849) & 65535
-        work = value % 1000 + 10
+        smoker = random.next(smokers)
+        work = random.next(1000) + 10
         smokes[smoker] += 1
         units += work
-        x = work
-        for _ in range(work):
-            x = (x * 6364136223846793005 + 1442695040888963407) % _WORD
-        work_sum = (work_sum + x) % _WORD
+        work_sum = (work_sum + busy_work(work)) % _WORD
     hash_ = _FNV_BASIS
     for count in smokes:
         hash_ = _fnv(hash_, count)
@@ -527,14 +524,10 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
     assert turned_away is not None, "savina_barber with seats < haircuts: pass the run's turned_away"
 
     def work(rate: int) -> tuple[int, int]:
-        value, units, total = seed, 0, 0
+        random, units, total = PseudoRandom(seed), 0, 0
         for _ in range(haircuts):
-            value = (value * 1309 + 13849) & 65535
-            spell = value % rate + 10
-            x = spell
-            for _ in range(spell):
-                x = (x * 6364136223846793005 + 1442695040888963407) % _WORD
-            units, total = units + spell, (total + x) % _WORD
+            spell = random.next(rate) + 10
+            units, total = units + spell, (total + busy_work(spell)) % _WORD
         return units, total
 
     factory = work(_int(params, "production_rate"))
@@ -551,6 +544,71 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
 # @@savina-B-oracles@@
 # @@savina-C-oracles@@
 # @@savina-D-oracles@@
+def savina_quicksort(params: Params) -> Oracle:
+    """Savina's PseudoRandom started at `seed` draws the values (each modulo max_value); Python's
+    sorted() is the result, hashed with FNV-1a in order. The agents: a partition of `threshold`
+    values or more splits around its middle value into the values below and above it (two child
+    agents), a smaller one is a leaf. A Sort per agent, a sorted part per agent but the root."""
+    count, threshold = _int(params, "values"), _int(params, "threshold")
+    random, max_value = PseudoRandom(_int(params, "seed")), _int(params, "max_value")
+    data = [random.next() % max_value for _ in range(count)]
+
+    def agents(part: list[int]) -> int:
+        if len(part) < threshold:
+            return 1
+        pivot = part[len(part) // 2]
+        return 1 + agents([v for v in part if v < pivot]) + agents([v for v in part if v > pivot])
+
+    hash_ = _FNV_BASIS
+    for value in sorted(data):
+        hash_ = _fnv(hash_, value)
+    tree = agents(data)
+    answer = f"values={count} sorted=1 permutation=1 agents={tree} sorted_hash={hash_:016x}"
+    return Oracle(answer, 2 * tree - 1)
+
+
+def _e_queens_boards(size: int, depth: int) -> list[tuple[int, ...]]:
+    """The placements of queens in the first `depth` columns of a size x size board, one per
+    column, no two on a row or a diagonal: permutations filtered by their diagonals."""
+    import itertools
+
+    return [rows for rows in itertools.permutations(range(size), depth)
+            if len({r + c for c, r in enumerate(rows)}) == depth and len({r - c for c, r in enumerate(rows)}) == depth]
+
+
+def savina_nqueenk(params: Params, solutions: int | None = None, messages: int | None = None) -> Oracle:
+    """Below the limit: every solution (the full boards), fingerprinted by the sum of mix64 of each
+    board packed 4 bits a row; messages: the Start, each board handed out (depths 0 to
+    min(threshold, size)), each sent back but the first, each done, each solution. At or above
+    the limit how many solutions (and messages) come depends on the schedule: the caller passes
+    the run's `solutions` metric and messages_processed."""
+    size, threshold, limit = _int(params, "size"), _int(params, "threshold"), _int(params, "solutions_limit")
+    full = _e_queens_boards(size, size)
+    if len(full) >= limit:
+        assert solutions is not None and messages is not None, "savina_nqueenk at its limit: pass the run's figures"
+        return Oracle("limit_reached=1 at_most_all=1 invalid=0", messages, {"solutions": solutions})
+    hash_ = sum(_d_mix64(sum(row << (4 * i) for i, row in enumerate(rows))) for rows in full) % 2**64
+    boards = sum(len(_e_queens_boards(size, d)) for d in range(min(threshold, size) + 1))
+    answer = f"solutions={len(full)} solutions_hash={hash_:016x} invalid=0"
+    return Oracle(answer, 3 * boards + len(full), {"solutions": len(full)})
+
+
+def savina_fib(params: Params) -> Oracle:
+    """fib(n) by the plain recursion with Savina's base case (1 for n <= 2); the agents by the
+    tree's own recursion (a leaf for n <= 2, else one plus both subtrees); a request per agent and
+    an answer per agent but the root."""
+    n = _int(params, "n")
+
+    @cache
+    def fib(k: int) -> int:
+        return 1 if k <= 2 else fib(k - 1) + fib(k - 2)
+
+    @cache
+    def agents(k: int) -> int:
+        return 1 if k <= 2 else 1 + agents(k - 1) + agents(k - 2)
+
+    return Oracle(f"fib={fib(n)} agents={agents(n)}", 2 * agents(n) - 1)
+
 # @@savina-E-oracles@@
 # @@savina-F-oracles@@
 
@@ -591,6 +649,9 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     # @@savina-B-dict@@
     # @@savina-C-dict@@
     # @@savina-D-dict@@
+    "savina_quicksort": savina_quicksort,
+    "savina_nqueenk": savina_nqueenk,
+    "savina_fib": savina_fib,
     # @@savina-E-dict@@
     # @@savina-F-dict@@
 }

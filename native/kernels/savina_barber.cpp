@@ -10,36 +10,22 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "savina_random.hpp"
 #include "schema.hpp"
 
 namespace labctl::kernels::savina_barber {
 namespace {
 
-// Savina's PseudoRandom: a 16-bit LCG (its default seed is 74755).
-class PseudoRandom {
-public:
-    explicit PseudoRandom(std::uint64_t seed) : value_(seed) {}
-    std::uint64_t next() noexcept {
-        value_ = (value_ * 1309 + 13849) & 65535;
-        return value_;
-    }
-
-private:
-    std::uint64_t value_;
-};
+// Savina's PseudoRandom (its default seed is 74755).
+using savina::PseudoRandom;
 
 // A spell of work, drawn as Savina draws its busy-wait (nextInt(rate) + 10).
 inline std::uint32_t draw(PseudoRandom& random, std::uint32_t rate) noexcept {
     return std::uint32_t(random.next() % rate + 10);
 }
 
-// The synthetic work in place of Savina's busy-wait (`work` calls of Math.random()): `work`
-// steps of a 64-bit LCG from `work`, whose last state is summed, so none is skipped.
-inline std::uint64_t work_out(std::uint32_t work) noexcept {
-    std::uint64_t x = work;
-    for (std::uint32_t k = 0; k < work; ++k) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return x;
-}
+// The synthetic work in place of Savina's busy-wait, whose last states are summed.
+using savina::busy_work;
 
 struct Setup {
     std::uint64_t haircuts;
@@ -55,7 +41,7 @@ struct Work {
     std::uint64_t sum = 0;
     void add(std::uint32_t work) noexcept {
         units += work;
-        sum += work_out(work);
+        sum += busy_work(work);
     }
 };
 

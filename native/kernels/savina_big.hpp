@@ -9,23 +9,12 @@
 #include <vector>
 
 #include "kernel.hpp"
+#include "savina_random.hpp"
 
 namespace labctl::kernels::savina_big {
 
-// Savina's PseudoRandom: a 16-bit linear congruential generator; actor i's starts at seed + i
-// (Savina's is seed 0: PseudoRandom(id)).
-class Generator {
-public:
-    explicit Generator(std::uint64_t start) : value_(start) {}
-    // nextInt(bound): the next value modulo `bound`.
-    std::uint32_t next(std::uint32_t bound) {
-        value_ = (value_ * 1309 + 13849) & 65535;
-        return std::uint32_t(value_ % bound);
-    }
-
-private:
-    std::uint64_t value_;
-};
+// Savina's PseudoRandom; actor i's starts at seed + i (Savina's is seed 0: PseudoRandom(id)).
+using Generator = savina::PseudoRandom;
 
 // Pong's sender before any ping: the start the kernel gives every actor (Savina's PongMessage(-1)).
 inline constexpr std::uint32_t kNobody = ~std::uint32_t{0};

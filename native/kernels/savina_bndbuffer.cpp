@@ -12,29 +12,20 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "savina_random.hpp"
 #include "schema.hpp"
 
 namespace labctl::kernels::savina_bndbuffer {
 namespace {
 
 // Savina's PseudoRandom: 0..65535, and 1/(n+1) as its double.
-class PseudoRandom {
-public:
-    explicit PseudoRandom(std::int64_t seed) : value_(seed) {}
-    double next_double() noexcept {
-        value_ = ((value_ * 1309) + 13849) & 65535;
-        return 1.0 / double(value_ + 1);
-    }
-
-private:
-    std::int64_t value_;
-};
+using savina::PseudoRandom;
 
 // Savina's processItem, the synthetic cost of producing or consuming an item: `cost` x 100
 // logarithms of its pseudo-random numbers (one with cost 0), the generator seeded with the cost.
 double process_item(double current, std::int64_t cost) noexcept {
     double result = current;
-    PseudoRandom random(cost);
+    PseudoRandom random{std::uint64_t(cost)};
     if (cost > 0) {
         for (std::int64_t i = 0; i < cost; ++i)
             for (int j = 0; j < 100; ++j) result += std::log(std::abs(random.next_double()) + 0.01);

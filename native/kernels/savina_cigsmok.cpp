@@ -9,29 +9,16 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "savina_random.hpp"
 #include "schema.hpp"
 
 namespace labctl::kernels::savina_cigsmok {
 namespace {
 
-constexpr std::uint64_t kHashBasis = 0xcbf29ce484222325ULL;
-constexpr std::uint64_t kHashPrime = 0x100000001b3ULL;
+constexpr std::uint64_t kHashBasis = savina::kFnvBasis;
+using savina::fnv_fold;
 
-inline std::uint64_t fold(std::uint64_t hash, std::uint64_t word) noexcept { return (hash ^ word) * kHashPrime; }
-
-// Savina's PseudoRandom: a 16-bit LCG. Its state after a step depends only on the low 16 bits
-// of the one before, so 64-bit arithmetic gives Java's sequence for any seed.
-class PseudoRandom {
-public:
-    explicit PseudoRandom(std::uint64_t seed) : value_(seed) {}
-    std::uint64_t next() noexcept {
-        value_ = (value_ * 1309 + 13849) & 65535;
-        return value_;
-    }
-
-private:
-    std::uint64_t value_;
-};
+using savina::PseudoRandom;
 
 // A round's pick: the smoker (Math.abs(nextInt()) % smokers) and its spell of work
 // (nextInt(1000) + 10), drawn in that order as Savina's arbiter draws them.
@@ -46,13 +33,8 @@ inline Pick draw(PseudoRandom& random, std::uint32_t smokers) noexcept {
     return {smoker, work};
 }
 
-// The synthetic work in place of Savina's busy-wait (`work` calls of Math.random()): `work`
-// steps of a 64-bit LCG from `work`, whose last state the smoker keeps, so none is skipped.
-inline std::uint64_t smoke(std::uint32_t work) noexcept {
-    std::uint64_t x = work;
-    for (std::uint32_t k = 0; k < work; ++k) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return x;
-}
+// The synthetic work in place of Savina's busy-wait, whose last state the smoker keeps.
+using savina::busy_work;
 
 struct Setup {
     std::uint64_t rounds;
@@ -97,9 +79,9 @@ Model model(const Setup& s) {
         const Pick pick = draw(random, s.smokers);
         ++m.smokes[pick.smoker];
         a.work_units += pick.work;
-        a.work_sum += smoke(pick.work);
+        a.work_sum += busy_work(pick.work);
     }
-    for (std::uint64_t count : m.smokes) a.smokes_hash = fold(a.smokes_hash, count);
+    for (std::uint64_t count : m.smokes) a.smokes_hash = fnv_fold(a.smokes_hash, count);
     a.smokers_reported = s.smokers;
     a.smokes = s.rounds;
     a.start = 1;
@@ -134,7 +116,7 @@ private:
         rt::send<StartedSmoking>(arbiter_);  // the ingredients are off the table
         ++smokes_;
         work_units_ += start.work;
-        work_sum_ += smoke(start.work);
+        work_sum_ += busy_work(start.work);
     }
 
     void on_exit(const Exit&) { rt::send<Tally>(arbiter_, index_, smokes_, std::uint64_t{1}, work_units_, work_sum_); }
@@ -183,7 +165,7 @@ private:
         answer_.work_sum += t.work_sum;
         if (t.smoker < smokes_.size()) smokes_[t.smoker] = t.smokes;
         if (answer_.tally != smokers_.size()) return;
-        for (std::uint64_t count : smokes_) answer_.smokes_hash = fold(answer_.smokes_hash, count);
+        for (std::uint64_t count : smokes_) answer_.smokes_hash = fnv_fold(answer_.smokes_hash, count);
         done_.set(answer_);
     }
 

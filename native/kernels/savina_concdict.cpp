@@ -8,31 +8,15 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "savina_random.hpp"
 #include "schema.hpp"
 
 namespace labctl::kernels::savina_concdict {
 namespace {
 
 // SplitMix64: each worker's own stream, seeded from (seed, worker); tests/oracles.py replays it.
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-constexpr std::uint64_t mix64(std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-class Random {
-public:
-    Random(std::uint64_t seed, std::uint32_t worker) : state_(mix64(seed * 65536 + worker)) {}
-    std::uint64_t next() {
-        state_ += kGolden;
-        return mix64(state_);
-    }
-
-private:
-    std::uint64_t state_;
-};
+using Random = savina::SplitMix64;
+using savina::mix64;
 
 // One entry's share of the dictionary's digest (a sum over entries: the order does not count).
 constexpr std::uint64_t entry_digest(std::uint32_t key, std::uint32_t value) {

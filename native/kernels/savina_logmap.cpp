@@ -11,16 +11,16 @@
 
 #include "dispatcher_params.hpp"
 #include "phase.hpp"
+#include "savina_random.hpp"
 #include "schema.hpp"
 
 namespace labctl::kernels::savina_logmap {
 namespace {
 
-constexpr std::uint64_t kHashBasis = 0xcbf29ce484222325ULL;
-constexpr std::uint64_t kHashPrime = 0x100000001b3ULL;
+constexpr std::uint64_t kHashBasis = savina::kFnvBasis;
 
 // FNV-1a over 64-bit words: each term's bit pattern, then each series' hash in series order.
-inline std::uint64_t fold(std::uint64_t hash, std::uint64_t word) noexcept { return (hash ^ word) * kHashPrime; }
+constexpr auto fold = savina::fnv_fold;
 
 inline std::uint64_t bits(double value) noexcept { return std::bit_cast<std::uint64_t>(value); }
 
