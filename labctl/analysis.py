@@ -301,6 +301,70 @@ def suite_summary(views: Mapping[str, tuple[Metric, pd.DataFrame]],
     return summaries
 
 
+# The metric of a kernel that times its sequential program (savina_parallel.hpp): the same
+# algorithm on the same input in one thread, without actors, after the phase.
+SEQUENTIAL = "sequential_ns"
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """How one scenario of a kernel that times its sequential program scales with `threads`:
+    `sequential` is that program's median time over the scenario's samples (NaN if none holds
+    it), `threads` the values run, ascending; `table` has a row per
+    configuration (runtime, dispatcher and settings, threads aside) and threads value with its
+    `median` time, `speedup` over the same configuration at one thread (NaN where it did not run
+    at one), `efficiency` (speedup / threads) and `over_sequential`, the sequential program's
+    median over this median (above 1: faster than the program without actors)."""
+
+    kernel: str
+    scenario: str
+    sequential: float
+    threads: list[int]
+    table: pd.DataFrame
+
+    def best(self, threads: int) -> pd.Series | None:
+        """The fastest configuration's row at `threads`, None if none ran there."""
+        rows = self.table[self.table["threads"] == threads]
+        return None if rows.empty else rows.loc[rows["median"].idxmin()]
+
+
+def scaling(samples: pd.DataFrame) -> list[Scaling]:
+    """Each scenario (analysis.scenarios) of each kernel in `samples` (one machine's, timed) whose
+    samples hold sequential_ns and whose points ran at two or more `threads` values: its time
+    against threads per configuration, with speed-up and efficiency over one thread and the
+    sequential program as the baseline. Points without `threads` (a dispatcher that has no
+    pool: one_thread, active_obj) are left out: their thread count is not a setting."""
+    if SEQUENTIAL not in samples or "threads" not in samples:
+        return []
+    found = []
+    for kernel, part in samples[samples[SEQUENTIAL].notna()].groupby("kernel", sort=False):
+        part = _with_attrs(part, samples)
+        table = point_table(part, TIME)
+        if table.empty or "threads" not in table:
+            continue
+        # The settings that tell its configurations apart: those that vary, threads aside.
+        how = {p.name for p in params_of(samples, kernel) if p.configuration}
+        names = [n for n in varying(table, kernel) if n in how and n not in ("threads", RUNTIME)]
+        for scenario, points in scenarios(_with_attrs(table, samples), kernel):
+            # The sequential program is the same whatever the dispatcher: every point's samples.
+            sequential = float(part.loc[part["point"].isin(points["point"]), SEQUENTIAL].median())
+            points = points[points["threads"].notna() & (points["median"] > 0)]
+            counts = sorted({int(t) for t in points["threads"]})
+            if len(counts) < 2:
+                continue
+            rows = []
+            for _, row in points.iterrows():
+                rows.append({"configuration": configuration(row, names), "threads": int(row["threads"]),
+                             "median": float(row["median"]), "noisy": bool(row["noisy"])})
+            frame = pd.DataFrame(rows).sort_values(["configuration", "threads"], kind="stable")
+            at_one = frame[frame["threads"] == 1].groupby("configuration")["median"].min()
+            frame["speedup"] = frame["configuration"].map(at_one) / frame["median"]
+            frame["efficiency"] = frame["speedup"] / frame["threads"]
+            frame["over_sequential"] = sequential / frame["median"]
+            found.append(Scaling(kernel, scenario, sequential, counts, frame.reset_index(drop=True)))
+    return found
+
+
 @dataclass(frozen=True)
 class FloorDistance:
     """How far the points of a kernel are from a floor the same run measured: `points` is their

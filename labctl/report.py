@@ -38,6 +38,7 @@ from labctl.analysis import (
     machines,
     point_table,
     runtime_ranking,
+    scaling,
     scenarios,
     sort_key,
     suite_summary,
@@ -203,6 +204,7 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
         timed = {kernel: (metric, table) for machine, kernel, metric, table, measure in views
                  if machine == number_ and measure in ("", metrics.TIME)}
         lines += _suite_section(timed, catalogue.groups, _on(number_))
+        lines += _scaling_section(part[part["measure"] == metrics.TIME], _on(number_))
         lines += _runtimes_section(timed, _on(number_))
         # A floor bounds the clock's figures of its own machine only.
         lines += _floors_section(part[part["measure"] == metrics.TIME], _on(number_))
@@ -400,6 +402,61 @@ def _suite_section(views: dict[str, tuple[Metric, pd.DataFrame]], groups: dict[s
              "settings, threads) with the geometric mean, over the group's benchmarks it ran, of its "
              "median time over the best configuration's median on that benchmark (1.00x: the best on "
              "every one). Configurations that ran every benchmark of the group come first."), "", *lines]
+
+
+def _scaling_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """Time against threads for each kernel that times its sequential program (analysis.scaling):
+    a summary row per benchmark at its largest thread count, then each benchmark's pools."""
+    found = scaling(samples)
+    if not found:
+        return []
+    time = metrics.lookup("elapsed_ns")
+    summary, details = [], []
+    for one in found:
+        benchmark = printable(f"{one.kernel} {one.scenario}".strip())
+        sequential = time.format(one.sequential) if not math.isnan(one.sequential) else "-"
+        most = one.threads[-1]
+        best = one.best(most)
+        at_one = one.table[(one.table["configuration"] == best["configuration"]) & (one.table["threads"] == 1)]
+        summary.append([benchmark, sequential, printable(best["configuration"]),
+                        time.format(at_one["median"].iloc[0]) if not at_one.empty else "-",
+                        f"{time.format(best['median'])} at {most}", _times(best["speedup"]),
+                        _share(best["efficiency"]), _times(best["over_sequential"])])
+        rows = []
+        for name, part in one.table.groupby("configuration", sort=False):
+            cells = []
+            for threads in one.threads:
+                row = part[part["threads"] == threads]
+                if row.empty:
+                    cells.append("-")
+                    continue
+                row = row.iloc[0]
+                noisy = " (noisy)" if row["noisy"] else ""
+                cells.append(time.format(row["median"]) + noisy if threads == 1 else
+                             f"{time.format(row['median'])}{noisy}: {_times(row['speedup'])}, "
+                             f"{_share(row['efficiency'])}")
+            rows.append([printable(name), *cells, _times(part["over_sequential"].max())])
+        details += [f"### {benchmark}", "", f"The sequential program: {sequential}.", "",
+                    markdown_table(["configuration", *(f"{t} thread{'s' if t > 1 else ''}" for t in one.threads),
+                                    "best x sequential"], rows, set(range(1, len(one.threads) + 2))), ""]
+    return ["## Speed-up against threads" + (f" on {machine}" if machine else ""), "",
+            ("For each kernel that times its sequential program (the same algorithm on the same input "
+             "in one thread, without actors, after the phase: its `sequential_ns`), each pool's median "
+             "time against its threads. Speed-up: the same configuration's median at one thread over "
+             "its median at N; efficiency: speed-up / N; x sequential: the sequential program's median "
+             "over the configuration's (above 1.00x, faster than the program without actors). The "
+             "summary gives each benchmark's fastest configuration at its largest thread count."), "",
+            markdown_table(["benchmark", "sequential", "fastest at most threads", "its time at 1", "its time",
+                            "speed-up", "efficiency", "x sequential"], summary, {1, 3, 4, 5, 6, 7}), "",
+            *details]
+
+
+def _times(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}x"
+
+
+def _share(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.0%}"
 
 
 def _runtimes_section(views: dict[str, tuple[Metric, pd.DataFrame]], machine: str = "") -> list[str]:
