@@ -541,8 +541,272 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
 
 
 # @@savina-A-oracles@@
+def savina_filterbank(params: Params) -> Oracle:
+    """Savina's filter bank replayed channel by channel on whole streams: the source's values
+    t % 1000; per channel a delay of columns - 1 (that many 0.0 first), a FIR filter over a ring
+    of `columns` slots (value t in slot t % columns; from the window's filling on, each value puts
+    out sum over slots i of slot[i] * coef[columns - 1 - i], slots in order, from 0.0), a sampler
+    keeping every columns-th value from the first (the rest 0.0), a second delay and FIR filter.
+    H[j][i] = i*columns + j*channels + 2j + i + 1, F[j][i] = i*j + j*j + j + i. The k-th outputs
+    of the channels add up (from 0.0, channel order) to the sink's k-th value; the answer folds
+    their bits and adds them in order. Messages: Next (1 + simulations), Boot and Value per
+    simulation, 3 per channel per value into the first filter, 3 per channel per first-filter
+    output, 2 per channel per second-filter output, 2 per sink value, and the Exits (4 + 8 per
+    channel)."""
+    import struct
+
+    sims, cols, chans = _int(params, "simulations"), _int(params, "columns"), _int(params, "channels")
+
+    def delay(stream: list[float]) -> list[float]:
+        return ([0.0] * (cols - 1) + stream)[:len(stream)]
+
+    def fir(stream: list[float], coef: list[float]) -> list[float]:
+        ring, out = [0.0] * cols, []
+        for t, x in enumerate(stream):
+            ring[t % cols] = x
+            if t >= cols - 1:
+                acc = 0.0
+                for i in range(cols):
+                    acc += ring[i] * coef[cols - 1 - i]
+                out.append(acc)
+        return out
+
+    source = [float(t % 1000) for t in range(sims)]
+    outputs, first = [], 0
+    for j in range(chans):
+        h = [float(i * cols + j * chans + 2 * j + i + 1) for i in range(cols)]
+        f = [float(i * j + j * j + j + i) for i in range(cols)]
+        y = fir(delay(source), h)
+        sampled = [v if m % cols == 0 else 0.0 for m, v in enumerate(y)]
+        outputs.append(fir(delay(sampled), f))
+        first = len(y)
+    second = len(outputs[0])
+    hash_, total = _FNV_BASIS, 0.0
+    for k in range(second):
+        value = 0.0
+        for j in range(chans):
+            value += outputs[j][k]
+        hash_ = _fnv(hash_, struct.unpack("<Q", struct.pack("<d", value))[0])
+        total += value
+    messages = (3 * sims + 5 + 8 * chans + 3 * chans * sims + 3 * chans * first + 2 * chans * second
+                + 2 * second)
+    return Oracle(f"outputs={second} outputs_hash={hash_:016x} outputs_sum={total:.17g}", messages)
+
+
+def savina_trapezoid(params: Params) -> Oracle:
+    """Worker i integrates from wl = (right - left) / workers * i + left to wl + that range,
+    int((wr - wl) / h) pieces of h = (right - left) / pieces, each piece's 0.5 * (f(lx) + f(rx))
+    * h added in turn, f(x) = sin(x**3 - 1) / (x + 1) * sqrt(1 + exp(sqrt(2x))) with Python's
+    math (the same C library as the kernel's: the same doubles). Areas folded and added in
+    worker order. Messages: the first Work, a Work and a result per worker."""
+    import math
+    import struct
+
+    pieces, workers = _int(params, "pieces"), _int(params, "workers")
+    left, right = float(params["left"]), float(params["right"])
+
+    def f(x: float) -> float:
+        return math.sin(math.pow(x, 3.0) - 1) / (x + 1) * math.sqrt(1 + math.exp(math.sqrt(2 * x)))
+
+    h, width = (right - left) / pieces, (right - left) / workers
+    hash_, area, counted = _FNV_BASIS, 0.0, 0
+    for i in range(workers):
+        wl = width * i + left
+        wr = wl + width
+        n, acc = int((wr - wl) / h), 0.0
+        for k in range(n):
+            lx = k * h + wl
+            acc += 0.5 * (f(lx) + f(lx + h)) * h
+        counted += max(n, 0)
+        hash_ = _fnv(hash_, struct.unpack("<Q", struct.pack("<d", acc))[0])
+        area += acc
+    return Oracle(f"workers_reported={workers} pieces={counted} areas_hash={hash_:016x} area={area:.17g}",
+                  1 + 2 * workers)
+
+
+def _decimal(n: int) -> str:
+    """n >= 0 in decimal, past Python's limit on converting long integers to text."""
+    chunk, parts = 10**1000, []
+    while n >= chunk:
+        n, low = divmod(n, chunk)
+        parts.append(f"{low:01000d}")
+    return str(n) + "".join(reversed(parts))
+
+
+def machin_pi(digits: int) -> int:
+    """floor(pi * 10**digits), by Machin's formula pi = 16 atan(1/5) - 4 atan(1/239) in Python
+    integers with 10 guard digits."""
+    scale = 10 ** (digits + 10)
+
+    def atan_inv(x: int) -> int:
+        total, power, k, sign = 0, scale // x, 1, 1
+        while power:
+            total += sign * (power // k)
+            power //= x * x
+            k, sign = k + 2, -sign
+        return total
+
+    return (16 * atan_inv(5) - 4 * atan_inv(239)) // 10**10
+
+
+def savina_piprecision(params: Params, terms_computed: int | None = None) -> Oracle:
+    """The Bailey-Borwein-Plouffe series' terms 1/16^k (4/(8k+1) - 2/(8k+4) - 1/(8k+5) -
+    1/(8k+6)) summed up to the first K at or below 10^-precision (exact rationals decide K); the
+    sum's first `precision` decimals, truncated, from the terms scaled by 10^(precision + 30) in
+    integers (each off by under one unit), checked against Machin's pi on all but the last 10.
+    The terms computed depend on the schedule: with one worker they come back in index order, so
+    min(precision, 10) first requests and one more per term before K; else pass the run's
+    terms_computed metric. Messages: Start, a Work and a result per term computed."""
+    from fractions import Fraction
+
+    precision, workers = _int(params, "precision"), _int(params, "workers")
+    tolerance = Fraction(1, 10**precision)
+
+    def bracket(k: int) -> Fraction:
+        return Fraction(4, 8 * k + 1) - Fraction(2, 8 * k + 4) - Fraction(1, 8 * k + 5) - Fraction(1, 8 * k + 6)
+
+    last = 0
+    while bracket(last) / 16**last > tolerance:
+        last += 1
+    extra = 30
+    scale = 10 ** (precision + extra)
+    total = 0
+    for k in range(last + 1):
+        a, b, c, d = 8 * k + 1, 8 * k + 4, 8 * k + 5, 8 * k + 6
+        total += scale * (4 * b * c * d - 2 * a * c * d - a * b * d - a * b * c) // (a * b * c * d * 16**k)
+    digits, rest = divmod(total, 10**extra)
+    # The kernel's fixed-point sum is within 10^-(precision + 6) of the exact one: its digits are
+    # these unless the exact sum lies that close to a boundary, which is refused here.
+    assert 10 ** (extra - 7) < rest < 10**extra - 10 ** (extra - 7), "the sum's last digit is too close to call"
+    text = _decimal(digits)
+    assert text[: precision - 9] == _decimal(machin_pi(precision))[: precision - 9], "not pi's digits"
+    hash_ = _FNV_BASIS
+    for digit in text[1:]:
+        hash_ = _fnv(hash_, int(digit))
+    if workers == 1:
+        terms_computed = min(precision, 10) + last
+    assert terms_computed is not None, "savina_piprecision with 2+ workers: pass the run's terms_computed"
+    answer = f"digits={precision} terms_summed={last + 1} leading={text[0]}.{text[1:21]} digits_hash={hash_:016x}"
+    return Oracle(answer, 1 + 2 * terms_computed, {"terms_computed": terms_computed})
+
 # @@savina-B-oracles@@
 # @@savina-C-oracles@@
+def _d_bits(x: float) -> int:
+    import struct
+
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def savina_recmatmul(params: Params) -> Oracle:
+    """A[i][j] = i, B[i][j] = j: C[i][j] = sum over k of i*j = n*i*j, exact as a double (integers
+    below 2^53), in any order of additions. The work items: the whole product, and each item of
+    more than `threshold` elements (dim*dim) split into 8 of half the dim. Each item is one Work to
+    a worker and one Done, each but the first one Work to the master: 3 messages an item."""
+    n, threshold = _int(params, "data_length"), _int(params, "threshold")
+
+    def tree(dim: int) -> tuple[int, int]:  # (items, leaves) under an item of dim x dim
+        if dim * dim <= threshold:
+            return 1, 1
+        items, leaves = tree(dim // 2)
+        return 1 + 8 * items, 8 * leaves
+
+    items, leaves = tree(n)
+    hash_, total = _FNV_BASIS, 0.0
+    for i in range(n):
+        for j in range(n):
+            value = float(n * i * j)
+            hash_ = _fnv(hash_, _d_bits(value))
+            total += value
+    answer = (f"work_items={items} leaves={leaves} c_hash={hash_:016x} c_sum={total:.17g} "
+              "off_closed_form=0")
+    return Oracle(answer, 3 * items)
+
+
+def savina_apsp(params: Params) -> Oracle:
+    """Savina's graph: PseudoRandom(nodes), edge {i, j} (i < j, row order) weighs next % W + 1.
+    Distances by Dijkstra from every node (independent of Floyd-Warshall). Messages: per block a
+    Start, its values to 2 (blocks per side - 1) neighbours in each of `nodes` iterations, a
+    Final."""
+    import heapq
+
+    n, b, w = _int(params, "nodes"), _int(params, "block_size"), _int(params, "max_weight")
+    random = PseudoRandom(n)
+    weight = [[0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            weight[i][j] = weight[j][i] = random.next(w) + 1
+    hash_, total, longest = _FNV_BASIS, 0, 0
+    for source in range(n):
+        dist = [None] * n
+        heap = [(0, source)]
+        while heap:
+            d, u = heapq.heappop(heap)
+            if dist[u] is not None:
+                continue
+            dist[u] = d
+            for v in range(n):
+                if dist[v] is None and v != u:
+                    heapq.heappush(heap, (d + weight[u][v], v))
+        for d in dist:
+            hash_ = _fnv(hash_, d)
+            total += d
+            longest = max(longest, d)
+    side = n // b
+    messages = side * side * (2 + n * 2 * (side - 1))
+    return Oracle(f"nodes={n} dist_hash={hash_:016x} dist_sum={total} dist_max={longest}", messages)
+
+
+def savina_sor(params: Params) -> Oracle:
+    """Savina's grid: PseudoRandom(10101010), 1e-6 / (next + 1) row by row. Rounds: colour 0
+    ((row + col) odd) updates from colour 1's values, then colour 1 from colour 0's; colour 0
+    `iterations` times, colour 1 one fewer. An update: omega/4 * (0 + the neighbours' values in
+    Savina's order) + (1 - omega) * value. Values sent: colour 1's start value and updates, colour
+    0's updates but its last, to each neighbour. The total: the left size//2 columns summed in row
+    order, plus the rest."""
+    n, iterations, omega = _int(params, "size"), _int(params, "iterations"), float(params["omega"])
+    random = PseudoRandom(10101010)
+    grid = {(x, y): random.next_double() * 1e-6 for x in range(n) for y in range(n)}
+
+    def around(x: int, y: int) -> list[tuple[int, int]]:
+        up_or_down = (x + 1, y) if x == 0 else (x - 1, y)
+        left_or_right = (x, y + 1) if y == 0 else (x, y - 1)
+        on_row_edge, on_col_edge = x in (0, n - 1), y in (0, n - 1)
+        if on_row_edge and on_col_edge:
+            return [up_or_down, left_or_right]
+        if on_row_edge:
+            return [up_or_down, (x, y + 1), (x, y - 1)]
+        if on_col_edge:
+            return [left_or_right, (x + 1, y), (x - 1, y)]
+        return [(x, y + 1), (x + 1, y), (x, y - 1), (x - 1, y)]
+
+    def odd(cell: tuple[int, int]) -> bool:
+        return sum(cell) % 2 == 1
+
+    def update(colour_odd: bool) -> None:
+        # From a snapshot: an element of one colour reads only the other colour's values.
+        old = dict(grid)
+        for cell, value in old.items():
+            if odd(cell) == colour_odd:
+                total = 0.0
+                for other in around(*cell):
+                    total += old[other]
+                grid[cell] = 0.25 * omega * total + (1.0 - omega) * value
+
+    for round_ in range(iterations):
+        update(True)
+        if round_ < iterations - 1:
+            update(False)
+    hash_ = _FNV_BASIS
+    for x in range(n):
+        for y in range(n):
+            hash_ = _fnv(hash_, _d_bits(grid[x, y]))
+    left = sum((grid[x, y] for x in range(n) for y in range(n // 2)), 0.0)
+    right = sum((grid[x, y] for x in range(n) for y in range(n // 2, n)), 0.0)
+    values = sum(len(around(*cell)) * (iterations - 1 if odd(cell) else iterations) for cell in grid)
+    answer = (f"cells={n * n} values_received={values} grid_hash={hash_:016x} "
+              f"total={left + right:.17g}")
+    return Oracle(answer, 4 + 2 * n * n + values)
+
 # @@savina-D-oracles@@
 def savina_quicksort(params: Params) -> Oracle:
     """Savina's PseudoRandom started at `seed` draws the values (each modulo max_value); Python's
@@ -610,6 +874,47 @@ def savina_fib(params: Params) -> Oracle:
     return Oracle(f"fib={fib(n)} agents={agents(n)}", 2 * agents(n) - 1)
 
 # @@savina-E-oracles@@
+def savina_astar(params: Params, work_items: int | None = None) -> Oracle:
+    """Savina's grid rebuilt from SplitMix64(seed, 0): node (i, j, k) = size*size*i + size*j + k,
+    in that order each of the six candidate steps (0,0,1) (0,1,0) (0,1,1) (1,0,0) (1,0,1) (1,1,0),
+    clamped, is kept when the top bit of the next value is set (the last one kept without a draw
+    when none was kept before it), unless it is the node itself or a repeat. A plain breadth-first
+    search from (0, 0, 0) gives the target's (a, a, a), a = int(0.8 * size), shortest distance.
+    Messages: 3 per work item; the items depend on the schedule: the caller passes the run's
+    `work_items`, unless one search covers the whole grid (threshold >= size^3: one item)."""
+    size, seed = _int(params, "grid_size"), _int(params, "seed")
+    rng = SplitMix64(seed, 0)
+    adjacency: list[list[int]] = []
+    edge_hash = 0xCBF29CE484222325
+    for here in range(size**3):
+        i, j, k = here // (size * size), here // size % size, here % size
+        kept: list[int] = []
+        for step, (di, dj, dk) in enumerate([(0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1), (1, 1, 0)]):
+            if not (step == 5 and not kept) and rng.next() >> 63 == 0:
+                continue
+            there = (min(i + di, size - 1) * size + min(j + dj, size - 1)) * size + min(k + dk, size - 1)
+            if there != here and there not in kept:
+                kept.append(there)
+                edge_hash = ((edge_hash ^ (here << 32 | there)) * 0x100000001B3) & _D_M64
+        adjacency.append(kept)
+    axis = int(0.8 * size)
+    target = (axis * size + axis) * size + axis
+    distance = {0: 0}
+    order = [0]  # breadth-first: each node reached is appended once, in order of distance
+    for node in order:
+        for there in adjacency[node]:
+            if there not in distance:
+                distance[there] = distance[node] + 1
+                order.append(there)
+    reached = target in distance
+    answer = (f"edges={sum(map(len, adjacency))} edge_hash={edge_hash:016x} reachable={int(reached)} "
+              f"path_length={distance.get(target, 0)} path_valid={int(reached)}")
+    if _int(params, "threshold") >= size**3:
+        work_items = 1
+    assert work_items is not None, "savina_astar: pass the run's work_items"
+    return Oracle(answer, 3 * work_items, {"work_items": work_items})
+
+
 # @@savina-F-oracles@@
 
 
@@ -646,13 +951,20 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_cigsmok": savina_cigsmok,
     "savina_barber": savina_barber,
     # @@savina-A-dict@@
+    "savina_filterbank": savina_filterbank,
+    "savina_trapezoid": savina_trapezoid,
+    "savina_piprecision": savina_piprecision,
     # @@savina-B-dict@@
     # @@savina-C-dict@@
+    "savina_recmatmul": savina_recmatmul,
+    "savina_apsp": savina_apsp,
+    "savina_sor": savina_sor,
     # @@savina-D-dict@@
     "savina_quicksort": savina_quicksort,
     "savina_nqueenk": savina_nqueenk,
     "savina_fib": savina_fib,
     # @@savina-E-dict@@
+    "savina_astar": savina_astar,
     # @@savina-F-dict@@
 }
 

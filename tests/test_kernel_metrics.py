@@ -105,8 +105,15 @@ CASES = [
     # @@savina-A-cases@@
     # @@savina-B-cases@@
     # @@savina-C-cases@@
+    ("savina_recmatmul", {"data_length": 16, "threshold": 16, "workers": 3}, {"sequential_ns"}),
+    ("savina_apsp", {"nodes": 8, "block_size": 4}, {"sequential_ns"}),
+    ("savina_sor", {"size": 4, "iterations": 4}, {"sequential_ns"}),
     # @@savina-D-cases@@
+    ("savina_quicksort", {"values": 1000, "threshold": 100}, {"sequential_ns"}),
+    ("savina_nqueenk", {"size": 6}, {"sequential_ns", "solutions"}),
+    ("savina_fib", {"n": 8}, {"sequential_ns"}),
     # @@savina-E-cases@@
+    ("savina_astar", {"grid_size": 6, "threshold": 10}, {"sequential_ns", "work_items", "nodes_expanded"}),
     # @@savina-F-cases@@
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]

@@ -50,8 +50,17 @@ SMALL = {
     # @@savina-A-small@@
     # @@savina-B-small@@
     # @@savina-C-small@@
+    "savina_recmatmul": {"data_length": 32, "threshold": 64, "workers": 5},
+    "savina_apsp": {"nodes": 12, "block_size": 4},
+    "savina_sor": {"size": 6, "iterations": 10},
     # @@savina-D-small@@
+    "savina_quicksort": {"values": 5000, "threshold": 256},
+    "savina_nqueenk": {"size": 6, "threshold": 2, "workers": 4},
+    "savina_fib": {"n": 12},
     # @@savina-E-small@@
+    # One search covers the 512 nodes (threshold >= grid_size^3): one work item, 3 messages
+    # whatever the schedule (more work items in tests/test_savina_astar.py).
+    "savina_astar": {"grid_size": 8, "threshold": 512, "workers": 4},
     # @@savina-F-small@@
 }
 
