@@ -103,6 +103,9 @@ CASES = [
     ("savina_cigsmok", {"rounds": 10, "smokers": 3}, set()),
     ("savina_barber", {"haircuts": 5, "seats": 2}, {"attempts", "turned_away", "barber_wakes"}),
     # @@savina-A-cases@@
+    ("savina_filterbank", {"simulations": 40, "columns": 8, "channels": 2}, {"sequential_ns"}),
+    ("savina_trapezoid", {"pieces": 200, "workers": 3}, {"sequential_ns"}),
+    ("savina_piprecision", {"precision": 30, "workers": 2}, {"sequential_ns", "terms_computed"}),
     # @@savina-B-cases@@
     # @@savina-C-cases@@
     ("savina_recmatmul", {"data_length": 16, "threshold": 16, "workers": 3}, {"sequential_ns"}),

@@ -48,6 +48,10 @@ SMALL = {
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
     "savina_barber": {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50},
     # @@savina-A-small@@
+    "savina_filterbank": {"simulations": 100, "columns": 16, "channels": 3},
+    "savina_trapezoid": {"pieces": 2000, "workers": 4},
+    # One worker: its terms come back in index order, so the count of terms computed is fixed.
+    "savina_piprecision": {"precision": 60, "workers": 1},
     # @@savina-B-small@@
     # @@savina-C-small@@
     "savina_recmatmul": {"data_length": 32, "threshold": 64, "workers": 5},
