@@ -253,10 +253,10 @@ void check(const Params& params) {
 }
 
 // The boards handed out when no limit stops the run: the valid boards of depth 0 to
-// min(threshold, size), counted to depth 8 at most (an estimate beyond).
+// min(threshold, size), counted to depth 6 at most (an estimate beyond).
 double work(const Params& params) {
     const Setup s = setup(params);
-    const std::uint32_t deepest = std::min({s.threshold, s.size, 8u});
+    const std::uint32_t deepest = std::min({s.threshold, s.size, 6u});
     std::uint64_t boards = 0;
     Rows a{};
     auto count = [&](auto& self, std::uint32_t depth) -> void {
