@@ -11,6 +11,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../runtime/runtime.hpp"
@@ -206,6 +208,35 @@ public:
 
 private:
     std::atomic<std::uint32_t> remaining_;
+};
+
+
+// An agent that hands each Report it receives to its Collector (whose add(report) returns true
+// at the last one, and outcome() is the answer) and then sets `done` with that outcome: the sink
+// the kernels that gather their workers' reports share (Savina's fork-join and Big). With
+// `started`, it counts down there from on_start.
+template <class Collector, class Report>
+class CollectorAgent final : public rt::Agent {
+public:
+    using Outcome = std::decay_t<decltype(std::declval<const Collector&>().outcome())>;
+
+    CollectorAgent(Collector collector, rt::Completion<Outcome>& done, StartLatch* started = nullptr)
+        : collector_(std::move(collector)), done_(done), started_(started) {
+        subscribe<&CollectorAgent::on_report>();
+    }
+
+private:
+    void on_start() override {
+        if (started_ != nullptr) started_->count_down();
+    }
+
+    void on_report(const Report& report) {
+        if (collector_.add(report)) done_.set(collector_.outcome());
+    }
+
+    Collector collector_;
+    rt::Completion<Outcome>& done_;
+    StartLatch* started_;
 };
 
 }  // namespace labctl::kernels

@@ -21,20 +21,7 @@ struct Pong {
     std::uint32_t from;
 };
 
-class SinkAgent final : public rt::Agent {
-public:
-    SinkAgent(std::uint32_t actors, rt::Completion<Outcome>& done) : sink_(actors), done_(done) {
-        subscribe<&SinkAgent::on_finished>();
-    }
-
-private:
-    void on_finished(const Finished& finished) {
-        if (sink_.add(finished)) done_.set(sink_.outcome());
-    }
-
-    Sink sink_;
-    rt::Completion<Outcome>& done_;
-};
+using SinkAgent = CollectorAgent<Sink, Finished>;
 
 class BigActor final : public rt::Agent {
 public:
@@ -82,7 +69,7 @@ Result run(const Params& params) {
     // every actor finished.
     MeasuredPhase phase(env, done);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        SinkAgent& sink = coop.make_agent_with_binder<SinkAgent>(dispatchers.binder(actors), actors, done);
+        SinkAgent& sink = coop.make_agent_with_binder<SinkAgent>(dispatchers.binder(actors), Sink(actors), done);
         for (std::uint32_t i = 0; i < actors; ++i)
             neighbours.push_back(&coop.make_agent_with_binder<BigActor>(dispatchers.binder(i), i, actors, pings,
                                                                         seed, neighbours, sink));

@@ -16,24 +16,7 @@ struct Job {
     double theta;
 };
 
-class Sink final : public rt::Agent {
-public:
-    Sink(std::uint32_t workers, rt::Completion<Outcome>& done, StartLatch& started)
-        : reports_(workers), done_(done), started_(started) {
-        subscribe<&Sink::on_done>();
-    }
-
-private:
-    void on_start() override { started_.count_down(); }
-
-    void on_done(const Done& report) {
-        if (reports_.add(report)) done_.set(reports_.outcome());
-    }
-
-    Reports reports_;
-    rt::Completion<Outcome>& done_;
-    StartLatch& started_;
-};
+using Sink = CollectorAgent<Reports, Done>;
 
 class Forked final : public rt::Agent {
 public:
@@ -56,7 +39,7 @@ Result run(const Params& params) {
     abandon_on_failure(env, done, started.all_started);
     Sink* sink = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        sink = &coop.make_agent_with_binder<Sink>(dispatchers.binder(workers), workers, done, started);
+        sink = &coop.make_agent_with_binder<Sink>(dispatchers.binder(workers), Reports(workers), done, &started);
     });
     started.wait(env);
 

@@ -17,20 +17,7 @@ struct Job {
     double theta;
 };
 
-class Sink final : public rt::Agent {
-public:
-    Sink(std::uint32_t actors, rt::Completion<Outcome>& done) : tallies_(actors), done_(done) {
-        subscribe<&Sink::on_tally>();
-    }
-
-private:
-    void on_tally(const Tally& tally) {
-        if (tallies_.add(tally)) done_.set(tallies_.outcome());
-    }
-
-    Tallies tallies_;
-    rt::Completion<Outcome>& done_;
-};
+using Sink = CollectorAgent<Tallies, Tally>;
 
 class Thrower final : public rt::Agent {
 public:
@@ -63,7 +50,7 @@ Result run(const Params& params) {
     std::vector<Thrower*> workers;
     workers.reserve(actors);
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        Sink& sink = coop.make_agent_with_binder<Sink>(dispatchers.binder(actors), actors, done);
+        Sink& sink = coop.make_agent_with_binder<Sink>(dispatchers.binder(actors), Tallies(actors), done);
         for (std::uint32_t i = 0; i < actors; ++i)
             workers.push_back(&coop.make_agent_with_binder<Thrower>(dispatchers.binder(i), i, messages, sink));
     });
