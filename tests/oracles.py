@@ -549,7 +549,9 @@ def savina_filterbank(params: Params) -> Oracle:
     keeping every columns-th value from the first (the rest 0.0), a second delay and FIR filter.
     H[j][i] = i*columns + j*channels + 2j + i + 1, F[j][i] = i*j + j*j + j + i. The k-th outputs
     of the channels add up (from 0.0, channel order) to the sink's k-th value; the answer folds
-    their bits and adds them in order. Messages: Next (1 + simulations), Boot and Value per
+    their bits and adds them in order, then counts every FIR filter's outputs and folds each
+    filter's own hash of their bits, channel by channel, the first filter's then the second's.
+    Messages: Next (1 + simulations), Boot and Value per
     simulation, 3 per channel per value into the first filter, 3 per channel per first-filter
     output, 2 per channel per second-filter output, 2 per sink value, and the Exits (4 + 8 per
     channel)."""
@@ -571,8 +573,14 @@ def savina_filterbank(params: Params) -> Oracle:
                 out.append(acc)
         return out
 
+    def folded(values: list[float]) -> int:
+        h = _FNV_BASIS
+        for v in values:
+            h = _fnv(h, struct.unpack("<Q", struct.pack("<d", v))[0])
+        return h
+
     source = [float(t % 1000) for t in range(sims)]
-    outputs, first = [], 0
+    outputs, first, filters, filters_hash = [], 0, 0, _FNV_BASIS
     for j in range(chans):
         h = [float(i * cols + j * chans + 2 * j + i + 1) for i in range(cols)]
         f = [float(i * j + j * j + j + i) for i in range(cols)]
@@ -580,6 +588,8 @@ def savina_filterbank(params: Params) -> Oracle:
         sampled = [v if m % cols == 0 else 0.0 for m, v in enumerate(y)]
         outputs.append(fir(delay(sampled), f))
         first = len(y)
+        filters += len(y) + len(outputs[-1])
+        filters_hash = _fnv(_fnv(filters_hash, folded(y)), folded(outputs[-1]))
     second = len(outputs[0])
     hash_, total = _FNV_BASIS, 0.0
     for k in range(second):
@@ -590,7 +600,8 @@ def savina_filterbank(params: Params) -> Oracle:
         total += value
     messages = (3 * sims + 5 + 8 * chans + 3 * chans * sims + 3 * chans * first + 2 * chans * second
                 + 2 * second)
-    return Oracle(f"outputs={second} outputs_hash={hash_:016x} outputs_sum={total:.17g}", messages)
+    return Oracle(f"outputs={second} outputs_hash={hash_:016x} outputs_sum={total:.17g} "
+                  f"filter_outputs={filters} filters_hash={filters_hash:016x}", messages)
 
 
 def savina_trapezoid(params: Params) -> Oracle:
