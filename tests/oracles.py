@@ -540,6 +540,94 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
 
 
 
+def _sort_answer(values: list[int]) -> str:
+    """The sorting kernels' answer for the sorted `values`: the length, sorted, the values that
+    are smaller than the one before (none), their sum modulo 2^64, the sum of their SplitMix64
+    finalizer images modulo 2^64 (the multiset) and FNV-1a over them in order."""
+    ordered = sorted(values)
+    sequence = _FNV_BASIS
+    for value in ordered:
+        sequence = _fnv(sequence, value)
+    multiset = sum(_d_mix64(value) for value in ordered) % _WORD
+    return (f"values={len(ordered)} sorted=1 out_of_place=0 sum={sum(ordered) % _WORD} "
+            f"multiset_hash={multiset:016x} sequence_hash={sequence:016x}")
+
+
+def _sort_draws(params: Params) -> list[int]:
+    generator = SplitMix64(_int(params, "seed"), 0)
+    return [generator.below(_int(params, "max_value")) for _ in range(_int(params, "values"))]
+
+
+def savina_radixsort(params: Params) -> Oracle:
+    """The SplitMix64(seed, 0) draws below max_value, sorted by Python. Messages: Start, then
+    every value into each of the log2(max_value) stages and into the validation agent."""
+    stages = _int(params, "max_value").bit_length() - 1
+    return Oracle(_sort_answer(_sort_draws(params)), 1 + _int(params, "values") * (stages + 1))
+
+
+def savina_sieve(params: Params) -> Oracle:
+    """The primes below `limit` by a sieve of Eratosthenes that records each number's smallest
+    prime factor. The chain holds the primes in ascending order, primes_per_filter per filter: an
+    odd composite travels to the filter holding its smallest prime factor; a prime with k primes
+    below it passes every one of the ceil(k / primes_per_filter) filters there are. Messages:
+    Start, those Candidate deliveries and an Exit per filter."""
+    limit, per_filter = _int(params, "limit"), _int(params, "primes_per_filter")
+    smallest = list(range(limit))
+    for n in range(2, int(limit**0.5) + 1):
+        if smallest[n] == n:
+            for m in range(n * n, limit, n):
+                if smallest[m] == m:
+                    smallest[m] = n
+    primes = [n for n in range(2, limit) if smallest[n] == n]
+    place = {p: i for i, p in enumerate(primes)}
+    deliveries = 0
+    for n in range(3, limit, 2):
+        if smallest[n] == n:
+            deliveries += -(-place[n] // per_filter)
+        else:
+            deliveries += place[smallest[n]] // per_filter + 1
+    filters = -(-len(primes) // per_filter)
+    hash_ = _FNV_BASIS
+    for p in primes:
+        hash_ = _fnv(hash_, p)
+    answer = (f"primes={len(primes)} largest={primes[-1]} sum={sum(primes) % _WORD} hash={hash_:016x} "
+              f"filters={filters}")
+    return Oracle(answer, 1 + deliveries + filters)
+
+
+def bitonic_network(n: int) -> tuple[int, int, int]:
+    """Savina's bitonic network of width n: (agents, agents a value passes, extra Exits). Its steps:
+    for each merge stage of order 2, 4, ..., n/2 the lengths order, ..., 2, then n, ..., 2 (the
+    last stage). A step of length L has n/L workers, each a partition (its own agent, splitter,
+    joiner, adapter and L/2 compare-exchanges; a value passes all but L/2 - 1 of the
+    compare-exchanges) or, at L = 2, a compare-exchange; around them the step's agent, splitter
+    and joiner, and an adapter outside the last stage. A joiner with k inputs gets k Exits."""
+    steps = [(length, False) for order in (2**k for k in range(1, n.bit_length() - 1))
+             for length in (order >> j for j in range(order.bit_length() - 1))]
+    steps += [(n >> j, True) for j in range(n.bit_length() - 1)]
+    stages = n.bit_length() - 1  # the merge stages' agents, the last one's included
+    agents, path, extra = 4 + stages, 3 + stages, 0  # the kernel, source, adapter, validation
+    for length, last in steps:
+        workers = n // length
+        around = 3 if last else 4
+        if length == 2:
+            agents += around + workers
+            path += around + 1
+        else:
+            agents += around + workers * (length // 2 + 4)
+            path += around + 5
+            extra += workers * (length // 2 - 1)
+        extra += workers - 1
+    return agents, path, extra
+
+
+def savina_bitonicsort(params: Params) -> Oracle:
+    """The SplitMix64(seed, 0) draws below max_value, sorted by Python. Messages: Start, every
+    value through its path, an Exit into every agent but the source and the joiners' extra."""
+    n = _int(params, "values")
+    agents, path, extra = bitonic_network(n)
+    return Oracle(_sort_answer(_sort_draws(params)), 1 + n * path + agents - 1 + extra)
+
 # @@savina-A-oracles@@
 def savina_filterbank(params: Params) -> Oracle:
     """Savina's filter bank replayed channel by channel on whole streams: the source's values
@@ -701,6 +789,144 @@ def savina_piprecision(params: Params, terms_computed: int | None = None) -> Ora
     return Oracle(answer, 1 + 2 * terms_computed, {"terms_computed": terms_computed})
 
 # @@savina-B-oracles@@
+def _uct_normal(random: SplitMix64, mean: int, deviation: int) -> int:
+    """java.util.Random's nextGaussian (the polar method, the pair's second value unused) times
+    the deviation plus the mean, rounded as Math.round, drawn again until positive."""
+    import math
+
+    while True:
+        while True:
+            v1, v2 = 2 * random.unit() - 1, 2 * random.unit() - 1
+            s = v1 * v1 + v2 * v2
+            if 0 < s < 1:
+                break
+        result = math.floor(v1 * math.sqrt(-2 * math.log(s) / s) * deviation + mean + 0.5)
+        if result > 0:
+            return result
+
+
+def savina_uct(params: Params) -> Oracle:
+    """The tree grown breadth-first: the root's children (ids 1..b) share a size drawn from stream
+    (seed, 0); then level by level, in id order, while size + b <= nodes, node i's stream (seed, i)
+    gives a coin (below(2) == 1: children), its children's size, a percentage (below(100) at most
+    urgent_percent: child below(b) is urgent); granted children take the next b ids. Each non-root
+    node does a try loop of 100 * work_scale LCG steps and a traversal of comp * work_scale; the
+    shape sums FNV(id, parent, depth, comp, urgent) over the nodes. Messages: 1 + 4 per non-root
+    node + 2 per node granted children."""
+    nodes_max, b = _int(params, "nodes"), _int(params, "binomial")
+    mean, deviation = _int(params, "avg_comp"), _int(params, "stdev_comp")
+    urgent_percent, scale, seed = _int(params, "urgent_percent"), _int(params, "work_scale"), _int(params, "seed")
+
+    def lcg(steps: int) -> int:
+        x = steps
+        for _ in range(steps):
+            x = (x * 6364136223846793005 + 1442695040888963407) % _WORD
+        return x
+
+    comp0 = _uct_normal(SplitMix64(seed, 0), mean, deviation)
+    # id -> (parent, depth, comp, urgent); children counted in `parents`
+    tree = {i: (0, 1, comp0, False) for i in range(1, b + 1)}
+    parents: set[int] = set()
+    levels, level, size, work = [1, b], list(range(1, b + 1)), 1 + b, 0
+    while level:
+        following = []
+        for node in level:
+            work += lcg(100 * scale)
+            if size + b > nodes_max:
+                continue
+            random = SplitMix64(seed, node)
+            if random.below(2) == 0:
+                continue
+            comp = _uct_normal(random, mean, deviation)
+            urgent_child = random.below(b) if random.below(100) <= urgent_percent else -1
+            for i in range(b):
+                tree[size + i] = (node, tree[node][1] + 1, comp, i == urgent_child)
+                following.append(size + i)
+            parents.add(node)
+            size += b
+        if following:
+            levels.append(len(following))
+        level = following
+    shape = 0
+    for node, (parent, depth, comp, urgent) in tree.items():
+        work += lcg(comp * scale)
+        h = _FNV_BASIS
+        for word in (node, parent, depth, comp, int(urgent)):
+            h = _fnv(h, word)
+        shape += h
+    internal = len(parents)
+    answer = (f"nodes={len(tree) + 1} leaves={len(tree) - internal} internal={internal} "
+              f"urgent={sum(u for _, _, _, u in tree.values())} grants={internal} "
+              f"height={max(d for _, d, _, _ in tree.values())} level_nodes={','.join(map(str, levels))} "
+              f"comp_sum={sum(c for _, _, c, _ in tree.values())} work_sum={work % _WORD} "
+              f"shape={shape % _WORD:016x}")
+    return Oracle(answer, 1 + 4 * len(tree) + 2 * internal)
+def savina_facloc(params: Params) -> Oracle:
+    """Points (x, y) = (unit() * grid, unit() * grid) from stream (seed, 0), each taken down the
+    quadtree to its childless quadrant; a quadrant's cost adds each customer's distance to the
+    nearest of its ancestors' midpoints and its own; past alpha * sqrt(2) * grid (above
+    cutoff_depth, if set) it splits into Savina's four closed boxes around its midpoint, each
+    child taking the parent's customers its box holds, in order. The total cost sums the
+    childless quadrants' costs child by child up the tree. Messages: 2 per point, 1 per forward,
+    then 2 per quadrant less the root's confirmation."""
+    import math
+
+    points, seed, cutoff = _int(params, "points"), _int(params, "seed"), _int(params, "cutoff_depth")
+    grid, alpha = float(params["grid_size"]), float(params["alpha"])
+    threshold = alpha * (math.sqrt(2.0) * grid)
+    forwards = 0
+
+    class Quadrant:
+        def __init__(self, box, depth, known, customers):
+            self.box, self.depth, self.children = box, depth, None
+            self.mid = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+            self.known, self.customers, self.cost = known + [self.mid], [], 0.0
+            for p in customers:
+                if self.holds(p):
+                    self.add(p)
+
+        def holds(self, p):
+            x1, y1, x2, y2 = self.box
+            return x1 <= p[0] and y1 <= p[1] and p[0] <= x2 and p[1] <= y2
+
+        def add(self, p):
+            self.customers.append(p)
+            self.cost += min(math.sqrt((p[0] - f[0]) * (p[0] - f[0]) + (p[1] - f[1]) * (p[1] - f[1]))
+                             for f in self.known)
+
+        def take(self, p):
+            nonlocal forwards
+            if self.children is not None:
+                forwards += 1
+                next(c for c in self.children if c.holds(p)).take(p)
+                return
+            self.add(p)
+            if self.cost > threshold and (cutoff == 0 or self.depth < cutoff):
+                (x1, y1, x2, y2), (mx, my) = self.box, self.mid
+                boxes = [(x1, my, mx, y2), (mx, my, x2, y2), (x1, y1, mx, my), (mx, y1, x2, my)]
+                self.children = [Quadrant(b, self.depth + 1, self.known, self.customers) for b in boxes]
+                self.customers = []
+
+        def summary(self):
+            """(facilities, customers, quadrants, splits, max depth, cost)."""
+            if self.children is None:
+                return 0, len(self.customers), 1, 0, self.depth, self.cost
+            parts = [c.summary() for c in self.children]
+            cost = 0.0
+            for part in parts:
+                cost += part[5]
+            return (1 + sum(p[0] for p in parts), sum(p[1] for p in parts), 1 + sum(p[2] for p in parts),
+                    1 + sum(p[3] for p in parts), max(p[4] for p in parts), cost)
+
+    random = SplitMix64(seed, 0)
+    root = Quadrant((0.0, 0.0, grid, grid), 0, [], [])
+    for _ in range(points):
+        x = random.unit() * grid
+        root.take((x, random.unit() * grid))
+    facilities, customers, quadrants, splits, depth, cost = root.summary()
+    answer = (f"facilities={facilities if splits else 1} splits={splits} quadrants={quadrants} "
+              f"customers={customers} max_depth={depth} total_cost={cost:.17g}")
+    return Oracle(answer, 2 * points + forwards + 2 * quadrants - 1)
 # @@savina-C-oracles@@
 def _d_bits(x: float) -> int:
     import struct
@@ -961,11 +1187,16 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_logmap": savina_logmap,
     "savina_cigsmok": savina_cigsmok,
     "savina_barber": savina_barber,
+    "savina_radixsort": savina_radixsort,
+    "savina_sieve": savina_sieve,
+    "savina_bitonicsort": savina_bitonicsort,
     # @@savina-A-dict@@
     "savina_filterbank": savina_filterbank,
     "savina_trapezoid": savina_trapezoid,
     "savina_piprecision": savina_piprecision,
     # @@savina-B-dict@@
+    "savina_uct": savina_uct,
+    "savina_facloc": savina_facloc,
     # @@savina-C-dict@@
     "savina_recmatmul": savina_recmatmul,
     "savina_apsp": savina_apsp,

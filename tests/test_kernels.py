@@ -47,12 +47,17 @@ SMALL = {
     "savina_logmap": {"terms": 200, "series": 3},
     "savina_cigsmok": {"rounds": 100, "smokers": 10},
     "savina_barber": {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50},
+    "savina_radixsort": {"values": 200, "max_value": 2**16},
+    "savina_sieve": {"limit": 2000, "primes_per_filter": 20},
+    "savina_bitonicsort": {"values": 8},
     # @@savina-A-small@@
     "savina_filterbank": {"simulations": 100, "columns": 16, "channels": 3},
     "savina_trapezoid": {"pieces": 2000, "workers": 4},
     # One worker: its terms come back in index order, so the count of terms computed is fixed.
     "savina_piprecision": {"precision": 60, "workers": 1},
     # @@savina-B-small@@
+    "savina_uct": {"nodes": 60, "binomial": 3, "avg_comp": 20, "stdev_comp": 5},
+    "savina_facloc": {"points": 1000},
     # @@savina-C-small@@
     "savina_recmatmul": {"data_length": 32, "threshold": 64, "workers": 5},
     "savina_apsp": {"nodes": 12, "block_size": 4},
