@@ -76,7 +76,10 @@ def test_the_report_gives_the_summary_and_each_pools_row(swept):
     best = found.best(2)
     summary = re.search(r"^\| savina_trapezoid \| (.*) \|$", section, re.MULTILINE).group(1).split(" | ")
     assert summary[1] == best["configuration"]
-    assert summary[4:] == [f"{best['speedup']:.2f}x", f"{best['efficiency']:.0%}", f"{best['over_sequential']:.2f}x"]
+    assert summary[4:7] == [f"{best['speedup']:.2f}x", f"{best['efficiency']:.0%}", f"{best['over_sequential']:.2f}x"]
+    at_two = found.table[found.table["threads"] == 2]
+    steepest = at_two.loc[at_two["speedup"].idxmax()]
+    assert summary[7] == f"{steepest['speedup']:.2f}x ({steepest['configuration']})"
     for _, row in found.table[found.table["threads"] == 2].iterrows():
         line = next(line for line in section.splitlines() if line.startswith(f"| {row['configuration']} |"))
         assert f"{row['speedup']:.2f}x, {row['efficiency']:.0%}" in line
