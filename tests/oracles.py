@@ -539,7 +539,6 @@ def savina_barber(params: Params, turned_away: int | None = None) -> Oracle:
                   {"attempts": haircuts + turned_away, "turned_away": turned_away})
 
 
-
 def _sort_answer(values: list[int]) -> str:
     """The sorting kernels' answer for the sorted `values`: the length, sorted, the values that
     are smaller than the one before (none), their sum modulo 2^64, the sum of their SplitMix64
@@ -628,7 +627,6 @@ def savina_bitonicsort(params: Params) -> Oracle:
     agents, path, extra = bitonic_network(n)
     return Oracle(_sort_answer(_sort_draws(params)), 1 + n * path + agents - 1 + extra)
 
-# @@savina-A-oracles@@
 def savina_filterbank(params: Params) -> Oracle:
     """Savina's filter bank replayed channel by channel on whole streams: the source's values
     t % 1000; per channel a delay of columns - 1 (that many 0.0 first), a FIR filter over a ring
@@ -788,7 +786,6 @@ def savina_piprecision(params: Params, terms_computed: int | None = None) -> Ora
     answer = f"digits={precision} terms_summed={last + 1} leading={text[0]}.{text[1:21]} digits_hash={hash_:016x}"
     return Oracle(answer, 1 + 2 * terms_computed, {"terms_computed": terms_computed})
 
-# @@savina-B-oracles@@
 def _uct_normal(random: SplitMix64, mean: int, deviation: int) -> int:
     """java.util.Random's nextGaussian (the polar method, the pair's second value unused) times
     the deviation plus the mean, rounded as Math.round, drawn again until positive."""
@@ -927,7 +924,6 @@ def savina_facloc(params: Params) -> Oracle:
     answer = (f"facilities={facilities if splits else 1} splits={splits} quadrants={quadrants} "
               f"customers={customers} max_depth={depth} total_cost={cost:.17g}")
     return Oracle(answer, 2 * points + forwards + 2 * quadrants - 1)
-# @@savina-C-oracles@@
 def _d_bits(x: float) -> int:
     import struct
 
@@ -1044,7 +1040,6 @@ def savina_sor(params: Params) -> Oracle:
               f"total={left + right:.17g}")
     return Oracle(answer, 4 + 2 * n * n + values)
 
-# @@savina-D-oracles@@
 def savina_quicksort(params: Params) -> Oracle:
     """Savina's PseudoRandom started at `seed` draws the values (each modulo max_value); Python's
     sorted() is the result, hashed with FNV-1a in order. The agents: a partition of `threshold`
@@ -1110,7 +1105,6 @@ def savina_fib(params: Params) -> Oracle:
 
     return Oracle(f"fib={fib(n)} agents={agents(n)}", 2 * agents(n) - 1)
 
-# @@savina-E-oracles@@
 def savina_astar(params: Params, work_items: int | None = None) -> Oracle:
     """Savina's grid rebuilt from SplitMix64(seed, 0): node (i, j, k) = size*size*i + size*j + k,
     in that order each of the six candidate steps (0,0,1) (0,1,0) (0,1,1) (1,0,0) (1,0,1) (1,1,0),
@@ -1152,9 +1146,6 @@ def savina_astar(params: Params, work_items: int | None = None) -> Oracle:
     return Oracle(answer, 3 * work_items, {"work_items": work_items})
 
 
-# @@savina-F-oracles@@
-
-
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "skynet": skynet,
     "ping_pong": ping_pong,
@@ -1190,24 +1181,18 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_radixsort": savina_radixsort,
     "savina_sieve": savina_sieve,
     "savina_bitonicsort": savina_bitonicsort,
-    # @@savina-A-dict@@
     "savina_filterbank": savina_filterbank,
     "savina_trapezoid": savina_trapezoid,
     "savina_piprecision": savina_piprecision,
-    # @@savina-B-dict@@
     "savina_uct": savina_uct,
     "savina_facloc": savina_facloc,
-    # @@savina-C-dict@@
     "savina_recmatmul": savina_recmatmul,
     "savina_apsp": savina_apsp,
     "savina_sor": savina_sor,
-    # @@savina-D-dict@@
     "savina_quicksort": savina_quicksort,
     "savina_nqueenk": savina_nqueenk,
     "savina_fib": savina_fib,
-    # @@savina-E-dict@@
     "savina_astar": savina_astar,
-    # @@savina-F-dict@@
 }
 
 

@@ -105,24 +105,18 @@ CASES = [
     ("savina_radixsort", {"values": 50, "max_value": 2**10}, {"sequential_ns"}),
     ("savina_sieve", {"limit": 500, "primes_per_filter": 10}, {"sequential_ns"}),
     ("savina_bitonicsort", {"values": 8}, {"sequential_ns"}),
-    # @@savina-A-cases@@
     ("savina_filterbank", {"simulations": 40, "columns": 8, "channels": 2}, {"sequential_ns"}),
     ("savina_trapezoid", {"pieces": 200, "workers": 3}, {"sequential_ns"}),
     ("savina_piprecision", {"precision": 30, "workers": 2}, {"sequential_ns", "terms_computed"}),
-    # @@savina-B-cases@@
     ("savina_uct", {"nodes": 40, "binomial": 3, "avg_comp": 10, "stdev_comp": 2}, {"sequential_ns"}),
     ("savina_facloc", {"points": 300}, {"sequential_ns"}),
-    # @@savina-C-cases@@
     ("savina_recmatmul", {"data_length": 16, "threshold": 16, "workers": 3}, {"sequential_ns"}),
     ("savina_apsp", {"nodes": 8, "block_size": 4}, {"sequential_ns"}),
     ("savina_sor", {"size": 4, "iterations": 4}, {"sequential_ns"}),
-    # @@savina-D-cases@@
     ("savina_quicksort", {"values": 1000, "threshold": 100}, {"sequential_ns"}),
     ("savina_nqueenk", {"size": 6}, {"sequential_ns", "solutions"}),
     ("savina_fib", {"n": 8}, {"sequential_ns"}),
-    # @@savina-E-cases@@
     ("savina_astar", {"grid_size": 6, "threshold": 10}, {"sequential_ns", "work_items", "nodes_expanded"}),
-    # @@savina-F-cases@@
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]
 

@@ -50,27 +50,21 @@ SMALL = {
     "savina_radixsort": {"values": 200, "max_value": 2**16},
     "savina_sieve": {"limit": 2000, "primes_per_filter": 20},
     "savina_bitonicsort": {"values": 8},
-    # @@savina-A-small@@
     "savina_filterbank": {"simulations": 100, "columns": 16, "channels": 3},
     "savina_trapezoid": {"pieces": 2000, "workers": 4},
     # One worker: its terms come back in index order, so the count of terms computed is fixed.
     "savina_piprecision": {"precision": 60, "workers": 1},
-    # @@savina-B-small@@
     "savina_uct": {"nodes": 60, "binomial": 3, "avg_comp": 20, "stdev_comp": 5},
     "savina_facloc": {"points": 1000},
-    # @@savina-C-small@@
     "savina_recmatmul": {"data_length": 32, "threshold": 64, "workers": 5},
     "savina_apsp": {"nodes": 12, "block_size": 4},
     "savina_sor": {"size": 6, "iterations": 10},
-    # @@savina-D-small@@
     "savina_quicksort": {"values": 5000, "threshold": 256},
     "savina_nqueenk": {"size": 6, "threshold": 2, "workers": 4},
     "savina_fib": {"n": 12},
-    # @@savina-E-small@@
     # One search covers the 512 nodes (threshold >= grid_size^3): one work item, 3 messages
     # whatever the schedule (more work items in tests/test_savina_astar.py).
     "savina_astar": {"grid_size": 8, "threshold": 512, "workers": 4},
-    # @@savina-F-small@@
 }
 
 
