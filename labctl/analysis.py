@@ -362,7 +362,10 @@ def scaling(samples: pd.DataFrame) -> list[Scaling]:
             frame["efficiency"] = frame["speedup"] / frame["threads"]
             frame["over_sequential"] = sequential / frame["median"]
             found.append(Scaling(kernel, scenario, sequential, counts, frame.reset_index(drop=True)))
-    return found
+    # In the experiment's order (its grouped kernels are kept in it), whatever order the points ran in.
+    catalogue = results.catalogue_of(samples)
+    order = {name: place for place, name in enumerate(dict.fromkeys([*catalogue.groups, *catalogue.kernels]))}
+    return sorted(found, key=lambda one: order.get(one.kernel, len(order)))
 
 
 @dataclass(frozen=True)
