@@ -146,8 +146,8 @@ std::vector<ParamSpec> own_params() {
 
 const Registration registration(Kernel{
     .name = "savina_fib",
-    .summary = "a tree of agents computing fib(n): each node creates two children for n-1 and n-2 "
-               "and adds their answers; creation-bound",
+    .summary = "a tree of agents computing fib(n): each node creates two children, for the two "
+               "numbers below its own, and adds their answers; creation-bound",
     .description =
         "Savina's benchmark 29, Fibonacci (fib). The root agent is asked for fib(n); an agent "
         "asked for fib(k) with k <= 2 answers 1 (Savina's base case), otherwise it creates a "

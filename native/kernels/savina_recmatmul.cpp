@@ -312,7 +312,7 @@ std::vector<ParamSpec> own_params() {
 const Registration registration(Kernel{
     .name = kKernel,
     .summary = "a master hands out the blocks of a recursive matrix product to `workers` workers, "
-               "who split large blocks 8 ways and multiply small ones: coarse, uneven parallel work",
+               "who split large blocks into eight and multiply small ones: coarse, uneven parallel work",
     .description =
         "Savina's benchmark 23, Recursive Matrix Multiplication (recmatmul). C = A x B for square "
         "matrices of data_length rows, with Savina's inputs A[i][j] = i and B[i][j] = j (made before "
