@@ -7,22 +7,13 @@ from __future__ import annotations
 
 import oracles
 import pytest
+from savina_support import DISPATCHERS, fnv
 
 from labctl import _native
-
-DISPATCHERS = [{"dispatcher": "one_thread"}, {"dispatcher": "thread_pool", "threads": 2},
-               {"dispatcher": "work_stealing", "threads": 2}, {"dispatcher": "active_obj"}]
 
 
 def resolved(params: dict) -> dict:
     return _native.validate("savina_astar", params, scoped=False)
-
-
-def fnv(*words: int) -> int:
-    h = 0xCBF29CE484222325
-    for w in words:
-        h = (h ^ w) * 0x100000001B3 % 2**64
-    return h
 
 
 def test_astar_oracle_worked_by_hand():

@@ -6,31 +6,16 @@ wrong answer."""
 from __future__ import annotations
 
 import math
-import struct
 
 import oracles
 import pytest
+from savina_support import bits, fnv, resolved
 
 from labctl import _native
 
 KERNELS = {k["name"] for k in _native.kernels()}
 DISPATCHERS = [{"dispatcher": "one_thread"}, {"dispatcher": "thread_pool", "threads": 2},
                {"dispatcher": "active_obj"}]
-
-
-def resolved(kernel: str, params: dict) -> dict:
-    return _native.validate(kernel, params, scoped=False)
-
-
-def bits(x: float) -> int:
-    return struct.unpack("<Q", struct.pack("<d", x))[0]
-
-
-def fnv(*words: int) -> int:
-    h = 0xCBF29CE484222325
-    for w in words:
-        h = (h ^ w) * 0x100000001B3 % 2**64
-    return h
 
 
 # -- savina_logmap --------------------------------------------------------------------------------

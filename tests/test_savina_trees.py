@@ -9,23 +9,11 @@ import math
 
 import oracles
 import pytest
+from savina_support import DISPATCHERS, fnv, resolved
 
 from labctl import _native
 
-DISPATCHERS = [{"dispatcher": "one_thread"}, {"dispatcher": "thread_pool", "threads": 2},
-               {"dispatcher": "work_stealing", "threads": 2}, {"dispatcher": "active_obj"}]
 WORD = 2**64
-
-
-def resolved(kernel: str, params: dict) -> dict:
-    return _native.validate(kernel, params, scoped=False)
-
-
-def fnv(*words: int) -> int:
-    h = 0xCBF29CE484222325
-    for w in words:
-        h = (h ^ w) * 0x100000001B3 % WORD
-    return h
 
 
 def lcg(steps: int) -> int:
