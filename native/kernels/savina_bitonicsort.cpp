@@ -512,12 +512,7 @@ std::vector<ParamSpec> own_params() {
          .help = "the values lie in [0, max_value) (Savina's M)",
          .minimum = 1,
          .maximum = double(std::int64_t{1} << 62)},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{2'048},
-         .help = "the values are SplitMix64(seed) draws below max_value (Savina's S, for its own generator)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        savina_radixsort::seed_param(),
     };
 }
 

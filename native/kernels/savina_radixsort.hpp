@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel.hpp"
 #include "savina_random.hpp"
 
 namespace labctl::kernels::savina_radixsort {
@@ -51,6 +52,16 @@ inline std::vector<std::uint64_t> inputs(std::uint64_t values, std::uint64_t max
     std::vector<std::uint64_t> drawn(values);
     for (std::uint64_t& value : drawn) value = generator.below(max_value);
     return drawn;
+}
+
+// The parameter that seeds inputs().
+inline ParamSpec seed_param() {
+    return {.name = "seed",
+            .type = ParamType::integer,
+            .default_value = std::int64_t{2'048},
+            .help = "the values are SplitMix64(seed) draws below max_value (Savina's S, for its own generator)",
+            .minimum = 0,
+            .maximum = 1'000'000'000};
 }
 
 }  // namespace labctl::kernels::savina_radixsort
