@@ -272,6 +272,17 @@ PYBIND11_MODULE(_native, m) {
         d["metrics"] = metrics;
         d["thread_cpu_ns"] = result.thread_cpu_ns;
         d["process_cpu_ns"] = result.process_cpu_ns;
+        if (const auto& counts = result.runtime_counts) {
+            py::dict runtime;
+            runtime["agents_created"] = counts->agents;
+            runtime["inbox_messages"] = counts->collected;
+            runtime["inbox_takes"] = counts->collections;
+            runtime["inbox_largest"] = counts->largest;
+            runtime["idle_ns"] = counts->idle_ns;
+            runtime["thread_ns"] = counts->thread_ns;
+            runtime["span_ns"] = counts->span_ns;
+            d["runtime_counts"] = runtime;
+        }
         if (counters) {
             py::dict values, unsupported;
             for (const k::counters::Reading& reading : readings) {

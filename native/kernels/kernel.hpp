@@ -92,6 +92,18 @@ struct MetricSpec {
     std::string absent_when = {};  // when a run leaves it out, in words; empty: every run records it
 };
 
+// What the runtime counted of the phase, for its fingerprint (runtime/stats.hpp): set by
+// MeasuredPhase on our runtime; a peer's kernels (CAF) have none.
+struct RuntimeCounts {
+    std::uint64_t agents = 0;       // agents registered
+    std::uint64_t collected = 0;    // messages the runtime's threads took from inboxes
+    std::uint64_t collections = 0;  // takes that found at least one
+    std::uint64_t largest = 0;      // the most one take found
+    std::int64_t idle_ns = 0;       // time the runtime's threads spent waiting for work
+    std::int64_t thread_ns = 0;     // time the runtime's threads existed in the span
+    std::int64_t span_ns = 0;       // what these cover: the phase, to the reading after its end
+};
+
 struct Result {
     std::int64_t elapsed_ns = 0;      // the measured phase (or, with clock=lifetime, the
                                       // environment's life around it), steady clock, inside the kernel
@@ -103,6 +115,7 @@ struct Result {
     // Every thread of the process over the phase: beside the runtime's, the kernel's own (which
     // sends in counting_actor) and any other that takes part.
     std::int64_t process_cpu_ns = 0;
+    std::optional<RuntimeCounts> runtime_counts;
 };
 
 // What a correct run must report, known from the parameters alone: how external programs

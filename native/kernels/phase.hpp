@@ -29,7 +29,8 @@ public:
 
     // A phase that ends when finish() is called.
     explicit MeasuredPhase(rt::Environment& environment)
-        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()) {
+        : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()),
+          stats_at_start_(start_stats(environment)) {
         counters::begin();
         start_ = Clock::now();
     }
@@ -40,6 +41,7 @@ public:
     template <class T>
     MeasuredPhase(rt::Environment& environment, rt::Completion<T>& ends_at)
         : environment_(environment), cpu_at_start_(environment.thread_cpu_ns()),
+          stats_at_start_(start_stats(environment)),
           ended_at_([&ends_at] { return ends_at.completed_at(); }) {
         ends_at.call_on_set(&counters::end);
         counters::begin();
@@ -61,11 +63,29 @@ public:
             result.thread_cpu_ns[i] -= cpu_at_start_[i];
         result.process_cpu_ns = counters::process_cpu_ns();
         counters::record();
+        // From the phase's start to now, which may be later than `end` (the completion's wake-up,
+        // a kernel's own span inside its phase): every count covers the same span, span_ns.
+        const rt::RunStats stats = environment_.stats();
+        result.runtime_counts = RuntimeCounts{
+            .agents = stats.agents - stats_at_start_.agents,
+            .collected = stats.collected - stats_at_start_.collected,
+            .collections = stats.collections - stats_at_start_.collections,
+            .largest = stats.largest,
+            .idle_ns = stats.idle_ns - stats_at_start_.idle_ns,
+            .thread_ns = stats.thread_ns - stats_at_start_.thread_ns,
+            .span_ns = stats.at_ns - stats_at_start_.at_ns,
+        };
     }
 
 private:
+    static rt::RunStats start_stats(rt::Environment& environment) {
+        rt::begin_stats_epoch();
+        return environment.stats();
+    }
+
     rt::Environment& environment_;
     std::vector<std::int64_t> cpu_at_start_;
+    rt::RunStats stats_at_start_;
     std::function<Clock::time_point()> ended_at_;  // empty: the phase ends at finish()
     Clock::time_point start_;
 };

@@ -61,6 +61,7 @@ void Environment::register_coop(Coop& coop) {
             if (registry_.coops != nullptr) registry_.coops->prev_ = &coop;
             registry_.coops = &coop;
             ++registry_.live;
+            registry_.agents += coop.size_;
         }
     }
     if (too_late) {
@@ -283,7 +284,7 @@ Thread Environment::spawn(std::function<void()> body, std::size_t stack_bytes) {
 
 void Environment::enter_thread() {
     t_runtime_thread = true;
-    ThreadRecord record{pthread_self(), {}, true, 0};
+    ThreadRecord record{pthread_self(), {}, true, 0, &detail::t_stats, steady_now_ns()};
     pthread_getcpuclockid(record.thread, &record.clock);
     std::size_t index;
     {
@@ -300,18 +301,59 @@ std::int64_t cpu_ns(clockid_t clock) noexcept {
     if (clock_gettime(clock, &ts) != 0) return 0;
     return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+
+// A live thread's counts, read now (relaxed loads of fields it alone writes: stats.hpp).
+RunStats read_stats(const ThreadStats& stats, std::int64_t now) noexcept {
+    RunStats counts;
+    counts.collected = stats.collected.load(std::memory_order_relaxed);
+    counts.collections = stats.collections.load(std::memory_order_relaxed);
+    if (stats.epoch.load(std::memory_order_relaxed) == detail::stats_epoch.load(std::memory_order_relaxed))
+        counts.largest = stats.largest.load(std::memory_order_relaxed);
+    counts.idle_ns = stats.idle.read(now);
+    return counts;
+}
 }  // namespace
 
 void Environment::leave_thread(const ExecutionContext& context) noexcept {
     const std::int64_t used = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    const std::int64_t now = steady_now_ns();
+    const RunStats counts = read_stats(detail::t_stats, now);
     std::lock_guard lock(mutex_);
     for (ThreadRecord& record : threads_) {
         if (record.alive && pthread_equal(record.thread, pthread_self())) {
             record.alive = false;
             record.final_cpu_ns = used;
+            record.ended_ns = now;
+            record.final_stats = counts;
+            record.final_epoch = detail::stats_epoch.load(std::memory_order_relaxed);
+            record.stats = nullptr;  // its thread-local block goes with the thread
         }
     }
     dropped_ += context.dropped;
+}
+
+RunStats Environment::stats() const {
+    const std::int64_t now = steady_now_ns();
+    RunStats total;
+    total.at_ns = now;
+    {
+        std::lock_guard lock(registry_.lock);
+        total.agents = registry_.agents;
+    }
+    std::lock_guard lock(mutex_);
+    // A live thread cannot exit while we hold the lock: it must take it in leave_thread.
+    for (const ThreadRecord& record : threads_) {
+        RunStats counts = record.alive ? read_stats(*record.stats, now) : record.final_stats;
+        if (!record.alive && record.final_epoch != detail::stats_epoch.load(std::memory_order_relaxed))
+            counts.largest = 0;  // an earlier phase's
+        total.collected += counts.collected;
+        total.collections += counts.collections;
+        total.largest = std::max(total.largest, counts.largest);
+        total.idle_ns += counts.idle_ns;
+        total.thread_ns += (record.alive ? now : record.ended_ns) - record.started_ns;
+    }
+    return total;
 }
 
 std::vector<std::int64_t> Environment::thread_cpu_ns() const {

@@ -20,6 +20,7 @@
 #include "affinity.hpp"
 #include "coop.hpp"
 #include "mbox.hpp"
+#include "stats.hpp"
 #include "thread.hpp"
 #include "wait.hpp"
 
@@ -97,6 +98,10 @@ public:
     std::vector<std::int64_t> thread_cpu_ns() const;
     std::size_t thread_count() const;
 
+    // The runtime's counts so far, summed over every runtime thread started so far, live ones
+    // read now: a phase's are the difference of two (but `largest`, the phase's own).
+    RunStats stats() const;
+
     // Messages dropped (no handler, or sent to a finished agent), summed over the runtime
     // threads that have exited.
     std::uint64_t dropped() const;
@@ -124,6 +129,12 @@ private:
         clockid_t clock;
         bool alive;
         std::int64_t final_cpu_ns;
+        // The thread's counts: its own while it lives, copied here when it leaves.
+        const ThreadStats* stats;
+        std::int64_t started_ns;  // steady clock
+        std::int64_t ended_ns = 0;
+        RunStats final_stats = {};
+        std::uint32_t final_epoch = 0;  // the stats epoch when it left (its `largest`'s)
     };
 
     const EnvironmentConfig config_;
@@ -138,6 +149,7 @@ private:
         Coop* coops = nullptr;      // registered and not yet completed
         Coop* graveyard = nullptr;  // completed during stop: destroyed after the threads end
         std::uint64_t live = 0;
+        std::uint64_t agents = 0;  // registered so far, for stats()
         bool stopping = false;
     };
     Registry registry_;

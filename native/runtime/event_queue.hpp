@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "message.hpp"
+#include "stats.hpp"
 #include "tls.hpp"
 
 namespace labctl::rt {
@@ -75,12 +76,15 @@ public:
         top = inbox_.exchange(nullptr, std::memory_order_acquire);
         Envelope* newest = top;
         Envelope* reversed = nullptr;
+        std::uint64_t taken = 0;
         while (top != nullptr) {
             Envelope* next = top->next;
             top->next = reversed;
             reversed = top;
             top = next;
+            ++taken;
         }
+        detail::t_stats.collect(taken);
         if (tail_ != nullptr) tail_->next = reversed;
         else head_ = reversed;
         tail_ = newest;

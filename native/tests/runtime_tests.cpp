@@ -1051,3 +1051,82 @@ TEST(a_handler_that_is_not_thread_safe_never_runs_beside_another_of_its_agent, 1
 }
 
 int main(int argc, char** argv) { return harness::run_all(argc > 1 ? argv[1] : ""); }
+
+// The idle clock's sequence lock: a reader racing the writer sees each interval counted once,
+// never twice nor not at all. The writer's fake clock makes interval k idle from 10k to 10k + 3,
+// so every consistent read is one of two forms, which a torn read cannot take: 3k (k intervals
+// done, none open) or 3k + (now - 10k) (k done, the next open since 10k); and the reads, in
+// order, never go back.
+TEST(idle_clock_reads_are_consistent_while_the_thread_writes, 60) {
+    rt::IdleClock clock;
+    std::atomic<bool> done{false};
+    constexpr std::int64_t kIntervals = 200'000;
+    constexpr std::int64_t kNow = 1'000'000'007;  // far past every boundary
+    std::thread writer([&] {
+        for (std::int64_t k = 0; k < kIntervals; ++k) {
+            clock.begin(10 * k);
+            clock.end(10 * k + 3);
+        }
+        done.store(true, std::memory_order_release);
+    });
+    std::int64_t last_position = 0;
+    bool consistent = true, ordered = true;
+    std::uint64_t reads = 0;
+    while (!done.load(std::memory_order_acquire)) {
+        const std::int64_t idle = clock.read(kNow);
+        std::int64_t position = -1;  // 2k: k intervals done; 2k + 1: and the next one open
+        if (idle <= 3 * kIntervals) {
+            if (idle % 3 == 0) position = 2 * (idle / 3);
+        } else if ((kNow - idle) % 7 == 0) {
+            position = 2 * ((kNow - idle) / 7) + 1;
+        }
+        consistent = consistent && position >= 0;
+        ordered = ordered && position >= last_position;
+        if (position >= 0) last_position = position;
+        ++reads;
+    }
+    writer.join();
+    CHECK(consistent);
+    CHECK(ordered);
+    CHECK(reads > 0);
+    CHECK_EQ(clock.read(kNow), 3 * kIntervals);
+}
+
+// The environment's counts: a pool's threads exist for the whole span, an idle pool is idle for
+// all of it, and inbox takes count every message sent to it from outside.
+struct Note {};
+
+class Noted final : public rt::Agent {
+public:
+    explicit Noted(std::atomic<int>& handled) : handled_(handled) { subscribe<&Noted::on_note>(); }
+
+private:
+    void on_note(const Note&) { handled_.fetch_add(1); }
+    std::atomic<int>& handled_;
+};
+
+TEST(environment_stats_count_threads_idle_time_and_inbox_takes, 60) {
+    rt::Environment env;
+    rt::Dispatcher& pool = rt::find_dispatcher("thread_pool").make(env, {.threads = 2, .fifo = rt::Fifo::individual});
+    std::atomic<int> handled{0};
+    Noted* agent = nullptr;
+    env.introduce_coop(pool.binder(), [&](rt::Coop& coop) { agent = &coop.make_agent<Noted>(handled); });
+    std::this_thread::sleep_for(50ms);
+    const rt::RunStats before = env.stats();
+    std::this_thread::sleep_for(100ms);
+    const rt::RunStats idle = env.stats();
+    const std::int64_t span = idle.at_ns - before.at_ns;
+    CHECK_EQ(idle.thread_ns - before.thread_ns, 2 * span);
+    // Parked the whole time, but for the wake-ups of a spurious futex return.
+    CHECK(idle.idle_ns - before.idle_ns > 2 * span * 9 / 10);
+    CHECK(idle.idle_ns - before.idle_ns <= 2 * span);
+    CHECK_EQ(idle.agents, std::uint64_t(1));
+    for (int i = 0; i < 1000; ++i) rt::send<Note>(*agent);
+    while (handled.load() < 1000) std::this_thread::sleep_for(1ms);
+    const rt::RunStats after = env.stats();
+    CHECK_EQ(after.collected - idle.collected, std::uint64_t(1000));
+    CHECK(after.collections > idle.collections);
+    CHECK(after.largest >= 1 && after.largest <= 1000);
+    env.stop();
+    check_no_leak();
+}

@@ -100,6 +100,7 @@ void WorkerPool::wake_one() noexcept {
 }
 
 EventQueue* WorkerPool::wait_for_work(int index) noexcept {
+    IdleScope idle;
     const auto spin = environment_.spin();
     for (;;) {
         // Poll without locks (relaxed: a stale answer only spins on, or goes on to the careful

@@ -39,6 +39,7 @@ void WorkerThread::run() {
             reap_finished(context);
             if (queue_.has_work()) continue;
             if (stop_.load(std::memory_order_acquire)) break;
+            IdleScope idle;
             const bool woke = spin_until(
                 [this] { return queue_.has_work() || stop_.load(std::memory_order_relaxed); }, spin);
             if (woke || !queue_.try_sleep()) continue;

@@ -1,0 +1,138 @@
+// What each runtime thread counts of its own work, cheaply, for the fingerprint of a run (what the
+// workload is, beside how fast it ran): the messages it collected from inboxes (sent to its queue
+// by another thread, or from another queue of its pool), in how many collections and the largest
+// one, and the time it spent idle (spinning or parked, waiting for work).
+//
+// Nothing is counted per message on the path a message takes within a queue: a collection is
+// counted where the consumer already walks the inbox's chain (EventQueue::take_inbox), idle time
+// where a thread already waits (two clock reads per wait). Each field has one writer, the thread
+// itself, which updates it with a relaxed load and store (no read-modify-write, no fence); any
+// thread may read it with a relaxed load (the environment's snapshot at a phase's boundaries).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "tls.hpp"
+#include "wait.hpp"
+
+namespace labctl::rt {
+
+inline std::int64_t steady_now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+namespace detail {
+// Bumped at the start of each measured phase (begin_stats_epoch): a thread's largest collection
+// counts from the epoch its last collection saw, so the largest is the phase's own.
+inline std::atomic<std::uint32_t> stats_epoch{1};
+}  // namespace detail
+
+// Starts a new epoch for the largest collection: the phase that follows reports its own largest.
+inline void begin_stats_epoch() noexcept {
+    // relaxed: a collection that races with the bump may count in either epoch (the phase's
+    // boundary is not a synchronisation point of the runtime's threads anyway).
+    detail::stats_epoch.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The idle time of one thread: the intervals it has ended, and the start of the one it is in, if
+// any, under a sequence lock so that a reader gets the pair consistent (the completed total with
+// or without the current interval, never both or neither: a thread parked through the whole of a
+// kernel's set-up would otherwise land its wait in the phase that wakes it). The writer is the
+// thread; readers retry while a write is under way (a few stores long).
+class IdleClock {
+public:
+    void begin(std::int64_t now) noexcept {
+        write([&] { since_.store(now, std::memory_order_relaxed); });
+    }
+    void end(std::int64_t now) noexcept {
+        write([&] {
+            const std::int64_t since = since_.load(std::memory_order_relaxed);
+            total_.store(total_.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+            since_.store(0, std::memory_order_relaxed);
+        });
+    }
+    // Idle time up to `now`, the current interval's share included.
+    std::int64_t read(std::int64_t now) const noexcept {
+        for (;;) {
+            // acquire: pairs with the writer's final release store; what it wrote before is seen.
+            const std::uint32_t before = seq_.load(std::memory_order_acquire);
+            const std::int64_t total = total_.load(std::memory_order_relaxed);
+            const std::int64_t since = since_.load(std::memory_order_relaxed);
+            // acquire fence: the loads above are ordered before the second look at seq_; if a
+            // write began meanwhile, its first store (odd) is seen there and the read retries.
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if ((before & 1) == 0 && seq_.load(std::memory_order_relaxed) == before)
+                return total + (since != 0 && now > since ? now - since : 0);
+            cpu_relax();
+        }
+    }
+
+private:
+    template <class Update>
+    void write(Update&& update) noexcept {
+        const std::uint32_t seq = seq_.load(std::memory_order_relaxed);
+        seq_.store(seq + 1, std::memory_order_relaxed);
+        // release fence: the odd count is ordered before the data stores, so a reader that sees
+        // any of them sees the count changed.
+        std::atomic_thread_fence(std::memory_order_release);
+        update();
+        // release: the data stores are ordered before the even count a reader starts from.
+        seq_.store(seq + 2, std::memory_order_release);
+    }
+
+    std::atomic<std::uint32_t> seq_{0};
+    std::atomic<std::int64_t> total_{0};
+    std::atomic<std::int64_t> since_{0};  // 0: not idle
+};
+
+struct ThreadStats {
+    std::atomic<std::uint64_t> collected{0};    // messages taken from inboxes
+    std::atomic<std::uint64_t> collections{0};  // takes that found at least one
+    std::atomic<std::uint64_t> largest{0};      // the most one take found, this epoch
+    std::atomic<std::uint32_t> epoch{0};        // the epoch `largest` belongs to
+    IdleClock idle;
+
+    // The owner, after taking `n` (>= 1) messages from an inbox.
+    void collect(std::uint64_t n) noexcept {
+        collected.store(collected.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        collections.store(collections.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        const std::uint32_t now = detail::stats_epoch.load(std::memory_order_relaxed);
+        if (epoch.load(std::memory_order_relaxed) != now) {
+            epoch.store(now, std::memory_order_relaxed);
+            largest.store(n, std::memory_order_relaxed);
+        } else if (n > largest.load(std::memory_order_relaxed)) {
+            largest.store(n, std::memory_order_relaxed);
+        }
+    }
+};
+
+namespace detail {
+inline constinit thread_local ThreadStats t_stats LABCTL_FAST_TLS;
+}  // namespace detail
+
+// Marks the calling thread idle for its lifetime (a wait for work).
+class IdleScope {
+public:
+    IdleScope() noexcept { detail::t_stats.idle.begin(steady_now_ns()); }
+    ~IdleScope() { detail::t_stats.idle.end(steady_now_ns()); }
+    IdleScope(const IdleScope&) = delete;
+    IdleScope& operator=(const IdleScope&) = delete;
+};
+
+// The runtime's counts of a phase, summed over its threads (Environment::stats at the phase's
+// start and end, subtracted).
+struct RunStats {
+    std::uint64_t agents = 0;       // agents registered (in coops)
+    std::uint64_t collected = 0;    // messages taken from inboxes
+    std::uint64_t collections = 0;  // takes that found at least one
+    std::uint64_t largest = 0;      // the most one take found (this epoch: not subtracted)
+    std::int64_t idle_ns = 0;       // time the runtime's threads spent waiting for work
+    std::int64_t thread_ns = 0;     // time the runtime's threads existed
+    std::int64_t at_ns = 0;         // when these were read (steady_now_ns)
+};
+
+}  // namespace labctl::rt
