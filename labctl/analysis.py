@@ -425,3 +425,164 @@ def sort_key(value):
     """Orders parameter values: numbers first, by value, then the rest by text."""
     value = _key(value)
     return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+# -- fingerprints ---------------------------------------------------------------------------------
+# What a workload is, beside how fast it ran, from the counts our runtime keeps of every phase
+# (labctl.metrics.RUNTIME_COUNTS; native/runtime/stats.hpp): "Run, Actor, Run" (Blessing et al.,
+# AGERE 2019) found that benchmarks of one category behave unlike each other and benchmarks of
+# different ones alike. Each axis: its column, its words, and whether groups compare it on a log
+# scale (rates and depths span orders of magnitude; shares do not).
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    words: str  # in a sentence
+    header: str  # in a table's header
+    log: bool
+
+
+AXES = (
+    Axis("msgs_per_s", "messages per second", "msgs/s", True),
+    Axis("creations_per_s", "agents created per second", "agents/s", True),
+    # Messages a consumer found in its queue's inbox when it took it: what other threads (or,
+    # in a pool, other queues' agents) had sent it since it last looked, the depth a mailbox
+    # reached between looks.
+    Axis("depth_mean", "mean inbox take", "take", True),
+    Axis("depth_max", "largest inbox take", "max take", True),
+    Axis("idle_share", "share of the runtime threads' time spent waiting for work", "idle", False),
+    Axis("parallelism", "runtime threads busy on average", "busy", False),
+    # Messages that reached their queue through its inbox (an atomic push) over all messages: on
+    # one_thread, active_obj and active_group the cross-thread sends; in a pool, sends between
+    # queues, which another worker may or may not take.
+    Axis("remote_share", "share of messages sent through another queue's inbox", "via inbox", False),
+)
+MAX_GROUPS = 10
+
+
+def format_axis(axis: Axis, value: float) -> str:
+    """An axis' value as tables write it: rates and depths as numbers, shares as percentages,
+    busy threads to two places; '-' where it is undefined."""
+    if value is None or math.isnan(value):
+        return "-"
+    if axis.name in ("idle_share", "remote_share"):
+        return f"{value * 100:.0f}%"
+    if axis.name == "parallelism":
+        return f"{value:.2f}"
+    for factor, unit in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """The fingerprint of each point of a run that our runtime counted (timed samples only):
+    `table` has a row per point (kernel, its varying parameters in words, `point`) with the median over
+    its samples of each axis of AXES and its `group`, a letter: points whose fingerprints lie
+    close together share one (hierarchical clustering, Ward's method, on the axes standardised,
+    rates and depths in log10, into about sqrt(points / 2) groups, at most MAX_GROUPS).
+    `groups` maps each letter to its kernels with how many of their points it holds."""
+
+    table: pd.DataFrame
+    groups: dict[str, dict[str, int]]
+
+    def nearest(self, kernel: str) -> tuple[str, float] | None:
+        """The other kernel whose point lies nearest to one of `kernel`'s (standardised
+        distance), and that distance; None where no other kernel has a fingerprint."""
+        mine = self.table[self.table["kernel"] == kernel]
+        others = self.table[self.table["kernel"] != kernel]
+        if mine.empty or others.empty:
+            return None
+        ours, theirs = _standardised(self.table).loc[mine.index], _standardised(self.table).loc[others.index]
+        best = None
+        for _, row in ours.iterrows():
+            distances = ((theirs - row) ** 2).sum(axis=1) ** 0.5
+            index = distances.idxmin()
+            if best is None or distances[index] < best[1]:
+                best = (str(self.table.loc[index, "kernel"]), float(distances[index]))
+        return best
+
+
+def fingerprint_rows(samples: pd.DataFrame) -> pd.DataFrame:
+    """Each sample's fingerprint axes (AXES), from its runtime counts: NaN where it has none (a
+    peer's, or a store written before they were kept) or where an axis is undefined (no inbox
+    take: no depth)."""
+    frame = pd.DataFrame(index=samples.index)
+    if "span_ns" not in samples:
+        return frame.assign(**{axis.name: float("nan") for axis in AXES})
+
+    def column(name: str) -> pd.Series:
+        return pd.to_numeric(samples[name], errors="coerce").astype(float)
+
+    span, thread, idle = column("span_ns"), column("thread_ns"), column("idle_ns")
+    taken, takes = column("inbox_messages"), column("inbox_takes")
+    span = span.where(span > 0)
+    frame["msgs_per_s"] = samples["msgs_per_s"].astype(float)
+    frame["creations_per_s"] = column("agents_created") * 1e9 / span
+    frame["depth_mean"] = taken / takes.where(takes > 0)
+    frame["depth_max"] = column("inbox_largest").where(takes > 0)
+    frame["idle_share"] = (idle / thread.where(thread > 0)).clip(0, 1)
+    frame["parallelism"] = ((thread - idle) / span).clip(lower=0)
+    messages = samples["messages_processed"].astype(float)
+    frame["remote_share"] = (taken / messages.where(messages > 0)).clip(0, 1)
+    return frame
+
+
+def fingerprints(samples: pd.DataFrame) -> Fingerprints | None:
+    """The fingerprints of the points in `samples` (one machine's) that hold runtime counts under
+    a native clock; None if fewer than two points do."""
+    from labctl.metrics import MEASURE
+
+    native = samples["measure"].map(lambda m: MEASURE[m].native_time if m in MEASURE else False)
+    timed = samples[native.astype(bool)]
+    if timed.empty or "span_ns" not in timed or timed["span_ns"].isna().all():
+        return None
+    timed = timed[timed["span_ns"].notna()]
+    medians = fingerprint_rows(timed).groupby(timed["point"]).median()
+    first = _with_attrs(timed.drop_duplicates("point"), samples)
+    rows = []
+    for kernel, points in first.groupby("kernel", sort=False):
+        # A point in words: its kernel's parameters that vary in this run, its scenario first.
+        how = {p.name for p in params_of(samples, str(kernel)) if p.configuration}
+        names = sorted(varying(_with_attrs(points, samples), str(kernel)), key=lambda n: n in how)
+        for _, row in points.iterrows():
+            rows.append({"kernel": str(kernel), "configuration": label(row, names) or "default",
+                         "point": row["point"], **medians.loc[row["point"]].to_dict()})
+    if len(rows) < 2:
+        return None
+    table = pd.DataFrame(rows)
+    table["group"] = _groups(_standardised(table))
+    groups: dict[str, dict[str, int]] = {}
+    for letter, members in table.groupby("group", sort=True):
+        groups[str(letter)] = {str(k): int(n) for k, n in members["kernel"].value_counts(sort=False).items()}
+    return Fingerprints(table, groups)
+
+
+def _standardised(table: pd.DataFrame) -> pd.DataFrame:
+    """The axes of a fingerprint table as clustering compares them: log10(1 + x) for rates and
+    depths, each axis then centred and scaled to unit deviation (a constant axis is 0), an axis
+    a point lacks at the axis' mean (0)."""
+    frame = pd.DataFrame(index=table.index)
+    for axis in AXES:
+        values = table[axis.name].astype(float)
+        if axis.log:
+            values = (1 + values.clip(lower=0)).map(math.log10)
+        deviation = values.std(ddof=0)
+        frame[axis.name] = ((values - values.mean()) / deviation if deviation > 0 else values * 0).fillna(0)
+    return frame
+
+
+def _groups(standardised: pd.DataFrame) -> list[str]:
+    """A letter per row: Ward's hierarchical clustering cut into about sqrt(n / 2) groups."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    count = len(standardised)
+    wanted = max(1, min(MAX_GROUPS, round(math.sqrt(count / 2))))
+    labels = fcluster(linkage(standardised.to_numpy(), method="ward"), t=wanted, criterion="maxclust")
+    # Letters in the order the groups first appear, so that the table reads A, B, C down.
+    letters: dict[int, str] = {}
+    for label_ in labels:
+        letters.setdefault(int(label_), chr(ord("A") + len(letters)))
+    return [letters[int(label_)] for label_ in labels]

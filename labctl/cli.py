@@ -17,8 +17,8 @@ from labctl.native import ExtensionMissing
 from labctl.text import printable
 
 # Each command's module under labctl.commands, in the order `labctl --help` lists them.
-COMMANDS = ("kernels", "run", "experiments", "plan", "sweep", "runs", "show", "report", "export",
-            "gate", "compare")
+COMMANDS = ("kernels", "run", "experiments", "plan", "sweep", "runs", "show", "fingerprint", "report",
+            "export", "gate", "compare")
 
 
 def _exit(message: str, code: int) -> None:

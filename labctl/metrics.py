@@ -126,8 +126,21 @@ COUNTED = _declare(
     Metric("cpu_migrations", COUNT, LOWER, "CPU migrations"),
     Metric("page_faults", COUNT, LOWER, "page faults"),
 )
-REGISTRY: dict[str, Metric] = {**SAMPLE, **COUNTED}
+# What our runtime counted of the phase, on every run of one of our kernels under any measure
+# (native/runtime/stats.hpp): the workload's facts, for its fingerprint (labctl.analysis
+# .fingerprints), never figures of merit. Kept in a sample's counts beside the measure's.
+RUNTIME = _declare(
+    Metric("agents_created", COUNT, NEITHER, "agents created"),
+    Metric("inbox_messages", MESSAGES, NEITHER, "messages taken from inboxes"),
+    Metric("inbox_takes", COUNT, NEITHER, "inbox takes"),
+    Metric("inbox_largest", MESSAGES, NEITHER, "largest inbox take"),
+    Metric("idle_ns", NS, NEITHER, "idle time"),
+    Metric("thread_ns", NS, NEITHER, "thread time"),
+    Metric("span_ns", NS, NEITHER, "counted span"),
+)
+REGISTRY: dict[str, Metric] = {**SAMPLE, **COUNTED, **RUNTIME}
 COUNTS: tuple[str, ...] = tuple(COUNTED)
+RUNTIME_COUNTS: tuple[str, ...] = tuple(RUNTIME)
 # What `labctl compare` can judge of every sample: each declared figure with a direction.
 COMPARABLE: tuple[str, ...] = tuple(name for name, m in REGISTRY.items() if m.better != NEITHER)
 

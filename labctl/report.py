@@ -24,14 +24,17 @@ import pandas as pd
 
 from labctl import __version__, files, metrics, results, stats
 from labctl.analysis import (
+    AXES,
     SHORT,
     Metric,
     _key,
     _with_attrs,
     axes_for,
     counted,
+    fingerprints,
     fixed,
     floor_distances,
+    format_axis,
     heatmap_panels,
     kernel_metric,
     label,
@@ -208,6 +211,7 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
         lines += _runtimes_section(timed, _on(number_))
         # A floor bounds the clock's figures of its own machine only.
         lines += _floors_section(part[part["measure"] == metrics.TIME], _on(number_))
+        lines += _fingerprints_section(part, _on(number_))
     for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
         lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
                                  measure)
@@ -455,6 +459,43 @@ def _scaling_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
                             "speed-up", "efficiency", "x sequential", "largest speed-up"], summary,
                            {1, 3, 4, 5, 6, 7}), "",
             *details]
+
+
+def _fingerprints_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """What each point's workload is, from the runtime's counts of its phase
+    (analysis.fingerprints): the groups of points that behave alike, each kernel's nearest other
+    kernel, and every point's fingerprint."""
+    prints = fingerprints(samples)
+    if prints is None:
+        return []
+    axes = AXES
+    groups = []
+    for letter, kernels in prints.groups.items():
+        members = prints.table[prints.table["group"] == letter]
+        groups.append([letter, printable(", ".join(f"{k} ({n})" for k, n in kernels.items())),
+                       *(format_axis(axis, members[axis.name].median()) for axis in axes)])
+    nearest = []
+    for kernel in prints.table["kernel"].unique():
+        near = prints.nearest(str(kernel))
+        letters = sorted(set(prints.table.loc[prints.table["kernel"] == kernel, "group"]))
+        nearest.append([printable(str(kernel)), ", ".join(letters),
+                        "-" if near is None else printable(near[0]), "-" if near is None else f"{near[1]:.2f}"])
+    rows = [[row["group"], printable(row["kernel"]), printable(row["configuration"]),
+             *(format_axis(axis, row[axis.name]) for axis in axes)]
+            for _, row in prints.table.sort_values(["group", "kernel"], kind="stable").iterrows()]
+    headers = [axis.header for axis in axes]
+    numeric = set(range(2, 2 + len(axes)))
+    return ["## Fingerprints" + (f" on {machine}" if machine else ""), "",
+            ("What each point's workload is, beside how fast it ran, from what the runtime counted of "
+             "its phase (medians over its samples): " + "; ".join(f"{a.header}: {a.words}" for a in axes)
+             + ". Points whose fingerprints lie close together share a group (Ward's clustering of the "
+             "axes, standardised, rates and takes in log10): a kernel in another's group stands in for "
+             "it. `labctl fingerprint` prints the same."), "",
+            markdown_table(["group", "kernels (points)", *headers], groups, numeric), "",
+            markdown_table(["kernel", "its groups", "nearest other kernel", "distance"], nearest, {3}), "",
+            "<details><summary>Every point's fingerprint</summary>", "",
+            markdown_table(["group", "kernel", "point", *headers], rows, set(range(3, 3 + len(axes)))), "",
+            "</details>", ""]
 
 
 def _times(value: float) -> str:

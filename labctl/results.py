@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl.metrics import COUNTS, measured_only
+from labctl.metrics import COUNTS, RUNTIME_COUNTS, measured_only
 from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
 from labctl.sample import POINT_COLUMNS
 from labctl.schema import Catalogue
@@ -43,7 +43,8 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     for sample in samples:
         row = {name: sample[name] for name in SAMPLE_COLUMNS if name in sample}
         row.update(sample["counts"])
-        others += [name for name in sample["counts"] if name not in COUNTS and name not in others]
+        others += [name for name in sample["counts"]
+                   if name not in COUNTS and name not in RUNTIME_COUNTS and name not in others]
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
         row["verified"] = sample["answer"] == sample["expected"]
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
@@ -61,7 +62,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     params = _in_schema_order(known, params)
     others = [name for name in others if name not in metrics and name not in params]
     frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics + others), rows, params)
-    for name in (*COUNTS, *others):  # whole numbers with gaps: pandas' nullable integers, not floats
+    for name in (*COUNTS, *RUNTIME_COUNTS, *others):  # whole numbers with gaps: pandas' nullable integers, not floats
         frame[name] = pd.array([row.get(name) for row in rows], dtype="Int64")
     frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
     frame.attrs["catalogue"] = known.to_json()
@@ -74,7 +75,7 @@ def _metric_columns(known: Catalogue, samples: list[dict]) -> dict[str, str]:
     parameter for some rows and a metric for others. A store written before external metrics
     were refused every kernel's parameter names may hold such a metric (a peer's `leaves`
     beside skynet's parameter); it is renamed, never written over a parameter's value."""
-    taken = {*SAMPLE_COLUMNS, *COUNTS, *(p.name for k in known.kernels.values() for p in k.params)}
+    taken = {*SAMPLE_COLUMNS, *(p.name for k in known.kernels.values() for p in k.params)}
     for sample in samples:
         taken.update(sample["params"])
     names = {name for sample in samples for name in sample["metrics"]}

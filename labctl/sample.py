@@ -38,6 +38,8 @@ class Sample:
     # l1_misses and cache_misses are callgrind's (simulated misses) under `instructions`; under
     # `counters`, perf_event's (the CPU's instructions in user space). A count the measure does
     # not take, or this machine lacks, is absent, never 0.
+    # Beside them, under every measure, what our runtime counted of the phase
+    # (labctl.metrics.RUNTIME_COUNTS: agents created, inbox takes, idle time...); a peer has none.
     counts: dict[str, int] = field(default_factory=dict)
     unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is absent here
     schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
@@ -81,7 +83,7 @@ JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", *metrics.COUNTS, "unsupported", "schedule_dependent", "recorded_at",
+           "involuntary_switches", *metrics.COUNTS, *metrics.RUNTIME_COUNTS, "unsupported", "schedule_dependent", "recorded_at",
            "machine", "host"]
 # The columns labctl.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",

@@ -147,10 +147,13 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
                       metrics=metrics.measured_only(result["metrics"]), thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
                       involuntary_switches=after.involuntary - before.involuntary)
+    runtime_counts = {name: int(value) for name, value in result.get("runtime_counts", {}).items()
+                      if name in metrics.RUNTIME_COUNTS}
     counted = measure.counts(result, counts_folder, phase)
     if counted is None:
+        measured.counts = runtime_counts
         return measured
-    measured.counts, measured.unsupported = counted
+    measured.counts, measured.unsupported = {**counted[0], **runtime_counts}, counted[1]
     dispatcher = kernels.dispatchers().get(str(params.get("dispatcher")))
     measured.schedule_dependent = measures.schedule_dependent(
         params, dispatcher is not None and dispatcher.thread_per_agent, result["thread_cpu_ns"],
