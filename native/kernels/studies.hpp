@@ -40,6 +40,9 @@ inline constexpr std::array kStudies = {
     Study{"savina", "Savina - An Actor Benchmark Suite: Enabling Empirical Evaluation of Actor Libraries",
           "Shams M. Imam and Vivek Sarkar", "AGERE! 2014 (SPLASH workshops), ACM", 2014,
           "https://doi.org/10.1145/2687357.2687368"},
+    Study{"run_actor_run", "Run, Actor, Run: Towards Cross-Actor Language Benchmarking",
+          "Sebastian Blessing, Kiko Fernandez-Reyes, Albert Mingkun Yang, Sophia Drossopoulou and Tobias Wrigstad",
+          "AGERE 2019 (SPLASH workshops), ACM", 2019, "https://doi.org/10.1145/3358499.3361224"},
 };
 
 // The study called `key`, or nullptr.
