@@ -1146,6 +1146,172 @@ def savina_astar(params: Params, work_items: int | None = None) -> Oracle:
     return Oracle(answer, 3 * work_items, {"work_items": work_items})
 
 
+# -- the chat application of "Run, Actor, Run" (the chat kernels) ---------------------------------
+
+@dataclass(frozen=True)
+class ChatActions:
+    """One iteration of the chat application replayed in order: each turn's actions (computes,
+    posts, leaves, invites, nothings) and accepted invitations, the bounds of its deliveries, and
+    over the iteration the befriend messages, the chats left at logout and the clients' decision
+    folds added up."""
+
+    turns: tuple[dict[str, int], ...]
+    invitations: tuple[int, ...]
+    deliveries: tuple[tuple[int, int], ...]  # (fewest, most) a turn
+    befriendings: int
+    logout_leaves: int
+    decisions: int
+
+    def total(self, action: str) -> int:
+        return sum(turn[action] for turn in self.turns)
+
+
+CHAT_ACTIONS = ("computes", "posts", "leaves", "invites", "nothings")
+
+
+def _fnv_word(h: int, word: int) -> int:
+    return ((h ^ word) * 0x100000001B3) & _D_M64
+
+
+def chat_actions(clients: int, directories: int, turns: int, compute: int, post: int, leave: int, invite: int,
+                 befriend: int, seed: int) -> ChatActions:
+    """The program's draws, all from its 16-bit LCG (PseudoRandom): a generator from `seed` gives
+    the directories' starts; directory d logs in clients d, d + directories, ... each starting at
+    the directory's next value, then befriends them: for each client f, passes over every client c
+    drawing next(100) (even where c is f) until f has a friend, a draw below `befriend` befriending
+    c and f (c told first; each keeps a friend once). A turn: every client, from what it had at
+    the turn's start, draws a chat's position (next(number of chats), a bare next() with none),
+    then next(100) against the cumulative percentages; a post or a leave with no chat does
+    nothing; an invite shuffles its friends' positions (i from n down to 1: swap i-1 with next(i))
+    and invites the first next(n) of them (at least one) into a new chat. Then the leaves, and the
+    new chats with their members. A client's chats are ordered by (turn made, maker). A post
+    reaches the chat's members, less at most those who leave it in the same turn."""
+    top = PseudoRandom(seed)
+    dir_random = [PseudoRandom(top.next()) for _ in range(directories)]
+    rand: list[PseudoRandom] = []
+    members_of: list[list[int]] = [[] for _ in range(directories)]
+    for c in range(clients):
+        rand.append(PseudoRandom(dir_random[c % directories].next()))
+        members_of[c % directories].append(c)
+    friends: list[list[int]] = [[] for _ in range(clients)]
+    befriendings = 0
+    for d, people in enumerate(members_of):
+        if befriend == 0:
+            continue
+        # The draws and the passes' positions repeat after 65536 / gcd(n, 65536) passes: with
+        # befriend = 1 (a multiple of 4 drawn, every fourth draw) and some even n, a client
+        # never has a friend, and the program loops for ever.
+        period = 65536 // min(len(people) & -len(people), 65536)
+        for f in people:
+            found, passes = False, 0
+            while not found:
+                if passes == period:
+                    raise ValueError(f"chat: client {f} can befriend nobody in its directory")
+                passes += 1
+                for c in people:
+                    if dir_random[d].next(100) < befriend and c != f:
+                        for who, other in ((c, f), (f, c)):
+                            if other not in friends[who]:
+                                friends[who].append(other)
+                        befriendings += 2
+                        found = True
+    cut = [compute, compute + post, compute + post + leave, compute + post + leave + invite]
+    chats: list[list[tuple[int, int]]] = [[] for _ in range(clients)]  # (turn, maker), sorted
+    roster: dict[tuple[int, int], set[int]] = {}
+    folds = [0xCBF29CE484222325] * clients
+    turn_counts, turn_invitations, turn_deliveries = [], [], []
+    for t in range(turns):
+        counts = dict.fromkeys(CHAT_ACTIONS, 0)
+        posts_to: list[tuple[int, int]] = []
+        leaves: list[tuple[int, tuple[int, int]]] = []
+        made: list[tuple[int, list[int]]] = []
+        for c in range(clients):
+            mine = chats[c]
+            position = rand[c].next() if not mine else rand[c].next(len(mine))
+            pick = rand[c].next(100)
+            action = next((name for name, bound in zip(CHAT_ACTIONS, cut) if pick < bound), "nothings")
+            if action in ("posts", "leaves") and not mine:
+                action = "nothings"
+            counts[action] += 1
+            folds[c] = _fnv_word(folds[c], CHAT_ACTIONS.index(action))
+            if action == "posts":
+                posts_to.append(mine[position])
+                folds[c] = _fnv_word(folds[c], mine[position][0] * clients + mine[position][1])
+            elif action == "leaves":
+                leaves.append((c, mine[position]))
+                folds[c] = _fnv_word(folds[c], mine[position][0] * clients + mine[position][1])
+            elif action == "invites":
+                order = list(range(len(friends[c])))
+                for i in range(len(order), 0, -1):
+                    j = rand[c].next(i)
+                    order[i - 1], order[j] = order[j], order[i - 1]
+                count = rand[c].next(len(order)) or 1
+                guests = [friends[c][k] for k in order[:count]]
+                folds[c] = _fnv_word(folds[c], count)
+                for g in guests:
+                    folds[c] = _fnv_word(folds[c], g)
+                made.append((c, guests))
+        fewest = most = 0
+        for chat in posts_to:
+            here = len(roster[chat])
+            most += here
+            fewest += here - sum(1 for _, left in leaves if left == chat)
+        for c, chat in leaves:
+            chats[c].remove(chat)
+            roster[chat].discard(c)
+            if not roster[chat]:
+                del roster[chat]
+        for maker, guests in made:
+            roster[(t, maker)] = {maker, *guests}
+            for who in (maker, *guests):
+                chats[who].append((t, maker))
+                chats[who].sort()
+        turn_counts.append(counts)
+        turn_invitations.append(sum(len(g) for _, g in made))
+        turn_deliveries.append((fewest, most))
+    return ChatActions(tuple(turn_counts), tuple(turn_invitations), tuple(turn_deliveries), befriendings,
+                       sum(len(mine) for mine in chats), sum(folds) & _D_M64)
+
+
+def chat(params: Params, deliveries: int | None = None) -> Oracle:
+    """The counts of chat_actions, `iterations` times (each iteration replays the same draws).
+    Messages per iteration, by who handles them: the driver's Ready and Finished per directory
+    and TurnDone and Closed per turn; a directory's Login and ClientLeft per client, its Befriend,
+    Disconnect and a Poke per turn; a client's Befriend messages, an Act per turn, each Forward
+    (delivery), Accepted (join), Left (a leave, or a chat left at logout) and its Logout; a chat's
+    Post, Join and Leave; an accumulator's one resolution per client, each delivery's and join's
+    acknowledgement, and its Close. Plus the driver's Start. The deliveries depend on the
+    schedule where a turn posts to a chat someone leaves in it: then the caller passes the run's
+    `deliveries` and the oracle holds it to the bounds."""
+    n = {name: _int(params, name) for name in ("clients", "directories", "turns", "iterations")}
+    acts = chat_actions(n["clients"], n["directories"], n["turns"], *(
+        _int(params, name) for name in ("compute", "post", "leave", "invite", "befriend", "seed")))
+    runs = n["iterations"]
+    fewest = sum(low for low, _ in acts.deliveries)
+    most = sum(high for _, high in acts.deliveries)
+    if fewest == most:
+        deliveries = runs * fewest
+    assert deliveries is not None, "chat: the deliveries depend on the schedule here: pass the run's"
+    assert runs * fewest <= deliveries <= runs * most, (deliveries, runs * fewest, runs * most)
+    clients, dirs, turns = n["clients"], n["directories"], n["turns"]
+    joins, leaves, posts = sum(acts.invitations), acts.total("leaves"), acts.total("posts")
+    chat_leaves = leaves + acts.logout_leaves
+    driver = 2 * dirs + 2 * turns
+    directory = 2 * clients + 2 * dirs + turns * dirs
+    client = acts.befriendings + turns * clients + joins + chat_leaves + clients
+    chats = posts + joins + chat_leaves
+    accumulator = turns * clients + joins + turns
+    messages = 1 + runs * (driver + directory + client + chats + accumulator) + 2 * deliveries
+    counts = {name: runs * acts.total(name) for name in CHAT_ACTIONS}
+    answer = (f"iterations={runs} turns={turns} clients={clients} "
+              + " ".join(f"{name}={value}" for name, value in counts.items())
+              + f" invitations={runs * joins} logout_leaves={runs * acts.logout_leaves} "
+              f"decisions={runs * acts.decisions & _D_M64:016x} miscounted_turns=0 deliveries_off_turns=0 "
+              f"unacknowledged=0 late=0 wrong_computes=0 stray_messages=0")
+    return Oracle(answer, messages, {**counts, "deliveries": deliveries},
+                  frozenset({"turn_qos_ns"}) if runs == 1 else frozenset())
+
+
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "skynet": skynet,
     "ping_pong": ping_pong,
@@ -1193,6 +1359,7 @@ ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "savina_nqueenk": savina_nqueenk,
     "savina_fib": savina_fib,
     "savina_astar": savina_astar,
+    "chat": chat,
 }
 
 

@@ -36,6 +36,8 @@ SMALL = {
     "savina_fjthrput": {"messages": 200, "actors": 6},
     "savina_fjcreate": {"workers": 100},
     "savina_big": {"actors": 10, "pings": 100, "seed": 7},
+    "chat": {"clients": 16, "directories": 2, "turns": 4, "iterations": 2, "compute_repeats": 10,
+             "leave": 0, "seed": 2},
 }
 
 # Our parameters a caf_ kernel does not take: the dispatcher's, and those with no CAF meaning.

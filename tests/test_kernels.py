@@ -65,6 +65,10 @@ SMALL = {
     # One search covers the 512 nodes (threshold >= grid_size^3): one work item, 3 messages
     # whatever the schedule (more work items in tests/test_savina_astar.py).
     "savina_astar": {"grid_size": 8, "threshold": 512, "workers": 4},
+    # No leaves: no chat loses a member in a turn it is posted to, so the deliveries, and the
+    # message count, are the same whatever the schedule (more in tests/test_chat.py).
+    "chat": {"clients": 16, "directories": 2, "turns": 4, "iterations": 2, "compute_repeats": 10,
+             "leave": 0, "seed": 2},
 }
 
 
