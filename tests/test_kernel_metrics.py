@@ -20,6 +20,8 @@ PERCENTILES = {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "c
 TREE = {"agents", "ns_per_agent"}
 ONE_TO_MANY = {"workers": 3, "messages_per_worker": 50}
 LIFETIME = {"clock": "lifetime"}
+CHAT = {"computes", "posts", "deliveries", "leaves", "invites", "nothings", "turn_p50_ns", "turn_p99_ns",
+        "turn_max_ns"}
 
 # (kernel, parameters, the figures a run with them records). The CAF kernels are listed where
 # this build has them.
@@ -117,6 +119,13 @@ CASES = [
     ("savina_nqueenk", {"size": 6}, {"sequential_ns", "solutions"}),
     ("savina_fib", {"n": 8}, {"sequential_ns"}),
     ("savina_astar", {"grid_size": 6, "threshold": 10}, {"sequential_ns", "work_items", "nodes_expanded"}),
+    # The chat: its turns and actions; the quality of service only from two iterations on.
+    ("chat", {"clients": 8, "directories": 2, "turns": 2, "iterations": 1, "compute_repeats": 1}, CHAT),
+    ("chat", {"clients": 8, "directories": 2, "turns": 2, "iterations": 2, "compute_repeats": 1},
+     CHAT | {"turn_qos_ns"}),
+    ("caf_chat", {"clients": 8, "directories": 2, "turns": 2, "iterations": 1, "compute_repeats": 1}, CHAT),
+    ("caf_chat", {"clients": 8, "directories": 2, "turns": 2, "iterations": 2, "compute_repeats": 1},
+     CHAT | {"turn_qos_ns"}),
 ]
 BUILT = [case for case in CASES if case[0] in DECLARED]
 
