@@ -1166,7 +1166,7 @@ class ChatActions:
         return sum(turn[action] for turn in self.turns)
 
 
-CHAT_ACTIONS = ("computes", "posts", "leaves", "invites", "nothings")
+CHAT_ACTIONS = ("computes", "posts", "departures", "invites", "nothings")
 
 
 def _fnv_word(h: int, word: int) -> int:
@@ -1230,14 +1230,14 @@ def chat_actions(clients: int, directories: int, turns: int, compute: int, post:
             position = rand[c].next() if not mine else rand[c].next(len(mine))
             pick = rand[c].next(100)
             action = next((name for name, bound in zip(CHAT_ACTIONS, cut) if pick < bound), "nothings")
-            if action in ("posts", "leaves") and not mine:
+            if action in ("posts", "departures") and not mine:
                 action = "nothings"
             counts[action] += 1
             folds[c] = _fnv_word(folds[c], CHAT_ACTIONS.index(action))
             if action == "posts":
                 posts_to.append(mine[position])
                 folds[c] = _fnv_word(folds[c], mine[position][0] * clients + mine[position][1])
-            elif action == "leaves":
+            elif action == "departures":
                 leaves.append((c, mine[position]))
                 folds[c] = _fnv_word(folds[c], mine[position][0] * clients + mine[position][1])
             elif action == "invites":
@@ -1294,7 +1294,7 @@ def chat(params: Params, deliveries: int | None = None) -> Oracle:
     assert deliveries is not None, "chat: the deliveries depend on the schedule here: pass the run's"
     assert runs * fewest <= deliveries <= runs * most, (deliveries, runs * fewest, runs * most)
     clients, dirs, turns = n["clients"], n["directories"], n["turns"]
-    joins, leaves, posts = sum(acts.invitations), acts.total("leaves"), acts.total("posts")
+    joins, leaves, posts = sum(acts.invitations), acts.total("departures"), acts.total("posts")
     chat_leaves = leaves + acts.logout_leaves
     driver = 2 * dirs + 2 * turns
     directory = 2 * clients + 2 * dirs + turns * dirs

@@ -20,7 +20,7 @@ PERCENTILES = {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "c
 TREE = {"agents", "ns_per_agent"}
 ONE_TO_MANY = {"workers": 3, "messages_per_worker": 50}
 LIFETIME = {"clock": "lifetime"}
-CHAT = {"computes", "posts", "deliveries", "leaves", "invites", "nothings", "turn_p50_ns", "turn_p99_ns",
+CHAT = {"computes", "posts", "deliveries", "departures", "invites", "nothings", "turn_p50_ns", "turn_p99_ns",
         "turn_max_ns"}
 
 # (kernel, parameters, the figures a run with them records). The CAF kernels are listed where

@@ -29,7 +29,7 @@ using Generator = savina::PseudoRandom;
 // chat (the program's None).
 enum class Action : std::uint8_t { compute, post, leave, invite, nothing };
 inline constexpr std::size_t kActions = 5;
-inline constexpr const char* kActionNames[kActions] = {"computes", "posts", "leaves", "invites", "nothings"};
+inline constexpr const char* kActionNames[kActions] = {"computes", "posts", "departures", "invites", "nothings"};
 
 // The compute job: the program's Fibonacci(35) by its recursion, checked against this.
 inline constexpr std::uint8_t kFibonacciIndex = 35;
@@ -628,7 +628,7 @@ inline std::vector<MetricSpec> metrics() {
     return {{.name = "computes"},
             {.name = "posts"},
             {.name = "deliveries"},
-            {.name = "leaves"},
+            {.name = "departures"},
             {.name = "invites"},
             {.name = "nothings"},
             {.name = "turn_p50_ns"},
