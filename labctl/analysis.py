@@ -479,7 +479,7 @@ def format_axis(axis: Axis, value: float) -> str:
 @dataclass(frozen=True)
 class Fingerprints:
     """The fingerprint of each point of a run that our runtime counted (timed samples only):
-    `table` has a row per point (kernel, its varying parameters in words, `point`) with the median over
+    `table` has a row per point (kernel, scenario and configuration in words, `point`) with the median over
     its samples of each axis of AXES and its `group`, a letter: points whose fingerprints lie
     close together share one (hierarchical clustering, Ward's method, on the axes standardised,
     rates and depths in log10, into about sqrt(points / 2) groups, at most MAX_GROUPS).
@@ -488,10 +488,12 @@ class Fingerprints:
     table: pd.DataFrame
     groups: dict[str, dict[str, int]]
 
-    def nearest(self, kernel: str) -> tuple[str, float] | None:
-        """The other kernel whose point lies nearest to one of `kernel`'s (standardised
-        distance), and that distance; None where no other kernel has a fingerprint."""
-        mine = self.table[self.table["kernel"] == kernel]
+    def nearest(self, kernel: str, scenario: str | None = None) -> tuple[str, float] | None:
+        """The other kernel whose point lies nearest to one of `kernel`'s (of its `scenario`
+        only, if given), by standardised distance, and that distance; None where no other kernel
+        has a fingerprint."""
+        mine = self.table[(self.table["kernel"] == kernel)
+                          & ((self.table["scenario"] == scenario) if scenario is not None else True)]
         others = self.table[self.table["kernel"] != kernel]
         if mine.empty or others.empty:
             return None
@@ -544,11 +546,13 @@ def fingerprints(samples: pd.DataFrame) -> Fingerprints | None:
     first = _with_attrs(timed.drop_duplicates("point"), samples)
     rows = []
     for kernel, points in first.groupby("kernel", sort=False):
-        # A point in words: its kernel's parameters that vary in this run, its scenario first.
+        # A point in words: its scenario (the kernel's own parameters that vary in this run: its
+        # sizes, its mix) and its configuration (the settings that vary).
         how = {p.name for p in params_of(samples, str(kernel)) if p.configuration}
-        names = sorted(varying(_with_attrs(points, samples), str(kernel)), key=lambda n: n in how)
+        names = varying(_with_attrs(points, samples), str(kernel))
         for _, row in points.iterrows():
-            rows.append({"kernel": str(kernel), "configuration": label(row, names) or "default",
+            rows.append({"kernel": str(kernel), "scenario": label(row, [n for n in names if n not in how]),
+                         "configuration": label(row, [n for n in names if n in how]) or "default",
                          "point": row["point"], **medians.loc[row["point"]].to_dict()})
     if len(rows) < 2:
         return None
@@ -586,3 +590,54 @@ def _groups(standardised: pd.DataFrame) -> list[str]:
     for label_ in labels:
         letters.setdefault(int(label_), chr(ord("A") + len(letters)))
     return [letters[int(label_)] for label_ in labels]
+
+
+# -- turns ----------------------------------------------------------------------------------------
+# A workload that runs in turns (the chat of "Run, Actor, Run") reports the distribution of its
+# turns' durations and their quality of service, and counts what its actors did.
+TURN_FIGURES = ("turn_p50_ns", "turn_p99_ns", "turn_max_ns", "turn_qos_ns")
+ACTIONS = ("computes", "posts", "deliveries", "departures", "invites", "nothings")
+
+
+@dataclass(frozen=True)
+class Turns:
+    """One scenario of a kernel that records turn_p50_ns: `table` has a row per configuration
+    (runtime, dispatcher and settings, threads aside) and threads value, with the median over the
+    point's samples of each figure of TURN_FIGURES (NaN where none holds it); `actions` the
+    median count of each action of ACTIONS its points recorded (the same on every configuration
+    where the kernel verifies them against its simulation)."""
+
+    kernel: str
+    scenario: str
+    threads: list[int]
+    table: pd.DataFrame
+    actions: dict[str, float]
+
+
+def turns(samples: pd.DataFrame) -> list[Turns]:
+    """Each scenario (analysis.scenarios) of each kernel in `samples` (one machine's, timed) that
+    records turn_p50_ns: its turns' durations and quality of service against threads."""
+    if TURN_FIGURES[0] not in samples:
+        return []
+    found = []
+    for kernel, part in samples[samples[TURN_FIGURES[0]].notna()].groupby("kernel", sort=False):
+        part = _with_attrs(part, samples)
+        table = point_table(part, lookup(TURN_FIGURES[0]))
+        how = {p.name for p in params_of(samples, kernel) if p.configuration}
+        names = [n for n in varying(table, kernel) if n in how and n not in ("threads", RUNTIME)]
+        for scenario, points in scenarios(_with_attrs(table, samples), kernel):
+            mine = part[part["point"].isin(points["point"])]
+            rows = []
+            for _, row in points.iterrows():
+                of_point = mine[mine["point"] == row["point"]]
+                threads = row.get("threads")
+                rows.append({"configuration": configuration(row, names),
+                             "threads": 1 if _key(threads) is None else int(threads),
+                             **{name: float(pd.to_numeric(of_point[name], errors="coerce").median())
+                                if name in of_point else math.nan for name in TURN_FIGURES}})
+            frame = pd.DataFrame(rows).sort_values(["configuration", "threads"], kind="stable")
+            actions = {name: float(pd.to_numeric(mine[name], errors="coerce").median())
+                       for name in ACTIONS if name in mine}
+            found.append(Turns(str(kernel), scenario, sorted(set(frame["threads"])),
+                               frame.reset_index(drop=True), actions))
+    return found

@@ -26,6 +26,7 @@ from labctl import __version__, files, metrics, results, stats
 from labctl.analysis import (
     AXES,
     SHORT,
+    TURN_FIGURES,
     Metric,
     _key,
     _with_attrs,
@@ -45,6 +46,7 @@ from labctl.analysis import (
     scenarios,
     sort_key,
     suite_summary,
+    turns,
     varying,
 )
 from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines, plot_reference, save
@@ -211,6 +213,7 @@ def _markdown(row: RunRow, catalogue: Catalogue, samples: pd.DataFrame, points: 
         lines += _runtimes_section(timed, _on(number_))
         # A floor bounds the clock's figures of its own machine only.
         lines += _floors_section(part[part["measure"] == metrics.TIME], _on(number_))
+        lines += _turns_section(part[part["measure"] == metrics.TIME], _on(number_))
         lines += _fingerprints_section(part, _on(number_))
     for (machine, kernel, metric, table, measure), counted_ in zip(views, counts):
         lines += _kernel_section(catalogue, kernel, metric, table, folder, figures, _on(machine), counted_,
@@ -461,6 +464,35 @@ def _scaling_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
             *details]
 
 
+def _turns_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
+    """For each kernel that runs in turns (analysis.turns: the chat), per scenario, its turns'
+    durations (median, p99, max) and quality of service against threads, and its action counts."""
+    found = turns(samples)
+    if not found:
+        return []
+    time = metrics.lookup("elapsed_ns")
+    lines = ["## Turns against threads" + (f" on {machine}" if machine else ""), "",
+             ("For each scenario of a workload that runs in turns, each configuration's turns at each "
+              "thread count: the median, 99th percentile and longest turn over every turn of every "
+              "iteration of a run, and the quality of service (qos: the median over turns of a turn's "
+              "spread across the run's iterations; lower is steadier), each the median over the point's "
+              "runs; then what the actors did, counted."), ""]
+    for one in found:
+        title = printable(f"{one.kernel} {one.scenario}".strip())
+        rows = []
+        for name, part in one.table.groupby("configuration", sort=False):
+            for _, row in part.iterrows():
+                rows.append([printable(name), int(row["threads"]),
+                             *(time.format(row[f]) if not math.isnan(row[f]) else "-" for f in TURN_FIGURES)])
+        counts = ", ".join(f"{name} {value:,.0f}" for name, value in one.actions.items() if not math.isnan(value))
+        lines += [f"### {title}", "",
+                  markdown_table(["configuration", "threads", "median turn", "p99 turn", "longest turn", "qos"],
+                                 rows, {1, 2, 3, 4, 5}), ""]
+        if counts:
+            lines += [f"Actions (median per run): {counts}.", ""]
+    return lines
+
+
 def _fingerprints_section(samples: pd.DataFrame, machine: str = "") -> list[str]:
     """What each point's workload is, from the runtime's counts of its phase
     (analysis.fingerprints): the groups of points that behave alike, each kernel's nearest other
@@ -475,12 +507,11 @@ def _fingerprints_section(samples: pd.DataFrame, machine: str = "") -> list[str]
         groups.append([letter, printable(", ".join(f"{k} ({n})" for k, n in kernels.items())),
                        *(format_axis(axis, members[axis.name].median()) for axis in axes)])
     nearest = []
-    for kernel in prints.table["kernel"].unique():
-        near = prints.nearest(str(kernel))
-        letters = sorted(set(prints.table.loc[prints.table["kernel"] == kernel, "group"]))
-        nearest.append([printable(str(kernel)), ", ".join(letters),
+    for (kernel, scenario), part in prints.table.groupby(["kernel", "scenario"], sort=False):
+        near = prints.nearest(str(kernel), str(scenario))
+        nearest.append([printable(f"{kernel} {scenario}".strip()), ", ".join(sorted(set(part["group"]))),
                         "-" if near is None else printable(near[0]), "-" if near is None else f"{near[1]:.2f}"])
-    rows = [[row["group"], printable(row["kernel"]), printable(row["configuration"]),
+    rows = [[row["group"], printable(f"{row['kernel']} {row['scenario']}".strip()), printable(row["configuration"]),
              *(format_axis(axis, row[axis.name]) for axis in axes)]
             for _, row in prints.table.sort_values(["group", "kernel"], kind="stable").iterrows()]
     headers = [axis.header for axis in axes]
@@ -492,7 +523,7 @@ def _fingerprints_section(samples: pd.DataFrame, machine: str = "") -> list[str]
              "axes, standardised, rates and takes in log10): a kernel in another's group stands in for "
              "it. `labctl fingerprint` prints the same."), "",
             markdown_table(["group", "kernels (points)", *headers], groups, numeric), "",
-            markdown_table(["kernel", "its groups", "nearest other kernel", "distance"], nearest, {3}), "",
+            markdown_table(["kernel and scenario", "its groups", "nearest other kernel", "distance"], nearest, {3}), "",
             "<details><summary>Every point's fingerprint</summary>", "",
             markdown_table(["group", "kernel", "point", *headers], rows, set(range(3, 3 + len(axes)))), "",
             "</details>", ""]

@@ -182,7 +182,7 @@ def test_points_far_apart_fall_in_different_groups():
     table = pd.DataFrame(rows)
     letters = analysis._groups(analysis._standardised(table))
     assert len(set(letters[:4])) == 1 and len(set(letters[4:])) == 1 and letters[0] != letters[4]
-    prints = analysis.Fingerprints(table.assign(group=letters), {})
+    prints = analysis.Fingerprints(table.assign(group=letters, scenario=""), {})
     assert prints.nearest("a0")[0].startswith("a")
 
 
@@ -194,9 +194,9 @@ def test_the_report_and_the_command_show_the_same_groups(swept):
         members = ", ".join(f"{kernel} ({count})" for kernel, count in kernels.items())
         assert f"| {letter} | {members} |" in report
         assert f"group {letter}: {members}" in printed
-    for kernel in prints.table["kernel"].unique():
-        nearest = prints.nearest(kernel)
-        assert f"{kernel} is nearest {nearest[0]}" in printed
+    for (kernel, scenario), _ in prints.table.groupby(["kernel", "scenario"], sort=False):
+        nearest = prints.nearest(kernel, scenario)
+        assert f"{kernel} {scenario}".strip() + f" is nearest {nearest[0]}" in printed
 
 
 def test_a_run_without_counts_is_refused_by_name(tmp_path):

@@ -53,17 +53,18 @@ def print_fingerprints(prints) -> None:
     for axis in analysis.AXES:
         table.add_column(axis.header, justify="right", no_wrap=True)
     for _, row in prints.table.sort_values(["group", "kernel"], kind="stable").iterrows():
-        table.add_row(row["group"], safe(row["kernel"]), safe(row["configuration"]),
+        table.add_row(row["group"], safe(f"{row['kernel']} {row['scenario']}".strip()), safe(row["configuration"]),
                       *(analysis.format_axis(axis, row[axis.name]) for axis in analysis.AXES))
     stdout.print(table)
     stdout.print("; ".join(f"{axis.header}: {axis.words}" for axis in analysis.AXES))
     for letter, kernels in prints.groups.items():
         members = ", ".join(f"{safe(kernel)} ({count})" for kernel, count in kernels.items())
         stdout.print(f"group {letter}: {members}")
-    for kernel in prints.table["kernel"].unique():
-        near = prints.nearest(str(kernel))
+    for (kernel, scenario), _ in prints.table.groupby(["kernel", "scenario"], sort=False):
+        near = prints.nearest(str(kernel), str(scenario))
         if near is not None:
-            stdout.print(f"{safe(kernel)} is nearest {safe(near[0])} (distance {near[1]:.2f})")
+            stdout.print(f"{safe(f'{kernel} {scenario}'.strip())} is nearest {safe(near[0])} "
+                         f"(distance {near[1]:.2f})")
 
 
 command = fingerprint_command
