@@ -228,7 +228,7 @@ def test_a_reference_must_name_a_kernel_the_file_runs_and_say_where_it_comes_fro
         ('name = "t"\nrepeats = "three"\n[[grid]]\nkernel = "skynet"', ["repeats:", "'three'"]),
         ('name = "t"\nrepeats = 0\n[[grid]]\nkernel = "skynet"', ["repeats: Input should be greater than or equal to 1"]),
         ('name = "t"\norder = "shuffled"\n[[grid]]\nkernel = "skynet"', ["order:", "'random' or 'grid'"]),
-        ('name = "t"\n[[grid]]\nkernel = "skynot"', ["grid[0].kernel: unknown kernel 'skynot' (kernels: actor_creation, counting_actor, fan"]),
+        ('name = "t"\n[[grid]]\nkernel = "skynot"', ["grid[0].kernel: unknown kernel 'skynot' (kernels: actor_creation, chat, counting_actor, fan"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\nparams = { leafs = 1 }',
          ["grid[0].params.leafs: unknown parameter of skynet (parameters: runtime, leaves, branching"]),
         ('name = "t"\n[[grid]]\nkernel = "skynet"\naxes = { leaves = [10, 0] }',
