@@ -426,7 +426,7 @@ def test_a_store_with_text_that_is_not_utf8_is_damaged_and_never_appended_to(sma
     for command in (["sweep", str(experiment_file)], ["sweep", "--resume", "2"]):
         assert one_line(labctl_here(capsys, *command, "--db", str(db)), 2) == f"labctl: {said}"
     assert sha256(db) == before
-    for command in (["runs"], ["show", "1"], ["export", "1", "--format", "csv"]):
+    for command in (["runs"], ["show", "1"], ["fingerprint", "1"], ["export", "1", "--format", "csv"]):
         result = labctl_here(capsys, *command, "--db", str(db))
         if table == "samples" and command == ["runs"]:
             assert result.returncode == 0  # runs reads no sample: it lists the run
@@ -455,12 +455,12 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused(tmp_path, capsys, ma
         path = Path("/dev/null")
     with pytest.raises(StoreError, match="not a regular file"):
         Store(path)
-    for command in (["runs"], ["sweep", "quickstart"]):
+    for command in (["runs"], ["sweep", "quickstart"], ["fingerprint", "1"]):
         one_line(labctl_here(capsys, *command, "--db", str(path)), 2, str(path), "not a regular file")
 
 
 @pytest.mark.parametrize("args", [["runs"], ["show", "latest"], ["export", "1"], ["compare", "1", "1"],
-                                  ["report", "1"]])
+                                  ["report", "1"], ["fingerprint", "1"]])
 def test_a_folder_given_as_the_store_is_refused_in_one_line(capsys, tmp_path, args):
     result = labctl_here(capsys, *args, "--db", str(tmp_path))
     one_line(result, 2, "a folder, not a store file")
