@@ -8,10 +8,18 @@ and the ones that need it say so in one line (ExtensionMissing).
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+
+# The extension to load in place of the installed one: a commit's build (labctl.history sets
+# it for the sweeps it starts; their workers inherit it).
+NATIVE_ENV = "LABCTL_NATIVE"
 
 
 class ExtensionMissing(RuntimeError):
@@ -33,6 +41,9 @@ class VerificationError(RuntimeError):
 
 @cache
 def _extension() -> ModuleType:
+    chosen = os.environ.get(NATIVE_ENV)
+    if chosen:  # a commit's build (labctl.history), in place of the installed one
+        return _load(chosen)
     try:
         from labctl import _native
     except ImportError as error:
@@ -41,6 +52,20 @@ def _extension() -> ModuleType:
             "(pip install . in its folder); runs, show, report, compare and export work without it"
         ) from None
     return _native
+
+
+def _load(path: str) -> ModuleType:
+    """The extension built at `path` (a build cache's _native*.so), as labctl._native."""
+    name = "labctl._native"
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except (ImportError, OSError) as error:
+        raise ExtensionMissing(f"{NATIVE_ENV}={path}: the extension cannot be loaded ({error})") from None
+    sys.modules[name] = module
+    return module
 
 
 def missing() -> str:

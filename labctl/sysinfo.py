@@ -3,6 +3,8 @@ is not in a state to give stable figures (as `pyperf system show` does)."""
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import socket
 import subprocess
@@ -13,6 +15,12 @@ import psutil
 
 import labctl
 from labctl import measures, native
+
+# The commit a history's extension was built from ({"sha", "subject", "date", "build"}: the
+# build cache's key), set by `labctl history` and `labctl bisect` for the sweeps they start and
+# recorded in each run's context as "commit" (labctl.history).
+COMMIT_ENV = "LABCTL_COMMIT"
+COMMIT_KEYS = ("sha", "subject", "date", "build")
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -96,6 +104,21 @@ def run_context(experiment_file: str | None = None) -> dict:
             if experiment_file else None}
 
 
+def commit_context() -> dict | None:
+    """The commit this process's extension was built from (COMMIT_ENV), for a run's context;
+    None outside a history. A value that is not the object history writes is refused."""
+    raw = os.environ.get(COMMIT_ENV)
+    if not raw:
+        return None
+    try:
+        commit = json.loads(raw)
+    except ValueError:
+        commit = None
+    if not isinstance(commit, dict) or not all(isinstance(commit.get(k), str) for k in COMMIT_KEYS):
+        raise ValueError(f"{COMMIT_ENV}: must be a JSON object with the strings {', '.join(COMMIT_KEYS)}")
+    return {k: commit[k] for k in COMMIT_KEYS}
+
+
 def host_context() -> dict:
     """The state of this host now (load, memory, the CPUs this process may use, the frequency)
     and the labctl that runs here (its version, checkout and the extension's build): what a run
@@ -114,6 +137,7 @@ def host_context() -> dict:
         # What an instruction count depends on besides the code: the C library, and valgrind.
         "libc": " ".join(platform.libc_ver()).strip() or None,
         "valgrind": measures.valgrind_version(),
+        **({"commit": commit} if (commit := commit_context()) else {}),
     }
 
 
