@@ -11,12 +11,20 @@ that carry one, in the commits' order.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import shlex
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from labctl import metrics, native, results, sysinfo
+from labctl import builds, experiment, metrics, native, results, sysinfo, text
+from labctl.console import EXIT_INTERRUPTED
 from labctl.store import Store
 
 # The compiled extension a process loads instead of its installed one (labctl.native), and the
@@ -110,3 +118,176 @@ def series(db: str, experiment: str | None = None) -> pd.DataFrame:
 
 def _label(kernel: str, params: dict) -> str:
     return " ".join([kernel] + [f"{k}={v}" for k, v in params.items()])
+
+
+# -- measuring a history ----------------------------------------------------------------------
+
+class HistoryError(ValueError):
+    """A history that cannot be run as asked (a range with no commits, not a repository...):
+    the message names the option."""
+
+
+def commits(repo: Path, spec: str, every: int = 1) -> list[str]:
+    """The commits `spec` names, oldest first: a range (A..B: the first-parent line from A,
+    excluded, to B, as `git log --first-parent` walks it), a comma-separated list, or one
+    revision; with `every` > 1, every Nth of them, the newest always kept."""
+    spec = spec.strip()
+    if not spec:
+        raise HistoryError("--commits: empty; give a range (HEAD~20..HEAD), a list (a,b,c) or a commit")
+    if ".." in spec:
+        try:
+            listed = builds.git(repo, "rev-list", "--first-parent", "--reverse", spec, "--").split()
+        except builds.BuildError as error:
+            raise HistoryError(f"--commits {spec}: {error}") from None
+    else:
+        listed = []
+        for name in filter(None, (name.strip() for name in spec.split(","))):
+            sha = builds.git(repo, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", check=False)
+            if not sha:
+                raise HistoryError(f"--commits {spec}: {name} is not a commit of {repo}")
+            listed.append(sha)
+    if not listed:
+        raise HistoryError(f"--commits {spec}: no commits in it")
+    if every > 1:
+        listed = listed[::-1][::every][::-1]  # counted from the newest, which is always measured
+    return list(dict.fromkeys(listed))
+
+
+def describe(repo: Path, sha: str, build: str) -> dict:
+    """A commit as a run's context records it (sysinfo.COMMIT_KEYS)."""
+    full, subject, date = builds.git(repo, "show", "-s", "--format=%H%x00%s%x00%cI", sha).split("\0")
+    return {"sha": full, "subject": subject, "date": date, "build": build}
+
+
+@dataclass
+class Step:
+    """What history did for one commit: its build (seconds, cached), its run and how long the
+    sweep took, or why nothing was measured."""
+
+    commit: str
+    subject: str
+    build_s: float = 0.0
+    cached: bool = False
+    sweep_s: float = 0.0
+    run: int | None = None
+    outcome: str = ""  # measured, resumed, already measured, does not build, not planned
+
+
+def measure(repo: Path, file: Path, shas: list[str], db: str, cache: builds.Cache,
+            rebuild: bool = False, say=print) -> list[Step]:
+    """Measures experiment `file` on each commit of `shas`, oldest first, into the store `db`: a
+    commit already measured there (a finished run of this experiment recording it) is kept, one
+    whose run was interrupted is resumed, one that does not build, or whose extension cannot
+    plan the experiment, is stored as a run whose points failed with the reason. Raises
+    HistoryError for what stops the whole history (an interrupted sweep: run it again)."""
+    name = experiment.load(file).name
+    steps = []
+    for index, sha in enumerate(shas, 1):
+        commit = describe(repo, sha, "")
+        step = Step(sha, commit["subject"])
+        steps.append(step)
+        head = f"[{index}/{len(shas)}] {sha[:10]} {text.printable(commit['subject'])[:60]}"
+        done = _stored(db, name, sha)
+        finished = [run for run, status in done if status == "finished"]
+        if finished and not rebuild:
+            step.run, step.outcome = finished[-1], "already measured"
+            say(f"{head}: already measured (run {step.run})")
+            continue
+        started = time.monotonic()
+        build = cache.build(sha, rebuild, say=lambda line: None)
+        step.build_s, step.cached = time.monotonic() - started, build.cached
+        commit["build"] = build.key
+        say(f"{head}: " + ("build cached" if build.cached else f"built in {step.build_s:.0f} s")
+            + ("" if build.ok else f", does not build: {build.error}"))
+        if not build.ok:
+            step.run = _record_failed(db, file, commit, f"commit {sha[:10]} does not build: "
+                                      f"{build.error} (log: {build.log})")
+            step.outcome = "does not build"
+            continue
+        resumable = [run for run, status in done if status != "finished"]
+        step.run, step.outcome, step.sweep_s = _sweep(db, file, commit, build, resumable[-1] if resumable else None)
+    return steps
+
+
+def _stored(db: str, name: str, sha: str) -> list[tuple[int, str]]:
+    """The runs of experiment `name` that measured commit `sha`: (run, status)."""
+    if not Path(db).exists():
+        return []
+    with Store(db, create=False) as store:
+        return [(row.id, row.status) for row in store.runs()
+                if row.name == name and isinstance(row.context.get("commit"), dict)
+                and row.context["commit"].get("sha") == sha]
+
+
+def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int | None) -> tuple[int | None, str, float]:
+    """The commit's sweep, in a process of its own that loads the commit's extension (its
+    workers inherit it): a new run, or the interrupted one resumed. An interruption stops the
+    history (HistoryError); an experiment the extension cannot plan is stored as failed."""
+    env = {**os.environ, NATIVE_ENV: str(build.path), COMMIT_ENV: json.dumps(commit)}
+    command = [sys.executable, "-m", "labctl", "sweep"]
+    command += ["--resume", str(resume), "--db", db] if resume else [str(file), "--db", db]
+    before = {run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])}
+    started = time.monotonic()
+    done = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True, check=False)
+    seconds = time.monotonic() - started
+    sys.stderr.write(done.stderr)
+    if done.returncode == EXIT_INTERRUPTED:
+        raise HistoryError(f"commit {commit['sha'][:10]}: its sweep was interrupted; run the same "
+                           "command again to finish the history (measured commits are kept)")
+    runs_now = [run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])]
+    if resume:
+        return resume, "resumed", seconds
+    new = [run for run in runs_now if run not in before]
+    if new:
+        return new[-1], "measured", seconds
+    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return (_record_failed(db, file, commit, f"commit {commit['sha'][:10]}: its extension cannot run "
+                           f"the experiment: {text.printable(why)[:400]}"), "not planned", seconds)
+
+
+def _record_failed(db: str, file: Path, commit: dict, message: str) -> int:
+    """A run of the experiment on `commit` whose every point failed with `message` (kind
+    "build"): the history shows the commit as not measured, and why. The plan is this labctl's."""
+    plan = experiment.load(file)
+    context = {**sysinfo.run_context(str(file)), "commit": commit, "build": None}
+    with Store(db) as store:
+        run_id = store.create_run(plan, shlex.join(["labctl", "history", plan.source, "--db", db]),
+                                  sysinfo.machine(), context, [])
+        for point in store.points(run_id):
+            if point.status == "pending":
+                store.fail_point(point.id, "build", message)
+        store.end_run(run_id, "finished")
+    return run_id
+
+
+# -- the changes of a history -----------------------------------------------------------------
+
+CHANGE_COLUMNS = ["experiment", "kernel", "key", "label", "metric", "kind", "start", "end", "where",
+                  "subject", "before", "after", "change_pct", "confidence", "worse"]
+
+
+def changes(db: str, experiment_name: str | None = None) -> pd.DataFrame:
+    """The changes (labctl.changes) of every series of the store's histories: one row per change,
+    with its first and last commit (`start`, `end`: equal for a step), `where` as a person reads
+    it, the subject of the commit that made it (a drift's last), and whether it made the figure
+    worse (every figure a history follows is better lower). Largest first."""
+    from labctl import changes as found
+
+    frame = series(db, experiment_name)
+    rows = []
+    for (name, key, metric), one in frame.groupby(["experiment", "key", "metric"], sort=False):
+        one = one.sort_values(["order", "run"])
+        one = one.groupby("order", sort=True).agg(  # a commit measured twice: all its samples
+            {**{c: "last" for c in one.columns if c not in ("values", "order")},
+             "values": lambda lists: [v for values in lists for v in values]}).reset_index()
+        for change in found.detect([list(v) for v in one["values"]], bool(one["exact"].iloc[0])):
+            first, last = one.iloc[change.start], one.iloc[change.end]
+            rows.append({"experiment": name, "kernel": first["kernel"], "key": key, "label": first["label"],
+                         "metric": metric, "kind": change.kind, "start": first["commit"],
+                         "end": last["commit"],
+                         "where": first["short"] if change.start == change.end else f"{first['short']}..{last['short']}",
+                         "subject": last["subject"], "before": change.before, "after": change.after,
+                         "change_pct": change.change_pct, "confidence": change.confidence,
+                         "worse": change.after > change.before})
+    table = pd.DataFrame(rows, columns=CHANGE_COLUMNS)
+    return table.sort_values("change_pct", key=abs, ascending=False, ignore_index=True)

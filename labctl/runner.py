@@ -127,7 +127,8 @@ class LocalBackend:
                 yield DoneEvent(point, now())
 
 
-def _worker_command() -> list[str]:
+def worker_command() -> list[str]:
+    """The command that starts a worker (labctl.worker), before its measure's prefix."""
     # -P: do not put the current directory first on sys.path, so that a checkout's labctl/
     # folder (which has no compiled _native) cannot shadow the installed package.
     return [sys.executable, "-P", "-m", "labctl.worker"]
@@ -174,7 +175,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     }
     try:
         process = subprocess.Popen(
-            measures.get(point.measure).prefix(counts) + _worker_command(),
+            measures.get(point.measure).prefix(counts) + worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
