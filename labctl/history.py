@@ -84,7 +84,7 @@ SERIES_COLUMNS = ["experiment", "kernel", "key", "params", "label", "measure", "
 def series(db: str, experiment: str | None = None) -> pd.DataFrame:
     """Every history of the store as series: one row per point, followed figure and commit, in
     the commits' order (`order`, from 0 per experiment), with the commit's measured `values`
-    (its samples, warmups left out) and their `median`. A point that failed on a commit (a
+    (its samples) and their `median`. A point that failed on a commit (a
     commit that does not build, a kernel it lacks) has no row there. `label` is the kernel and
     its parameters, as a person reads them."""
     made = runs(db, experiment)
@@ -97,7 +97,6 @@ def series(db: str, experiment: str | None = None) -> pd.DataFrame:
             continue
         with Store(db, create=False) as store:
             given = {p.key: p.params for p in store.points(run_id)}
-        frame = frame[~frame["warmup"].astype(bool)]
         for key, samples in frame.groupby("point_key", sort=False):
             first = samples.iloc[0]
             params = given.get(key, {})
