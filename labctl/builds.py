@@ -124,6 +124,8 @@ class Cache:
         top = git(self.repo, "rev-parse", "--show-toplevel")
         self.repo = Path(top)
         self.folder = Path(folder) if folder is not None else default_cache()
+        if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
+            raise BuildError(f"--cache {self.folder}: not a folder; give a folder of its own (made if missing)")
         common = Path(git(self.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
         self.work = self.folder / "work" / hashlib.sha256(str(common).encode()).hexdigest()[:16]
 

@@ -185,7 +185,8 @@ def report_marker(folder: Path) -> dict | None:
     return marker if isinstance(marker, dict) else None
 
 
-def _digest(path: Path) -> str:
+def digest(path: Path) -> str:
+    """A file's sha256, read without following a link or blocking on a FIFO."""
     handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(handle, "rb") as opened:
         return hashlib.file_digest(opened, "sha256").hexdigest()
@@ -199,7 +200,7 @@ def manifest(folder: Path) -> dict[str, dict]:
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if relative != REPORT_MARKER and path.is_file() and not path.is_symlink():
-            files[relative] = {"size": path.stat().st_size, "sha256": _digest(path)}
+            files[relative] = {"size": path.stat().st_size, "sha256": digest(path)}
     return files
 
 
@@ -232,7 +233,7 @@ def _changes(folder: Path, listed: dict, made: list) -> list[str]:
             if not isinstance(record, dict):
                 found.append(f"{relative}{'/' if stat.S_ISDIR(mode) else ''} (added)")
             elif (not stat.S_ISREG(mode) or record.get("size") != entry.stat(follow_symlinks=False).st_size
-                  or record.get("sha256") != _digest(Path(entry.path))):
+                  or record.get("sha256") != digest(Path(entry.path))):
                 found.append(f"{relative} (changed)")
 
     walk(folder, "")
@@ -259,25 +260,23 @@ def _shown(names: list[str]) -> str:
     return ", ".join(sorted(names)[:SHOWN]) + (", ..." if len(names) > SHOWN else "")
 
 
-def check_report_folder(option: str, folder: Path, experiment: str, stores: Iterable[Path] = ()) -> None:
-    """Refuses a report folder labctl may not replace: the working folder or one holding it, a
-    store or one holding it, a link or anything but a folder, a folder that is not empty and not
-    a report labctl marked, another experiment's report, and one holding anything but the files
-    its marker lists, unchanged. A marker from before markers listed their files cannot tell a
-    user's figures/mine.png from labctl's: such a folder is replaced only when it holds nothing
-    but report.md, the marker and figures/*.png|svg. Raises OutputError."""
+def check_output_folder(option: str, folder: Path, stores: Iterable[Path], example: str) -> bool:
+    """What every folder labctl replaces must be: not the working folder or one holding it, not a
+    store nor one holding it, not a link, nothing but a folder. Returns whether it holds anything
+    (then the caller judges it by its marker; `example` names a folder of its own in the errors).
+    Raises OutputError."""
     _guard_stores(option, folder, stores)
     here = Path.cwd().resolve()
     target = folder.resolve()
     if target == here or target in here.parents:
         raise OutputError(f"{option} {folder}: the folder you are in (or one holding it); give a "
-                          "folder of its own, such as reports/NAME")
+                          f"folder of its own, such as {example}")
     for store in stores:
         if store.resolve().is_relative_to(target):
             raise OutputError(f"{option} {folder}: it holds the store {store}; give a folder of its own")
     status = _lstat(option, folder)
     if status is None:
-        return
+        return False
     if stat.S_ISLNK(status.st_mode):
         raise OutputError(f"{option} {folder}: a symbolic link; labctl never writes through one nor "
                           "replaces it; give the folder's own path")
@@ -286,28 +285,49 @@ def check_report_folder(option: str, folder: Path, experiment: str, stores: Iter
     if not stat.S_ISDIR(status.st_mode):
         raise OutputError(f"{option} {folder}: {kind(status.st_mode)}, not a folder")
     try:
-        if not any(folder.iterdir()):
-            return
+        return any(folder.iterdir())
     except OSError as error:
         raise _os_error(option, folder, error) from None
+
+
+def check_unchanged(option: str, folder: Path, marker: dict, listed: dict, what: str) -> None:
+    """Refuses a folder labctl wrote (`marker` lists its files and folders, `listed` the files
+    with their sizes and digests) that holds anything added or changed since. Raises OutputError."""
+    try:
+        made = marker.get("folders") if isinstance(marker.get("folders"), list) else []
+        changed = _changes(folder, listed, made)
+    except OSError as error:  # a subfolder it cannot read: cannot tell, so not replaced
+        raise _os_error(option, folder, error) from None
+    if changed:
+        raise OutputError(f"{option} {folder}: changed or added since labctl wrote this {what}: "
+                          f"{_shown(changed)}; move them, or give another folder")
+
+
+def check_report_folder(option: str, folder: Path, experiment: str, stores: Iterable[Path] = ()) -> None:
+    """Refuses a report folder labctl may not replace: what no output folder may be
+    (check_output_folder), a folder that is not empty and not a report labctl marked, another
+    experiment's report, and one holding anything but the files its marker lists, unchanged. A
+    marker from before markers listed their files cannot tell a user's figures/mine.png from
+    labctl's: such a folder is replaced only when it holds nothing but report.md, the marker and
+    figures/*.png|svg. Raises OutputError."""
+    if not check_output_folder(option, folder, stores, "reports/NAME"):
+        return
     marker = report_marker(folder)
     if marker is None:
         raise OutputError(f"{option} {folder}: a folder that holds no report.md labctl wrote (no "
                           f"{REPORT_MARKER}); give an empty or new folder, or a previous report's")
     listed = marker.get("files")
-    try:
-        made = marker.get("folders") if isinstance(marker.get("folders"), list) else []
-        changed = _changes(folder, listed, made) if isinstance(listed, dict) else None
-        strangers = _not_a_reports(folder) if changed is None else []
-    except OSError as error:  # a subfolder it cannot read: cannot tell, so not replaced
-        raise _os_error(option, folder, error) from None
-    if changed:
-        raise OutputError(f"{option} {folder}: changed or added since labctl wrote this report: "
-                          f"{_shown(changed)}; move them, or give another folder")
-    if strangers:
-        raise OutputError(f"{option} {folder}: besides the report it holds files labctl did not "
-                          f"write ({_shown(strangers)}); its marker predates labctl's list of "
-                          "the files it writes; move them, or give another folder")
+    if isinstance(listed, dict):
+        check_unchanged(option, folder, marker, listed, "report")
+    else:
+        try:
+            strangers = _not_a_reports(folder)
+        except OSError as error:
+            raise _os_error(option, folder, error) from None
+        if strangers:
+            raise OutputError(f"{option} {folder}: besides the report it holds files labctl did not "
+                              f"write ({_shown(strangers)}); its marker predates labctl's list of "
+                              "the files it writes; move them, or give another folder")
     if marker.get("experiment") != experiment:
         raise OutputError(f"{option} {folder}: it holds the report of experiment "
                           f"{marker.get('experiment')!r} (run {marker.get('run')}), not of "

@@ -261,6 +261,40 @@ def _record_failed(db: str, file: Path, commit: dict, message: str) -> int:
 
 # -- the changes of a history -----------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Followed:
+    """One point's figure over its experiment's commits, with the changes found in it."""
+
+    experiment: str
+    key: str
+    metric: str
+    rows: pd.DataFrame  # series' rows, one per measured commit (one measured twice: all its samples)
+    samples: list[list[float]]  # per commit of the experiment's history in order; [] where not measured
+    changes: list  # labctl.changes.Change, indexing `samples`
+
+
+def follow(frame: pd.DataFrame) -> list[Followed]:
+    """Each point and figure of `series`' frame with its changes (labctl.changes.detect), found
+    over its experiment's commits: one it was not measured on (a commit that does not build)
+    keeps its place, empty."""
+    from labctl import changes as found
+
+    followed = []
+    for name, one in frame.groupby("experiment", sort=False):
+        commits = int(one["order"].max()) + 1
+        for (key, metric), rows in one.groupby(["key", "metric"], sort=False):
+            rows = rows.sort_values(["order", "run"]).groupby("order", as_index=False, sort=True).agg(
+                {**{column: "last" for column in rows.columns if column not in ("order", "values")},
+                 "values": lambda lists: [v for values in lists for v in values]})
+            rows["median"] = [float(pd.Series(values).median()) for values in rows["values"]]
+            samples: list[list[float]] = [[] for _ in range(commits)]
+            for order, values in zip(rows["order"], rows["values"]):
+                samples[int(order)] = list(values)
+            followed.append(Followed(str(name), str(key), str(metric), rows, samples,
+                                     found.detect(samples, bool(rows["exact"].iloc[0]))))
+    return followed
+
+
 CHANGE_COLUMNS = ["experiment", "kernel", "key", "label", "metric", "kind", "start", "end", "where",
                   "subject", "before", "after", "change_pct", "confidence", "worse"]
 
@@ -270,22 +304,19 @@ def changes(db: str, experiment_name: str | None = None) -> pd.DataFrame:
     with its first and last commit (`start`, `end`: equal for a step), `where` as a person reads
     it, the subject of the commit that made it (a drift's last), and whether it made the figure
     worse (every figure a history follows is better lower). Largest first."""
-    from labctl import changes as found
-
     frame = series(db, experiment_name)
+    commits = {(name, int(order)): (sha, short, subject) for name, order, sha, short, subject in
+               frame[["experiment", "order", "commit", "short", "subject"]].drop_duplicates().itertuples(index=False)}
     rows = []
-    for (name, key, metric), one in frame.groupby(["experiment", "key", "metric"], sort=False):
-        one = one.sort_values(["order", "run"])
-        one = one.groupby("order", sort=True).agg(  # a commit measured twice: all its samples
-            {**{c: "last" for c in one.columns if c not in ("values", "order")},
-             "values": lambda lists: [v for values in lists for v in values]}).reset_index()
-        for change in found.detect([list(v) for v in one["values"]], bool(one["exact"].iloc[0])):
-            first, last = one.iloc[change.start], one.iloc[change.end]
-            rows.append({"experiment": name, "kernel": first["kernel"], "key": key, "label": first["label"],
-                         "metric": metric, "kind": change.kind, "start": first["commit"],
-                         "end": last["commit"],
-                         "where": first["short"] if change.start == change.end else f"{first['short']}..{last['short']}",
-                         "subject": last["subject"], "before": change.before, "after": change.after,
+    for one in follow(frame):
+        first = one.rows.iloc[0]
+        for change in one.changes:
+            start, end = commits[(one.experiment, change.start)], commits[(one.experiment, change.end)]
+            rows.append({"experiment": one.experiment, "kernel": first["kernel"], "key": one.key,
+                         "label": first["label"], "metric": one.metric, "kind": change.kind,
+                         "start": start[0], "end": end[0],
+                         "where": start[1] if change.start == change.end else f"{start[1]}..{end[1]}",
+                         "subject": end[2], "before": change.before, "after": change.after,
                          "change_pct": change.change_pct, "confidence": change.confidence,
                          "worse": change.after > change.before})
     table = pd.DataFrame(rows, columns=CHANGE_COLUMNS)

@@ -16,12 +16,10 @@ place, never onto a store, and only in place of a folder that is new, empty, or 
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import math
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,45 +133,22 @@ def write(db: str | Path, out: str | Path, progress: Callable[[str], None] | Non
 
 
 def check_folder(option: str, folder: Path, stores: list[Path]) -> None:
-    """Refuses a site folder labctl may not replace: a store, the working folder or one holding it
-    or a store, a link or anything but a folder, a folder that is not empty and holds no site
-    labctl marked, and one holding anything but the files its marker lists, unchanged. Raises
-    files.OutputError."""
-    files._guard_stores(option, folder, stores)
-    here = Path.cwd().resolve()
-    target = folder.resolve()
-    if target == here or target in here.parents:
-        raise files.OutputError(f"{option} {folder}: the folder you are in (or one holding it); give "
-                                "a folder of its own, such as site")
-    for store in stores:
-        if store.resolve().is_relative_to(target):
-            raise files.OutputError(f"{option} {folder}: it holds the store {store}; give a folder of its own")
-    status = files._lstat(option, folder)
-    if status is None:
+    """Refuses a site folder labctl may not replace: what no output folder may be
+    (files.check_output_folder), a folder that is not empty and holds no site labctl marked, and
+    one holding anything but the files its marker lists, unchanged. Raises files.OutputError."""
+    if not files.check_output_folder(option, folder, stores, "site"):
         return
-    if stat.S_ISLNK(status.st_mode):
-        raise files.OutputError(f"{option} {folder}: a symbolic link; labctl never writes through one "
-                                "nor replaces it; give the folder's own path")
-    if not stat.S_ISDIR(status.st_mode):
-        raise files.OutputError(f"{option} {folder}: {files.kind(status.st_mode)}, not a folder; give "
-                                "a new or empty folder, or a site labctl published")
+    marker = _marker(folder)
+    if marker is None or not isinstance(marker.get("files"), dict):
+        raise files.OutputError(f"{option} {folder}: a folder that holds no site labctl wrote (no "
+                                f"{SITE_MARKER}); give a new or empty folder, or a previous site's")
+    # The marker is the one file its own list cannot hold: it is taken as it stands.
     try:
-        if not any(folder.iterdir()):
-            return
-        marker = _marker(folder)
-        if marker is None or not isinstance(marker.get("files"), dict):
-            raise files.OutputError(f"{option} {folder}: a folder that holds no site labctl wrote (no "
-                                    f"{SITE_MARKER}); give a new or empty folder, or a previous site's")
-        # The marker is the one file its own list cannot hold: it is taken as it stands.
         listed = {**marker["files"], SITE_MARKER: {"size": (folder / SITE_MARKER).stat().st_size,
-                                                   "sha256": _digest(folder / SITE_MARKER)}}
-        made = marker.get("folders") if isinstance(marker.get("folders"), list) else []
-        changed = files._changes(folder, listed, made)
-    except OSError as error:  # a subfolder it cannot read: cannot tell, so not replaced
-        raise files._os_error(option, folder, error) from None
-    if changed:
-        raise files.OutputError(f"{option} {folder}: changed or added since labctl wrote this site: "
-                                f"{files._shown(changed)}; move them, or give another folder")
+                                                   "sha256": files.digest(folder / SITE_MARKER)}}
+    except OSError as error:
+        raise files.OutputError(f"{option} {folder}: cannot read {SITE_MARKER}: {error.strerror}") from None
+    files.check_unchanged(option, folder, marker, listed, "site")
 
 
 def _marker(folder: Path) -> dict | None:
@@ -185,10 +160,6 @@ def _marker(folder: Path) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return marker if isinstance(marker, dict) and marker.get("site") is True else None
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # -- the pages ----------------------------------------------------------------------------------
@@ -404,29 +375,18 @@ def _points_table(db: Path, run: int) -> str:
 
 
 def _follow(frame: pd.DataFrame, plots: Path) -> list[_Series]:
-    """Each point and followed figure of an experiment's history: its changes found over the
-    experiment's commits (labctl.changes.detect) and its plot, written into `plots`. A commit
-    measured twice counts once, with the samples of both runs."""
-    from labctl import changes
-
+    """Each point and followed figure of an experiment's history, with its changes
+    (labctl.history.follow) and its plot, written into `plots`."""
     commits = _commits(frame)
     vary = _varying(frame)
     found = []
-    for number, ((_, metric), rows) in enumerate(frame.groupby(["key", "metric"], sort=False), 1):
-        rows = rows.sort_values(["order", "run"]).groupby("order", as_index=False, sort=True).agg(
-            {**{column: "last" for column in rows.columns if column not in ("order", "values")},
-             "values": lambda lists: [v for values in lists for v in values]})
-        rows["median"] = [float(pd.Series(values).median()) for values in rows["values"]]
-        samples: list[list[float]] = [[] for _ in commits]
-        for order, values in zip(rows["order"], rows["values"]):
-            samples[int(order)] = list(values)
-        detected = changes.detect(samples, bool(rows["exact"].iloc[0]))
-        name = f"{number}-{metric}.png"
-        _plot(rows, commits, metric, detected, plots / name)
-        first = rows.iloc[0]
+    for number, one in enumerate(history.follow(frame), 1):
+        name = f"{number}-{one.metric}.png"
+        _plot(one.rows, commits, one.metric, one.changes, plots / name)
+        first = one.rows.iloc[0]
         label = " ".join([str(first["kernel"])] + [f"{k}={text.show(v)}" for k, v in first["params"].items()
                                                    if k in vary])
-        found.append(_Series(f"series-{number}", label, str(metric), rows, detected, f"{plots.name}/{name}"))
+        found.append(_Series(f"series-{number}", label, one.metric, one.rows, one.changes, f"{plots.name}/{name}"))
     return found
 
 

@@ -31,12 +31,13 @@ WRITES_FILE = "writes a file"  # replaced only when a regular file, and only wit
 WRITES_FOLDER = "writes a folder"  # a report folder: replaced only when it holds what labctl wrote
 READS = "reads"  # an input: read, never written (item 2 of issue 31 reads it safely)
 STORE = "the store"  # read, and appended to by sweep and gate: never an output
+CACHE = "a build cache"  # builds added under it, never replaced (tests/test_history.py)
 
 # Every path-valued parameter of every command, by (command, parameter name). A parameter that
 # is found and is not here fails the test below: classify it, and a writing one gets its
 # invocation in WRITERS.
 CLASSIFIED = {
-    **{(name, "db"): STORE for name in cli.COMMANDS if name not in ("kernels", "run")},
+    **{(name, "db"): STORE for name in cli.COMMANDS if name not in ("kernels", "run", "bisect")},
     ("compare", "db_b"): READS,
     ("plan", "file"): READS,
     ("sweep", "file"): READS,
@@ -46,6 +47,12 @@ CLASSIFIED = {
     ("gate", "baseline"): WRITES_FILE,  # written with --update, read otherwise
     ("report", "output"): WRITES_FOLDER,
     ("report", "out"): WRITES_FOLDER,  # the former name of --output
+    ("publish", "output"): WRITES_FOLDER,
+    ("history", "file"): READS,
+    ("history", "repo"): READS,  # a repository: its commits are read, a worktree added beside them
+    ("history", "cache"): CACHE,
+    ("bisect", "repo"): READS,
+    ("bisect", "cache"): CACHE,
 }
 # How each writing option is made to write: the command line before the option (run 1 is a swept
 # run of TINY, run 2 a made-up run of GATE with instruction counts).
@@ -55,7 +62,10 @@ WRITERS = {
     ("gate", "baseline"): ["gate", "--run", "2", "--update"],
     ("report", "output"): ["report", "1"],
     ("report", "out"): ["report", "1"],
+    ("publish", "output"): ["publish"],
 }
+# What a folder option's folder holds once written.
+FOLDER_HOLDS = {"report": "report.md", "publish": "index.html"}
 # What names a parameter as a path, besides a click.Path type.
 PATH_NAME = re.compile(r"(^|_)(db|file|path|output|out|baseline|folder|dir|directory)(_|$)")
 
@@ -241,7 +251,7 @@ TARGETS = {  # name: (make, file option's answer, folder option's answer)
     "user's file": (_user_file, (2, "the file exists"), (2, "a file, not a folder")),
     "symlink to a user's file": (_symlink_to_user_file, (2, "a symbolic link"), (2, "a symbolic link")),
     "dangling symlink": (_dangling_symlink, (2, "a symbolic link"), (2, "a symbolic link")),
-    "user's folder": (_user_folder, (2, "a folder"), (2, "holds no report.md")),
+    "user's folder": (_user_folder, (2, "a folder"), (2, "a folder that holds no")),
     "symlink to a user's folder": (_symlink_to_user_folder, (2, "a symbolic link"), (2, "a symbolic link")),
     "FIFO": (_fifo, (2, "a FIFO"), (2, "a FIFO")),
     "socket": (_socket, (2, "a socket"), (2, "a socket")),
@@ -275,7 +285,7 @@ def test_a_writing_option_never_loses_what_it_was_pointed_at(capsys, monkeypatch
     assert result.returncode == code, (result.stdout, result.stderr)
     if code == 0:
         written = tmp_path / path
-        assert (written / "report.md").is_file() if kind == WRITES_FOLDER else written.is_file()
+        assert (written / FOLDER_HOLDS[option[0]]).is_file() if kind == WRITES_FOLDER else written.is_file()
         assert not written.is_symlink()
         return
     [line] = result.stderr.splitlines()

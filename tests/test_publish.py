@@ -99,7 +99,7 @@ def store(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def site(store) -> Path:
     out = store.parent / "site"
-    done = run_labctl("publish", str(out), "--db", str(store))
+    done = run_labctl("publish", "-o", str(out), "--db", str(store))
     assert done.returncode == 0, done.stderr
     for group in ("runs: 4 pages", "history: 1 experiment", "compare: 1 comparison"):
         assert group in done.stdout
@@ -368,37 +368,37 @@ def refused(result, code: int, *words: str) -> str:
 def test_a_store_without_runs_gives_a_site_saying_so(empty_store, tmp_path):
     out = tmp_path / "empty site"
     out.mkdir()  # an empty folder is taken
-    assert run_labctl("publish", str(out), "--db", str(empty_store)).returncode == 0
+    assert run_labctl("publish", "-o", str(out), "--db", str(empty_store)).returncode == 0
     assert "This store holds no runs yet" in (out / "index.html").read_text(encoding="utf-8")
     assert "No change over the histories" in (out / "regressions.html").read_text(encoding="utf-8")
 
 
 def test_publish_replaces_its_own_site_but_never_one_with_a_file_added(empty_store, tmp_path):
     out = tmp_path / "site"
-    assert run_labctl("publish", str(out), "--db", str(empty_store)).returncode == 0
+    assert run_labctl("publish", "-o", str(out), "--db", str(empty_store)).returncode == 0
     first = (out / ".labctl-site").read_text()
-    assert run_labctl("publish", str(out), "--db", str(empty_store)).returncode == 0
+    assert run_labctl("publish", "-o", str(out), "--db", str(empty_store)).returncode == 0
     assert (out / ".labctl-site").read_text() != first  # written again, in place
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []  # no staging left
     (out / "notes.txt").write_text("mine")
-    refused(run_labctl("publish", str(out), "--db", str(empty_store)), 2, f"OUT {out}", "notes.txt (added)")
+    refused(run_labctl("publish", "-o", str(out), "--db", str(empty_store)), 2, f"--output {out}", "notes.txt (added)")
     assert (out / "notes.txt").read_text() == "mine"
 
 
 def test_publish_never_writes_onto_a_store_a_file_a_link_or_a_folder_it_did_not_write(empty_store, tmp_path):
     before = empty_store.read_bytes()
-    refused(run_labctl("publish", str(empty_store), "--db", str(empty_store)), 2, "that is the store")
+    refused(run_labctl("publish", "-o", str(empty_store), "--db", str(empty_store)), 2, "that is the store")
     assert empty_store.read_bytes() == before
     mine = tmp_path / "mine.txt"
     mine.write_text("mine")
-    refused(run_labctl("publish", str(mine), "--db", str(empty_store)), 2, f"OUT {mine}", "not a folder")
+    refused(run_labctl("publish", "-o", str(mine), "--db", str(empty_store)), 2, f"--output {mine}", "not a folder")
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "index.html").write_text("mine")
-    refused(run_labctl("publish", str(folder), "--db", str(empty_store)), 2, "no .labctl-site")
+    refused(run_labctl("publish", "-o", str(folder), "--db", str(empty_store)), 2, "no .labctl-site")
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "empty folder", target_is_directory=True)
-    refused(run_labctl("publish", str(link), "--db", str(empty_store)), 2, "a symbolic link")
+    refused(run_labctl("publish", "-o", str(link), "--db", str(empty_store)), 2, "a symbolic link")
     assert mine.read_text() == "mine" and (folder / "index.html").read_text() == "mine"
     assert not (tmp_path / "empty folder").exists()
 
@@ -407,5 +407,5 @@ def test_a_missing_or_empty_store_is_refused_in_one_line(tmp_path):
     empty = tmp_path / "empty.db"
     empty.touch()
     for db in (tmp_path / "none.db", empty):
-        refused(run_labctl("publish", str(tmp_path / "site"), "--db", str(db)), 2, f"--db {db}", "no such store")
+        refused(run_labctl("publish", "-o", str(tmp_path / "site"), "--db", str(db)), 2, f"--db {db}", "no such store")
     assert not (tmp_path / "site").exists() and not (tmp_path / "none.db").exists()

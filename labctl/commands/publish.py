@@ -1,25 +1,27 @@
-"""`labctl publish OUT`: the store as a static site in the folder OUT (labctl.site). Reads the
-store only."""
+"""`labctl publish`: the store as a static site in a folder (labctl.site). Reads the store only."""
 
 from __future__ import annotations
 
 import click
 
 from labctl import files
-from labctl.commands.options import db_option, store_failures
+from labctl.commands.options import db_option, output_option, store_failures
 from labctl.console import fail, safe, stdout
 from labctl.store import Store, StoreError
 
+DEFAULT_FOLDER = "site"
+
 
 @click.command("publish")
-@click.argument("out", type=click.Path())
+@output_option("The site's folder (default: site): new, empty, or a site labctl published, "
+               "which is replaced.")
 @db_option
 @store_failures
-def publish_command(out: str, db: str) -> None:
-    """Write the store as a static site into the folder OUT: its runs (points and report), each
+def publish_command(output: str | None, db: str) -> None:
+    """Write the store as a static site into a folder (--output, default site): its runs (points and report), each
     experiment's history over commits with the changes found, the regressions, and each
     experiment's two latest runs compared. Plain files with relative links, read from file:// or
-    any static host. OUT must be new, empty, or a site labctl published (it is replaced)."""
+    any static host."""
     from labctl import site
 
     try:
@@ -27,7 +29,8 @@ def publish_command(out: str, db: str) -> None:
     except StoreError as error:
         fail(f"--db {error}; give a store written by `labctl sweep`", error.code)
     try:
-        published = site.write(db, out, progress=lambda line: stdout.print(safe(line)))
+        published = site.write(db, output or DEFAULT_FOLDER, progress=lambda line: stdout.print(safe(line)),
+                               option="--output")
     except files.OutputError as error:
         fail(str(error), error.code)
     except StoreError as error:

@@ -1,0 +1,238 @@
+"""labctl history and labctl bisect on a repository with planted commits: a clone of this one
+with commits added after its HEAD (docs only, a comment in a kernel, a commit that does not
+build and the one that mends it, a planted regression in ping_pong's handler, docs again), each
+built once into a build cache shared by the tests of this module (one build from scratch, then
+only the files a commit changes)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labctl import bisect, builds, history
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_FILE = "native/kernels/ping_pong.cpp"
+HANDLER = "        tallies_.count(ping);\n"
+# About 60 more instructions per ping (a volatile loop the compiler must keep): +30% on the point.
+REGRESSION = HANDLER + "        for (volatile int spin = 0; spin < 20; spin = spin + 1) {}\n"
+POINT = ["--messages", "2000", "--dispatcher", "one_thread"]
+EXPERIMENT = """\
+name = "planted"
+description = "ping_pong on one thread, in instructions: the planted history's point"
+measure = "instructions"
+repeats = 2
+timeout_s = 300
+
+[[grid]]
+kernel = "ping_pong"
+params = { messages = 2000, dispatcher = "one_thread" }
+"""
+
+
+def _can_build() -> str:
+    if not (ROOT / ".git").exists():
+        return "not a git checkout"
+    lacking = builds.missing_tools() + ([] if shutil.which("valgrind") else ["valgrind"])
+    return f"needs {', '.join(lacking)}" if lacking else ""
+
+
+pytestmark = pytest.mark.skipif(bool(_can_build()), reason=_can_build() or "can build")
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "planter", "GIT_AUTHOR_EMAIL": "p@example.org",
+           "GIT_COMMITTER_NAME": "planter", "GIT_COMMITTER_EMAIL": "p@example.org"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+def _commit(repo: Path, message: str, path: str, content: str, date: int) -> str:
+    (repo / path).write_text(content, encoding="utf-8")
+    _git(repo, "add", path)
+    # Committer dates one minute apart: the history's order is theirs.
+    stamp = f"{1_800_000_000 + date * 60} +0000"
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", message], check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "planter", "GIT_AUTHOR_EMAIL": "p@example.org",
+                        "GIT_COMMITTER_NAME": "planter", "GIT_COMMITTER_EMAIL": "p@example.org",
+                        "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """(repo, commits by name, cache folder): the clone's HEAD is `base`."""
+    work = tmp_path_factory.mktemp("planted")
+    repo = work / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
+    source = (repo / KERNEL_FILE).read_text(encoding="utf-8")
+    assert source.count(HANDLER) == 1, "ping_pong's handler moved: update HANDLER"
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    shas = {"base": _git(repo, "rev-parse", "HEAD")}
+    steps = [("docs1", "README.md", readme + "\none\n"),
+             ("docs2", "README.md", readme + "\none\ntwo\n"),
+             ("comment", KERNEL_FILE, source + "// a comment: a new build, the same code\n"),
+             ("broken", KERNEL_FILE, source + "// a comment: a new build, the same code\n#error planted\n"),
+             ("mended", KERNEL_FILE, source + "// a comment: a new build, the same code\n"),
+             ("regression", KERNEL_FILE, source.replace(HANDLER, REGRESSION)
+              + "// a comment: a new build, the same code\n"),
+             ("docs3", "README.md", readme + "\none\ntwo\nthree\n"),
+             ("docs4", "README.md", readme + "\none\ntwo\nthree\nfour\n")]
+    for index, (name, path, content) in enumerate(steps, 1):
+        shas[name] = _commit(repo, f"planted: {name}", path, content, index)
+    (work / "planted.toml").write_text(EXPERIMENT, encoding="utf-8")
+    return repo, shas, work / "cache", work
+
+
+def _labctl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "labctl", *args], capture_output=True, text=True,
+                          cwd=cwd, check=False, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def measured(planted):
+    """The planted history measured once: (the command's result, the store)."""
+    repo, shas, cache, work = planted
+    db = work / "history.db"
+    done = _labctl("history", str(work / "planted.toml"), "--commits", f"{shas['base']}..{shas['docs4']}",
+                   "--repo", str(repo), "--cache", str(cache), "--db", str(db))
+    return done, db
+
+
+def test_builds_are_keyed_by_what_they_are_made_of(planted):
+    repo, shas, _, _ = planted
+    keys = {name: builds.key(repo, sha) for name, sha in shas.items()}
+    assert keys["base"] == keys["docs1"] == keys["docs2"]  # docs: no new build
+    assert keys["comment"] == keys["mended"] != keys["base"]  # the same tree again: the same build
+    assert len({keys["comment"], keys["broken"], keys["regression"], keys["base"]}) == 4
+    assert keys["regression"] == keys["docs3"] == keys["docs4"]
+
+
+def test_history_stores_each_commit_and_records_the_one_that_does_not_build(planted, measured):
+    _, shas, cache, _ = planted
+    done, db = measured
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "8 commits: 7 measured, 0 already measured, 1 not building" in " ".join(done.stdout.split())
+    runs = history.runs(str(db), "planted")
+    assert [commit.sha for _, _, commit in runs] == [shas[n] for n in
+            ("docs1", "docs2", "comment", "broken", "mended", "regression", "docs3", "docs4")]
+    with sqlite3.connect(db) as connection:
+        failures = connection.execute("SELECT failure_kind, failure FROM points WHERE status = 'failed'").fetchall()
+    assert len(failures) == 1 and failures[0][0] == "build"
+    assert f"commit {shas['broken'][:10]} does not build" in failures[0][1] and "planted" in failures[0][1]
+    frame = history.series(str(db), "planted")
+    assert sorted(frame["short"]) == sorted(shas[n][:10] for n in
+                                            ("docs1", "docs2", "comment", "mended", "regression", "docs3", "docs4"))
+    counts = dict(zip(frame["short"], frame["median"]))
+    # The same build gives the same count to the instruction (a few hundred in 10^6 at most).
+    assert abs(counts[shas["docs1"][:10]] / counts[shas["docs2"][:10]] - 1) < 1e-4
+    assert counts[shas["regression"][:10]] / counts[shas["mended"][:10]] > 1.1
+    # Builds: one per key, four keys, one of them failing; each cached with its record.
+    records = [json.loads(p.read_text()) for p in (cache / "builds").glob("*/build.json")]
+    assert sorted(r["ok"] for r in records) == [False, True, True, True]
+
+
+def test_history_finds_the_planted_step_at_its_commit(planted, measured):
+    _, shas, _, _ = planted
+    _, db = measured
+    found = history.changes(str(db), "planted")
+    assert len(found) == 1, found
+    change = found.iloc[0]
+    assert change["kind"] == "step" and change["start"] == change["end"] == shas["regression"]
+    assert change["change_pct"] > 10 and change["worse"] and change["confidence"] > 0.99
+
+
+def test_history_run_again_measures_nothing_and_resumes_an_interrupted_commit(planted, measured):
+    repo, shas, cache, work = planted
+    _, db = measured
+    with sqlite3.connect(db) as connection:  # as if the last commit's sweep had been interrupted
+        run = connection.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0]
+        connection.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (run,))
+    done = _labctl("history", str(work / "planted.toml"), "--commits", f"{shas['base']}..{shas['docs4']}",
+                   "--repo", str(repo), "--cache", str(cache), "--db", str(db))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = " ".join(done.stdout.split())
+    assert "7 already measured" in text and "builds: 0 made" in text and "1 measured" in text
+    assert len(history.runs(str(db), "planted")) == 8  # resumed in place, not measured twice
+
+
+def test_bisect_finds_the_planted_regression_within_the_bound(planted, measured):
+    repo, shas, cache, _ = planted
+    result = bisect.run(repo, shas["base"], shas["docs4"], "ping_pong", POINT, builds.Cache(repo, cache),
+                        say=lambda line: None)
+    assert result.commits == 9
+    assert len(result.probes) <= math.ceil(math.log2(9)) + 1 == result.bound
+    assert result.first is not None and result.first.sha == shas["regression"]
+    assert result.parent.sha == shas["mended"]
+    # The functions that moved account for the point's move (the handler's loop, wherever the
+    # compiler put it).
+    moved = sum(after - before for _, before, after in result.functions)
+    total = result.first.median - result.parent.median
+    assert result.functions and abs(moved / total - 1) < 0.2, (result.functions, total)
+
+
+def test_bisect_says_when_nothing_moves_and_what_it_cost(planted, measured):
+    repo, shas, cache, _ = planted
+    done = _labctl("bisect", shas["base"], shas["mended"], "ping_pong", *POINT, "--repo", str(repo),
+                   "--cache", str(cache))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = " ".join(done.stdout.split())
+    assert "no commit moves ping_pong by more than 2%" in text
+    assert "0 built" in text  # every build came from the cache
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--commits", ""], "--commits: empty"),
+    (["--commits", "no-such-commit"], "--commits no-such-commit"),
+    (["--commits", "HEAD..HEAD"], "no commits in it"),
+])
+def test_history_refuses_bad_commits(planted, args, expected):
+    repo, _, cache, work = planted
+    done = _labctl("history", str(work / "planted.toml"), *args, "--repo", str(repo), "--cache", str(cache),
+                   "--db", str(work / "refused.db"))
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert not (work / "refused.db").exists() or history.runs(str(work / "refused.db")) == []
+
+
+def test_history_refuses_a_folder_that_is_not_a_repository(planted, tmp_path):
+    _, _, _, work = planted
+    done = _labctl("history", str(work / "planted.toml"), "--commits", "HEAD~1..HEAD", "--repo", str(tmp_path),
+                   "--db", str(tmp_path / "x.db"))
+    assert done.returncode == 2 and "not a git repository" in done.stderr.lower(), done.stderr
+
+
+def test_bisect_refuses_reversed_or_unknown_commits(planted):
+    repo, shas, cache, _ = planted
+    for good, bad, expected in ((shas["docs4"], shas["base"], "nothing to bisect"),
+                                ("nope", shas["docs4"], "GOOD nope: not a commit")):
+        done = _labctl("bisect", good, bad, "ping_pong", *POINT, "--repo", str(repo), "--cache", str(cache))
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("make", ["file", "fifo", "symlink"])
+def test_history_and_bisect_refuse_a_cache_that_is_not_a_folder(planted, tmp_path, make):
+    repo, _, _, work = planted
+    cache = tmp_path / "cache"
+    if make == "file":
+        cache.write_bytes(b"keep me\n")
+    elif make == "fifo":
+        os.mkfifo(cache)
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        cache.symlink_to(tmp_path / "elsewhere")
+    for args in (["history", str(work / "planted.toml"), "--commits", "HEAD", "--db", str(tmp_path / "x.db")],
+                 ["bisect", "HEAD~1", "HEAD", "ping_pong"]):
+        done = _labctl(*args, "--repo", str(repo), "--cache", str(cache))
+        assert done.returncode != 0 and f"--cache {cache}: not a folder" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    assert cache.is_symlink() or not cache.is_dir()
+    if make == "file":
+        assert cache.read_bytes() == b"keep me\n"
