@@ -193,6 +193,8 @@ def measure(repo: Path, file: Path, shas: list[str], db: str, cache: builds.Cach
             say(f"{head}: already measured (run {step.run})")
             continue
         started = time.monotonic()
+        if cache.cached(sha) is None or rebuild:
+            say(f"{head}: building")
         build = cache.build(sha, rebuild, say=lambda line: None)
         step.build_s, step.cached = time.monotonic() - started, build.cached
         commit["build"] = build.key
