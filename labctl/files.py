@@ -175,7 +175,13 @@ def read_regular(path: Path, limit: int) -> bytes | None:
 def report_marker(folder: Path) -> dict | None:
     """What the marker of a report folder says (experiment, run, store, files), or None without a
     marker labctl could have written (missing, not a regular file, too large, not a JSON object)."""
-    data = read_regular(folder / REPORT_MARKER, MARKER_LIMIT)
+    return read_marker(folder / REPORT_MARKER)
+
+
+def read_marker(path: Path) -> dict | None:
+    """A marker file labctl writes in a folder it made (a report's, a site's), as a JSON object,
+    or None where it could not be one (missing, not a regular file, too large, not an object)."""
+    data = read_regular(path, MARKER_LIMIT)
     if data is None:
         return None
     try:

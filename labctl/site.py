@@ -152,14 +152,8 @@ def check_folder(option: str, folder: Path, stores: list[Path]) -> None:
 
 
 def _marker(folder: Path) -> dict | None:
-    data = files.read_regular(folder / SITE_MARKER, files.MARKER_LIMIT)
-    if data is None:
-        return None
-    try:
-        marker = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None
-    return marker if isinstance(marker, dict) and marker.get("site") is True else None
+    marker = files.read_marker(folder / SITE_MARKER)
+    return marker if marker is not None and marker.get("site") is True else None
 
 
 # -- the pages ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from labctl import bisect, builds, metrics
-from labctl.commands.options import percent
+from labctl.commands.options import cache_option, percent, repo_option
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
 
 
@@ -23,10 +23,8 @@ from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
               callback=percent, help="A commit moved when its median is more than PCT percent from GOOD's.")
 @click.option("--repeats", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Samples of each commit measured.")
-@click.option("--repo", default=".", show_default=True, type=click.Path(),
-              help="The git repository whose commits are built.")
-@click.option("--cache", type=click.Path(),
-              help="The build cache (default: ~/.cache/labctl), shared with labctl history.")
+@repo_option
+@cache_option
 @click.pass_context
 def bisect_command(ctx: click.Context, good: str, bad: str, kernel: str, measure: str,
                    threshold: float, repeats: int, repo: str, cache: str | None) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from labctl import builds, experiment, history
-from labctl.commands.options import db_option, store_failures
+from labctl.commands.options import cache_option, db_option, repo_option, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.store import StoreError
 
@@ -22,10 +22,8 @@ from labctl.store import StoreError
                    "(a,b,c) or one commit. Without it, the stored history is shown, nothing is run.")
 @click.option("--every", default=1, show_default=True, type=click.IntRange(1, 10_000),
               help="Measure every Nth commit of RANGE, counted from the newest (always measured).")
-@click.option("--repo", default=".", show_default=True, type=click.Path(),
-              help="The git repository whose commits are built (labctl's own, or a fork of it).")
-@click.option("--cache", type=click.Path(),
-              help="The build cache (default: ~/.cache/labctl): each commit's extension, kept.")
+@repo_option
+@cache_option
 @click.option("--rebuild", is_flag=True,
               help="Build and measure again commits the cache or the store already holds.")
 @db_option

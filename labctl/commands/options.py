@@ -21,6 +21,12 @@ seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),  # 
                            help="Seed of the random order (default: the file's, or one derived from its text).")
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="default",
                             show_default=True, help="full: the study's sizes (each grid's `full` table); long.")
+# labctl history and labctl bisect: the repository whose commits are built, and the build cache.
+repo_option = click.option("--repo", default=".", show_default=True, type=click.Path(),
+                           help="The git repository whose commits are built (labctl's own, or a fork).")
+cache_option = click.option("--cache", type=click.Path(),
+                            help="The build cache (default: ~/.cache/labctl): each commit's extension, "
+                                 "kept, shared by labctl history and labctl bisect.")
 force_option = click.option("--force", is_flag=True,
                             help="Replace --output if it is an existing regular file (never a store, "
                                  "a link, a folder, a FIFO or a device).")
