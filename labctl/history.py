@@ -11,6 +11,7 @@ that carry one, in the commits' order.
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
@@ -229,10 +230,14 @@ def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int |
     command += ["--resume", str(resume), "--db", db] if resume else [str(file), "--db", db]
     before = {run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])}
     started = time.monotonic()
-    done = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True, check=False)
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace") as process:
+        said = collections.deque(maxlen=20)  # its last lines: why it could not run, if it could not
+        for line in process.stderr:  # passed on as they come: its warnings, its progress
+            sys.stderr.write(line)
+            said.append(line)
+        returncode = process.wait()
     seconds = time.monotonic() - started
-    sys.stderr.write(done.stderr)
-    if done.returncode == EXIT_INTERRUPTED:
+    if returncode == EXIT_INTERRUPTED:
         raise HistoryError(f"commit {commit['sha'][:10]}: its sweep was interrupted; run the same "
                            "command again to finish the history (measured commits are kept)")
     runs_now = [run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])]
@@ -241,7 +246,7 @@ def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int |
     new = [run for run in runs_now if run not in before]
     if new:
         return new[-1], "measured", seconds
-    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    why = ("".join(said).strip().splitlines() or [f"exit {returncode}"])[-1]
     return (_record_failed(db, file, commit, f"commit {commit['sha'][:10]}: its extension cannot run "
                            f"the experiment: {text.printable(why)[:400]}"), "not planned", seconds)
 
