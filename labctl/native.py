@@ -49,7 +49,8 @@ def _extension() -> ModuleType:
     except ImportError as error:
         raise ExtensionMissing(
             f"the compiled extension labctl._native cannot be loaded ({error}): reinstall labctl "
-            "(pip install . in its folder); runs, show, report, compare and export work without it"
+            "(pip install . in its folder); runs, show, report, compare, export, publish and history "
+            "(of a store) work without it"
         ) from None
     return _native
 

@@ -66,7 +66,7 @@ def test_the_blocker_hides_the_extension(tmp_path):
     assert hidden.stderr.splitlines() == [(
         "labctl: the compiled extension labctl._native cannot be loaded (No module named "
         "'labctl._native' (hidden by the test)): reinstall labctl (pip install . in its folder); "
-        "runs, show, report, compare and export work without it")]
+        "runs, show, report, compare, export, publish and history (of a store) work without it")]
 
 
 @pytest.mark.parametrize("args", [["sweep", "copied.toml"], ["plan", "copied.toml"], ["kernels"],
@@ -100,6 +100,14 @@ def test_reading_commands_work_on_a_copied_store(copied_store):
     compare = labctl_without_extension(folder, "compare", "1", "1", "--db", "lab.db")
     assert compare.returncode == 0, compare.stderr
     assert "skynet" in compare.stdout
+
+    published = labctl_without_extension(folder, "publish", "--db", "lab.db", "-o", "site")
+    assert published.returncode == 0, published.stderr
+    assert "copied" in (folder / "site" / "index.html").read_text()
+
+    history = labctl_without_extension(folder, "history", "copied", "--db", "lab.db")
+    assert history.returncode == 0, history.stderr
+    assert "no changes found in the history of copied" in " ".join(history.stdout.split())
 
 
 def test_exactly_one_module_of_labctl_imports_the_extension():
