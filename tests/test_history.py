@@ -238,3 +238,13 @@ def test_history_and_bisect_refuse_a_cache_that_is_not_a_folder(planted, tmp_pat
     assert cache.is_symlink() or not cache.is_dir()
     if make == "file":
         assert cache.read_bytes() == b"keep me\n"
+
+
+def test_commits_reads_a_range_a_list_one_commit_and_every_nth(planted):
+    repo, shas, _, _ = planted
+    line = [shas[n] for n in ("docs1", "docs2", "comment", "broken", "mended", "regression", "docs3", "docs4")]
+    assert history.commits(repo, f"{shas['base']}..{shas['docs4']}") == line
+    assert history.commits(repo, f"{shas['base']}..{shas['docs4']}", every=3) == [shas["docs2"], shas["mended"],
+                                                                                  shas["docs4"]]
+    assert history.commits(repo, f"{shas['docs1'][:12]}, HEAD") == [shas["docs1"], shas["docs4"]]
+    assert history.commits(repo, "HEAD~1") == [shas["docs3"]]
