@@ -24,6 +24,13 @@ COMMIT_KEYS = ("sha", "subject", "date", "build")
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
+# The machine's identity as this host should report it, where what labctl reads is wrong: a JSON
+# object whose keys replace those of machine() (`{"hostname": "node7"}` for a container whose
+# host name is a random id; `{"cpu_model": "AMD EPYC 7763"}` for a virtual machine whose
+# /proc/cpuinfo names a generic CPU). Set in the environment of the host's Dask worker (or of a
+# local sweep); docs/cluster.md.
+MACHINE_ENV = "LABCTL_MACHINE"
+
 
 def _read(path: Path) -> str | None:
     try:
@@ -67,7 +74,30 @@ def git_describe(directory: Path) -> str | None:
 
 
 def machine() -> dict:
-    """Facts that do not change between runs on one machine: the machine's identity."""
+    """Facts that do not change between runs on one machine: the machine's identity (the store
+    tells machines apart by all of them, and kinds of machine by the CPU's and the OS kernel's),
+    with those MACHINE_ENV names replaced. ValueError for a MACHINE_ENV that is not an object of
+    these keys with plain values."""
+    return {**_read_machine(), **machine_override()}
+
+
+def machine_override() -> dict:
+    """The facts MACHINE_ENV replaces: {} where it is not set."""
+    raw = os.environ.get(MACHINE_ENV)
+    if not raw:
+        return {}
+    try:
+        facts = json.loads(raw)
+    except ValueError:
+        facts = None
+    if not isinstance(facts, dict) or not all(
+            key in MACHINE_KEYS and isinstance(value, (str, int, bool)) for key, value in facts.items()):
+        raise ValueError(f"{MACHINE_ENV}: must be a JSON object of some of {', '.join(MACHINE_KEYS)}, each a "
+                         "string, number or boolean")
+    return facts
+
+
+def _read_machine() -> dict:
     return {
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
@@ -79,6 +109,10 @@ def machine() -> dict:
         "kernel": platform.release(),
         "architecture": platform.machine(),
     }
+
+
+MACHINE_KEYS = ("hostname", "cpu_model", "logical_cpus", "physical_cores", "packages", "smt", "hypervisor",
+                "memory_total_kb", "os", "kernel", "architecture")
 
 
 def frequency() -> dict:
