@@ -7,7 +7,7 @@ namespace to the switch's: nothing is added to this machine's own network, so tw
 (each with its own namespace names) never meet, even with the same addresses. Each host's
 /etc/hosts names every host (`ip netns exec` mounts /etc/netns/NS/hosts over /etc/hosts), so
 the hosts reach each other by name. Network.close() (or `with`) kills every process started in
-a host, by process group, then deletes the namespaces (their links go with them) and their
+a host, by process group and then every process left in the namespaces, then deletes the namespaces (their links go with them) and their
 /etc/netns folders: after a failure as after a pass.
 
 Needs root, iproute2 and util-linux's unshare: `available()` says why they cannot be used.
@@ -139,11 +139,20 @@ class Network:
         """Takes `host`'s link to the switch down (its cable pulled) or up again."""
         _ip("-n", self.hosts[host].netns, "link", "set", self.hosts[host].link, "up" if up else "down")
 
+    def kill_all(self, netns: str) -> None:
+        """Kills every process in the namespace `netns` (all started by this network)."""
+        found = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, check=False)
+        for pid in found.stdout.split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
     def close(self) -> None:
         """Kills every process started in a host, deletes the namespaces and their /etc files."""
         for process in self.processes:
             stop(process)
         self.processes.clear()
+        for name in self._names:  # those that left their group: an SSH session's (setsid)
+            self.kill_all(name)
         for name in reversed(self._names):
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
             shutil.rmtree(ETC_NETNS / name, ignore_errors=True)

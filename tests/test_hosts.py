@@ -12,6 +12,7 @@ where LABCTL_EXPECT_HOSTS=1 (CI, which runs as root).
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -372,3 +373,69 @@ def test_a_scheduler_restarted_mid_sweep_ends_it_in_one_line_and_resume_finishes
     assert_each_sample_once(str(db), 3, 6)
     with Store(str(db)) as store:
         assert store.run(1).status == "finished"
+
+
+# -- the SSH recipe of docs/cluster.md, as written ----------------------------------------------
+
+SSHD = Path("/usr/sbin/sshd")
+REMOTE_PYTHON = "/opt/labctl/venv/bin/python"  # the recipe's remote_python
+
+
+def ssh_recipe() -> str:
+    """docs/cluster.md's SSHCluster block, verbatim: the test runs what the page says."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cluster.md").read_text()
+    match = re.search(r"```python\n(from dask\.distributed import SSHCluster\n.*?)```", text, re.DOTALL)
+    assert match, "docs/cluster.md has no SSHCluster recipe"
+    return match.group(1)
+
+
+def sshd(net: netns.Network, host: str, folder: Path, authorized: Path) -> str:
+    """An OpenSSH server on `host` with a host key made here, letting in the key `authorized`;
+    REMOTE_PYTHON there is this Python (in the server's own mount namespace: /opt is a tmpfs
+    there, nothing of this machine's changes). Returns its known_hosts line."""
+    key = folder / f"{host}-host-key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    config = folder / f"{host}-sshd_config"
+    config.write_text(f"ListenAddress {net.hosts[host].address}\nHostKey {key}\nAuthorizedKeysFile {authorized}\n"
+                      f"PidFile {folder / (host + '-sshd.pid')}\nPermitRootLogin prohibit-password\n"
+                      "StrictModes no\nUsePAM no\n")
+    venv = str(Path(REMOTE_PYTHON).parent)
+    mount = f"mkdir -p /run/sshd && mount -t tmpfs tmpfs /opt && mkdir -p {venv} && ln -s {PY} {REMOTE_PYTHON}"
+    net.start(host, [str(SSHD), "-D", "-e", "-f", str(config)], folder / f"{host}-sshd.log", mount=mount)
+    kind, public = (folder / f"{key.name}.pub").read_text().split()[:2]
+    return f"{host} {kind} {public}"
+
+
+def test_the_ssh_recipe_runs_as_written_and_sweeps(net, tmp_path):
+    if not SSHD.exists() or importlib.util.find_spec("asyncssh") is None:
+        (pytest.fail if EXPECT else pytest.skip)("the SSH recipe needs openssh-server (Debian) and asyncssh")
+    if "sched-host" not in net.hosts:
+        net.add("sched-host")
+    home = tmp_path / "home"  # the client's ~/.ssh: its key and the hosts' keys, made here
+    (home / ".ssh").mkdir(parents=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / ".ssh" / "id_ed25519")],
+                   check=True)
+    authorized = tmp_path / "authorized_keys"
+    authorized.write_text((home / ".ssh" / "id_ed25519.pub").read_text())
+    known = [sshd(net, host, tmp_path, authorized) for host in ("sched-host", "node1", "node2")]
+    (home / ".ssh" / "known_hosts").write_text("\n".join(known) + "\n")
+    script = tmp_path / "ssh_cluster.py"
+    # The recipe, then what "keep this process running" means here: until the test closes stdin.
+    script.write_text(ssh_recipe() + "import sys\nsys.stdout.flush()\nsys.stdin.read()\n")
+    client = subprocess.Popen(net.command("sched", [PY, str(script)]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=open(tmp_path / "ssh_cluster.log", "w"), text=True, start_new_session=True,  # noqa: SIM115
+                              env={**os.environ, "HOME": str(home)})
+    net.processes.append(client)
+    address = client.stdout.readline().strip()
+    assert re.fullmatch(rf"tcp://{re.escape(net.hosts['sched-host'].address)}:[0-9]+", address), \
+        (tmp_path / "ssh_cluster.log").read_text()[-3000:]
+    db = str(tmp_path / "r.db")
+    swept = labctl(net, "sweep", write(tmp_path, ACROSS), "--db", db, "--cluster", address)
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert f"cluster {address}: 2 workers on 2 hosts (node1, node2)" in swept.stdout
+    by_host = points_by_host(db)
+    assert sorted(by_host) == ["node1", "node2"]
+    assert_no_overlap(by_host)
+    assert_each_sample_once(db, 2, 6)
+    client.stdin.close()  # the recipe's process ends, and SSHCluster stops what it started
+    client.wait(60)
