@@ -271,6 +271,11 @@ class _Sweep:
         self.client.subscribe_topic(self.topic, lambda event: self.inbox.put(("point", event[1])))
         self.client.subscribe_topic("all", lambda event: self.inbox.put(("cluster", event[1])))
         try:
+            # A worker that joined after connect's check but before the subscription above has
+            # no add-worker event of ours: checked now, as one that joins later.
+            joined = set(self.client.scheduler_info().get("workers", {}))
+            for address in sorted(joined - set(self.backend.hosts) - self.backend.refused):
+                yield from self._join(address)
             for token, item in self.tracked.items():
                 self._submit(token, item)
             while self.left:
