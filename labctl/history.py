@@ -12,6 +12,7 @@ that carry one, in the commits' order.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import math
 import os
@@ -79,7 +80,7 @@ def runs(db: str, experiment: str | None = None) -> list[tuple[int, str, Commit]
 
 
 SERIES_COLUMNS = ["experiment", "kernel", "key", "params", "label", "measure", "metric", "exact",
-                  "order", "commit", "short", "subject", "date", "run", "values", "median"]
+                  "order", "commit", "short", "subject", "date", "build", "run", "values", "median"]
 
 
 def series(db: str, experiment: str | None = None) -> pd.DataFrame:
@@ -111,7 +112,7 @@ def series(db: str, experiment: str | None = None) -> pd.DataFrame:
                              "label": _label(first["kernel"], params), "measure": first["measure"],
                              "metric": metric, "exact": exact(metric), "order": order,
                              "commit": commit.sha, "short": commit.short, "subject": commit.subject,
-                             "date": commit.date, "run": run_id, "values": values,
+                             "date": commit.date, "build": commit.build, "run": run_id, "values": values,
                              "median": float(pd.Series(values).median())})
     return pd.DataFrame(rows, columns=SERIES_COLUMNS)
 
@@ -277,18 +278,29 @@ class Followed:
     metric: str
     rows: pd.DataFrame  # series' rows, one per measured commit (one measured twice: all its samples)
     samples: list[list[float]]  # per commit of the experiment's history in order; [] where not measured
-    changes: list  # labctl.changes.Change, indexing `samples`
+    changes: list  # labctl.changes.Change, indexing `samples` (each at the first commit of its build)
 
 
 def follow(frame: pd.DataFrame) -> list[Followed]:
     """Each point and figure of `series`' frame with its changes (labctl.changes.detect), found
     over its experiment's commits: one it was not measured on (a commit that does not build)
-    keeps its place, empty."""
+    keeps its place, empty. Consecutive commits with one build (commits that changed no C++)
+    ran the same code: they cannot differ but by noise, so they are one element of the series
+    detect segments, their samples pooled (which also shows the noise between runs, such as a
+    schedule-dependent count's), and a change is placed on the first commit of its build."""
     from labctl import changes as found
 
     followed = []
     for name, one in frame.groupby("experiment", sort=False):
         commits = int(one["order"].max()) + 1
+        builds_of = dict(zip(one["order"].astype(int), one["build"]))
+        groups: list[list[int]] = []  # runs of consecutive commits sharing a build, in order
+        for order in range(commits):
+            build = builds_of.get(order)
+            if groups and build is not None and builds_of.get(groups[-1][0]) == build:
+                groups[-1].append(order)
+            else:
+                groups.append([order])
         for (key, metric), rows in one.groupby(["key", "metric"], sort=False):
             rows = rows.sort_values(["order", "run"]).groupby("order", as_index=False, sort=True).agg(
                 {**{column: "last" for column in rows.columns if column not in ("order", "values")},
@@ -297,8 +309,10 @@ def follow(frame: pd.DataFrame) -> list[Followed]:
             samples: list[list[float]] = [[] for _ in range(commits)]
             for order, values in zip(rows["order"], rows["values"]):
                 samples[int(order)] = list(values)
-            followed.append(Followed(str(name), str(key), str(metric), rows, samples,
-                                     found.detect(samples, bool(rows["exact"].iloc[0]))))
+            pooled = [[v for order in group for v in samples[order]] for group in groups]
+            detected = [dataclasses.replace(change, start=groups[change.start][0], end=groups[change.end][0])
+                        for change in found.detect(pooled, bool(rows["exact"].iloc[0]))]
+            followed.append(Followed(str(name), str(key), str(metric), rows, samples, detected))
     return followed
 
 
