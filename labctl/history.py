@@ -293,7 +293,7 @@ def follow(frame: pd.DataFrame) -> list[Followed]:
     followed = []
     for name, one in frame.groupby("experiment", sort=False):
         commits = int(one["order"].max()) + 1
-        builds_of = dict(zip(one["order"].astype(int), one["build"]))
+        builds_of = dict(zip(one["order"].astype(int), one["build"])) if "build" in one else {}
         groups: list[list[int]] = []  # runs of consecutive commits sharing a build, in order
         for order in range(commits):
             build = builds_of.get(order)
