@@ -208,3 +208,23 @@ def test_arguments_of_the_wrong_type_are_value_errors(samples, exact):
         changes.detect(samples, exact)
     with pytest.raises(ValueError):
         changes.noise(samples, exact)
+
+
+def test_history_pools_commits_of_one_build_and_places_a_change_on_a_new_build():
+    """labctl.history.follow: commits that share a build ran the same code, so a blip among them
+    is noise (a schedule-dependent count), and a change lands on the first commit of its build."""
+    import pandas as pd
+
+    from labctl import history
+
+    values = [[100.0] * 3, [101.0, 101.0, 100.0]] + [[100.0] * 3] * 5 + [[110.0] * 3] * 3
+    builds = ["a", "a", "b", "b", "c", "c", "d", "e", "e", "e"]
+    frame = pd.DataFrame([{"experiment": "e", "kernel": "k", "key": "p", "params": {}, "label": "k",
+                           "measure": "instructions", "metric": "instructions", "exact": True, "order": i,
+                           "commit": f"{i:040x}", "short": f"{i:010x}", "subject": "s", "date": "2026-01-01",
+                           "build": build, "run": i + 1, "values": v, "median": float(np.median(v))}
+                          for i, (v, build) in enumerate(zip(values, builds))])
+    assert (1, 1) in [(c.start, c.end) for c in changes.detect(values, exact=True)]  # unpooled: the blip
+    [followed] = history.follow(frame)
+    assert [(c.kind, c.start, c.end) for c in followed.changes] == [(changes.STEP, 7, 7)]
+    assert followed.changes[0].change_pct == pytest.approx(10.0)
