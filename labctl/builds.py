@@ -12,8 +12,8 @@ to commit (`git checkout --detach`), and built in one CMake build folder beside 
 next to one already built recompiles only the files that differ (ninja's timestamps: a checkout
 touches exactly the files it changes), where a worktree per commit would build all ~90 of them
 from scratch (about 80 s on 2 cores). The recipe is the package's (Release, the extension
-target only, CAF when found); its flags, compiler and Python are each build's key, so builds
-taken in the same cache compare.
+target only, CAF when found, its symbols not stripped); its flags, compiler and Python are each
+build's key, so builds taken in the same cache compare.
 
 Layout of a cache (default ~/.cache/labctl, or $XDG_CACHE_HOME/labctl):
     builds/KEY/_native<suffix>.so   the extension (absent for a failed build)
@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-RECIPE = 1  # bump when the way a build is made changes: every key changes with it
+RECIPE = 2  # bump when the way a build is made changes: every key changes with it
 # What a build is made of at a commit (a path absent at a commit counts as absent).
 SOURCES = ("native", "cmake", "CMakeLists.txt")
 # The commands a build needs, and the Python packages: `pip install 'labctl[history]'`.
@@ -180,7 +180,10 @@ class Cache:
 
             steps = [["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
                       "-DCMAKE_BUILD_TYPE=Release", "-DLABCTL_BUILD_EXTENSION=ON",
-                      f"-DPython_EXECUTABLE={sys.executable}", f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"],
+                      f"-DPython_EXECUTABLE={sys.executable}", f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+                      # pybind11 strips a Release module; its symbols stay, so that callgrind names
+                      # the functions bisect reports (the code is the same either way).
+                      f"-DCMAKE_STRIP={shutil.which('true') or 'true'}"],
                      ["cmake", "--build", str(build), "--target", "_native", "-j", str(os.cpu_count() or 1)]]
             failed = ""
             for step in steps:

@@ -179,6 +179,7 @@ def test_bisect_finds_the_planted_regression_within_the_bound(planted, measured)
     moved = sum(after - before for _, before, after in result.functions)
     total = result.first.median - result.parent.median
     assert result.functions and abs(moved / total - 1) < 0.2, (result.functions, total)
+    assert not result.functions[0][0].startswith("0x"), result.functions  # named: symbols kept
 
 
 def test_bisect_says_when_nothing_moves_and_what_it_cost(planted, measured):
