@@ -83,18 +83,24 @@ def machine() -> dict:
 
 def machine_override() -> dict:
     """The facts MACHINE_ENV replaces: {} where it is not set."""
-    raw = os.environ.get(MACHINE_ENV)
+    return _env_object(MACHINE_ENV, lambda facts: all(
+        key in MACHINE_KEYS and isinstance(value, (str, int, bool)) for key, value in facts.items()),
+        f"a JSON object of some of {', '.join(MACHINE_KEYS)}, each a string, number or boolean") or {}
+
+
+def _env_object(name: str, valid, wanted: str) -> dict | None:
+    """The JSON object in the environment variable `name`, None where it is not set; ValueError
+    naming the variable and what it must be (`wanted`) where it is not one `valid` accepts."""
+    raw = os.environ.get(name)
     if not raw:
-        return {}
+        return None
     try:
-        facts = json.loads(raw)
+        value = json.loads(raw)
     except ValueError:
-        facts = None
-    if not isinstance(facts, dict) or not all(
-            key in MACHINE_KEYS and isinstance(value, (str, int, bool)) for key, value in facts.items()):
-        raise ValueError(f"{MACHINE_ENV}: must be a JSON object of some of {', '.join(MACHINE_KEYS)}, each a "
-                         "string, number or boolean")
-    return facts
+        value = None
+    if not isinstance(value, dict) or not valid(value):
+        raise ValueError(f"{name}: must be {wanted}")
+    return value
 
 
 def _read_machine() -> dict:
@@ -141,16 +147,9 @@ def run_context(experiment_file: str | None = None) -> dict:
 def commit_context() -> dict | None:
     """The commit this process's extension was built from (COMMIT_ENV), for a run's context;
     None outside a history. A value that is not the object history writes is refused."""
-    raw = os.environ.get(COMMIT_ENV)
-    if not raw:
-        return None
-    try:
-        commit = json.loads(raw)
-    except ValueError:
-        commit = None
-    if not isinstance(commit, dict) or not all(isinstance(commit.get(k), str) for k in COMMIT_KEYS):
-        raise ValueError(f"{COMMIT_ENV}: must be a JSON object with the strings {', '.join(COMMIT_KEYS)}")
-    return {k: commit[k] for k in COMMIT_KEYS}
+    commit = _env_object(COMMIT_ENV, lambda value: all(isinstance(value.get(k), str) for k in COMMIT_KEYS),
+                         f"a JSON object with the strings {', '.join(COMMIT_KEYS)}")
+    return {k: commit[k] for k in COMMIT_KEYS} if commit is not None else None
 
 
 def host_context() -> dict:
