@@ -231,6 +231,7 @@ def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int |
     command += ["--resume", str(resume), "--db", db] if resume else [str(file), "--db", db]
     before = {run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])}
     started = time.monotonic()
+    sys.stdout.flush()  # what history said about the commit comes before what its sweep says
     with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace") as process:
         said = collections.deque(maxlen=20)  # its last lines: why it could not run, if it could not
         for line in process.stderr:  # passed on as they come: its warnings, its progress
