@@ -215,9 +215,10 @@ class Cache:
     def _checkout(self, source: Path, commit: str) -> None:
         """The worktree at `commit`: made the first time, moved after (only the files that differ
         are written, so the build folder beside it stays valid)."""
-        git(self.repo, "worktree", "prune")
         if not (source / ".git").exists():
             shutil.rmtree(source, ignore_errors=True)
+            # --force: the path may still be registered from a cache deleted since; the
+            # repository's other worktrees are left as they are (no prune).
             git(self.repo, "worktree", "add", "--detach", "--force", str(source), commit)
             return
         git(source, "checkout", "--detach", "--force", commit)
