@@ -144,7 +144,7 @@ def run(repo: Path, good: str, bad: str, kernel: str, args: list[str], cache: bu
 
     def probe(sha: str) -> Probe:
         subject = builds.git(repo, "show", "-s", "--format=%s", sha)
-        build = cache.build(sha, say=lambda _line: None)
+        build = cache.build(sha)
         p = Probe(sha, subject, built=not build.cached, build=build)
         if not build.ok:
             p.error = f"does not build: {build.error}"

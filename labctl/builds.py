@@ -129,14 +129,10 @@ class Cache:
         common = Path(git(self.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
         self.work = self.folder / "work" / hashlib.sha256(str(common).encode()).hexdigest()[:16]
 
-    def cached(self, commit: str) -> Build | None:
-        """`commit`'s build if the cache holds it (built or failed), else None: no build."""
-        return self._read(key(self.repo, commit), commit)
-
-    def build(self, commit: str, rebuild: bool = False, say: Callable[[str], None] = print) -> Build:
+    def build(self, commit: str, rebuild: bool = False, starting: Callable[[], None] | None = None) -> Build:
         """`commit`'s extension: from the cache, or built now (`rebuild`: a cached failure is
-        tried again). A commit that fails to build gives a Build with no path; a machine that
-        cannot build at all raises BuildError."""
+        tried again; `starting` is called as a build begins, to say so). A commit that fails to
+        build gives a Build with no path; a machine that cannot build at all raises BuildError."""
         build_key = key(self.repo, commit)
         found = self._read(build_key, commit)
         if found is not None and (found.ok or not rebuild):
@@ -152,7 +148,9 @@ class Cache:
             found = self._read(build_key, commit)
             if found is not None and (found.ok or not rebuild):
                 return found
-            return self._make(build_key, commit, say)
+            if starting is not None:
+                starting()
+            return self._make(build_key, commit)
 
     def _read(self, build_key: str, commit: str) -> Build | None:
         folder = self.folder / "builds" / build_key
@@ -167,13 +165,12 @@ class Cache:
         return Build(build_key, commit, library if ok else None, str(record.get("error") or ""),
                      float(record.get("seconds") or 0), True, folder / "build.log")
 
-    def _make(self, build_key: str, commit: str, say: Callable[[str], None]) -> Build:
+    def _make(self, build_key: str, commit: str) -> Build:
         folder = self.folder / "builds" / build_key
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "build.log"
         started = time.monotonic()
         source, build = self.work / "src", self.work / "build"
-        say(f"building {commit[:10]} (key {build_key})")
         with open(log, "w", encoding="utf-8") as out:
             self._checkout(source, commit)
             import pybind11
@@ -207,8 +204,6 @@ class Cache:
                   "error": error}
         (folder / "build.json.tmp").write_text(json.dumps(record, indent=1), encoding="utf-8")
         os.replace(folder / "build.json.tmp", folder / "build.json")
-        say(f"built {commit[:10]} in {seconds:.0f} s" if not failed else
-            f"{commit[:10]} does not build: {error} (log: {log})")
         return Build(build_key, commit, None if failed else folder / f"_native{SUFFIX}", error,
                      seconds, False, log)
 

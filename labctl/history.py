@@ -195,9 +195,7 @@ def measure(repo: Path, file: Path, shas: list[str], db: str, cache: builds.Cach
             say(f"{head}: already measured (run {step.run})")
             continue
         started = time.monotonic()
-        if cache.cached(sha) is None or rebuild:
-            say(f"{head}: building")
-        build = cache.build(sha, rebuild, say=lambda line: None)
+        build = cache.build(sha, rebuild, starting=lambda head=head: say(f"{head}: building"))
         step.build_s, step.cached = time.monotonic() - started, build.cached
         commit["build"] = build.key
         say(f"{head}: " + ("build cached" if build.cached else f"built in {step.build_s:.0f} s")
@@ -208,7 +206,8 @@ def measure(repo: Path, file: Path, shas: list[str], db: str, cache: builds.Cach
             step.outcome = "does not build"
             continue
         resumable = [run for run, status in done if status != "finished"]
-        step.run, step.outcome, step.sweep_s = _sweep(db, file, commit, build, resumable[-1] if resumable else None)
+        step.run, step.outcome, step.sweep_s = _sweep(db, file, name, commit, build,
+                                                      resumable[-1] if resumable else None)
     return steps
 
 
@@ -222,14 +221,15 @@ def _stored(db: str, name: str, sha: str) -> list[tuple[int, str]]:
                 and row.context["commit"].get("sha") == sha]
 
 
-def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int | None) -> tuple[int | None, str, float]:
+def _sweep(db: str, file: Path, name: str, commit: dict, build: builds.Build,
+           resume: int | None) -> tuple[int | None, str, float]:
     """The commit's sweep, in a process of its own that loads the commit's extension (its
     workers inherit it): a new run, or the interrupted one resumed. An interruption stops the
     history (HistoryError); an experiment the extension cannot plan is stored as failed."""
     env = {**os.environ, NATIVE_ENV: str(build.path), COMMIT_ENV: json.dumps(commit)}
     command = [sys.executable, "-m", "labctl", "sweep"]
     command += ["--resume", str(resume), "--db", db] if resume else [str(file), "--db", db]
-    before = {run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])}
+    before = {run for run, _ in _stored(db, name, commit["sha"])}
     started = time.monotonic()
     sys.stdout.flush()  # what history said about the commit comes before what its sweep says
     with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace") as process:
@@ -242,7 +242,7 @@ def _sweep(db: str, file: Path, commit: dict, build: builds.Build, resume: int |
     if returncode == EXIT_INTERRUPTED:
         raise HistoryError(f"commit {commit['sha'][:10]}: its sweep was interrupted; run the same "
                            "command again to finish the history (measured commits are kept)")
-    runs_now = [run for run, _ in _stored(db, experiment.load(file).name, commit["sha"])]
+    runs_now = [run for run, _ in _stored(db, name, commit["sha"])]
     if resume:
         return resume, "resumed", seconds
     new = [run for run in runs_now if run not in before]
