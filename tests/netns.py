@@ -21,6 +21,8 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
+import sysconfig
 import time
 import uuid
 from dataclasses import dataclass
@@ -157,6 +159,26 @@ class Network:
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
             shutil.rmtree(ETC_NETNS / name, ignore_errors=True)
         self._names.clear()
+
+
+def python_environment(python: str) -> str:
+    """Shell lines (for a host's `mount`) that make `python` (".../venv/bin/python", under a
+    tmpfs the lines mount on /opt) the interpreter of a virtual environment of its own, made by
+    venv from this test's interpreter, in which labctl and everything this test run has installed
+    can be imported: what a user's host has, labctl installed in an environment there. A link to
+    this Python would not do: where it is a virtual environment over another installation (a
+    pyenv build), the link finds no pyvenv.cfg beside it, so it runs the base interpreter without
+    the environment's packages (`No module named 'distributed'`). The new environment reaches this
+    run's packages through a .pth file that adds its site-packages as a site directory (so their
+    own .pth files, labctl's editable install among them, take effect), rather than by installing
+    labctl again, which compiles the extension for minutes."""
+    venv = Path(python).parents[1]
+    here = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    pth = "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in sorted(here))
+    return (f"mount -t tmpfs tmpfs /opt && {shlex.quote(sys.executable)} -m venv --without-pip {shlex.quote(str(venv))}"
+            f" && echo {shlex.quote(pth)} > {shlex.quote(str(site / 'labctl-test-run.pth'))}"
+            f" && test -x {shlex.quote(python)}")
 
 
 def stop(process: subprocess.Popen, grace: float = 0.0) -> None:

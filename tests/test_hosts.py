@@ -391,16 +391,16 @@ def ssh_recipe() -> str:
 
 def sshd(net: netns.Network, host: str, folder: Path, authorized: Path) -> str:
     """An OpenSSH server on `host` with a host key made here, letting in the key `authorized`;
-    REMOTE_PYTHON there is this Python (in the server's own mount namespace: /opt is a tmpfs
-    there, nothing of this machine's changes). Returns its known_hosts line."""
+    REMOTE_PYTHON there is a virtual environment with labctl in it (netns.python_environment, in
+    the server's own mount namespace: /opt is a tmpfs there, nothing of this machine's changes).
+    Returns its known_hosts line."""
     key = folder / f"{host}-host-key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     config = folder / f"{host}-sshd_config"
     config.write_text(f"ListenAddress {net.hosts[host].address}\nHostKey {key}\nAuthorizedKeysFile {authorized}\n"
                       f"PidFile {folder / (host + '-sshd.pid')}\nPermitRootLogin prohibit-password\n"
                       "StrictModes no\nUsePAM no\n")
-    venv = str(Path(REMOTE_PYTHON).parent)
-    mount = f"mkdir -p /run/sshd && mount -t tmpfs tmpfs /opt && mkdir -p {venv} && ln -s {PY} {REMOTE_PYTHON}"
+    mount = f"mkdir -p /run/sshd && {netns.python_environment(REMOTE_PYTHON)}"
     net.start(host, [str(SSHD), "-D", "-e", "-f", str(config)], folder / f"{host}-sshd.log", mount=mount)
     kind, public = (folder / f"{key.name}.pub").read_text().split()[:2]
     return f"{host} {kind} {public}"

@@ -17,8 +17,9 @@ file system (`ip netns exec` mounts a fresh /sys): so `CgroupPlugin=cgroup/v1`, 
 and `memory` hierarchies mounted in slurmd's mount namespace. The recipe's `memory="16GB"` asks
 each job for `--mem=15G`, so the node declares `RealMemory=16384`, with
 `SlurmdParameters=config_overrides` so that slurmd takes the declared node as it is on a machine
-with less. The recipe's `python=/opt/labctl/venv/bin/python` is this Python on the node (a tmpfs on
-/opt in slurmd's mount namespace, as tests/test_hosts.py does for SSH).
+with less. The recipe's `python=/opt/labctl/venv/bin/python` is a virtual environment on the node with labctl
+in it (netns.python_environment, on a tmpfs on /opt in slurmd's mount namespace, as
+tests/test_hosts.py does for SSH).
 
 Needs root, the Debian packages slurmctld and slurmd (with slurm-client), and dask-jobqueue;
 skipped with the reason where one is missing, failed instead where LABCTL_EXPECT_HOSTS=1 (CI).
@@ -112,8 +113,7 @@ class Slurm:
         net.start("login", ["slurmctld", "-D", "-v"], folder / "slurmctld.log", self.env)
         cgroups = ("mount -t tmpfs none /sys/fs/cgroup && for c in cpuset memory; do mkdir /sys/fs/cgroup/$c"
                    " && mount -t cgroup -o $c none /sys/fs/cgroup/$c; done")
-        venv = str(Path(REMOTE_PYTHON).parent)
-        python = f"mount -t tmpfs none /opt && mkdir -p {venv} && ln -s {PY} {REMOTE_PYTHON}"
+        python = netns.python_environment(REMOTE_PYTHON)
         net.start("node1", ["slurmd", "-D", "-v"], folder / "slurmd.log", self.env, mount=f"{cgroups} && {python}")
 
     def run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
