@@ -51,9 +51,23 @@ def pytest_addoption(parser):
     parser.addoption("--sanitizers", action="store_true",
                      help="also build the runtime's C++ tests with ThreadSanitizer and with "
                           "AddressSanitizer + UndefinedBehaviorSanitizer, and run them (minutes)")
+    parser.addoption("--kernel-grid", choices=("covering", "full"), default="covering",
+                     help="the kernel x dispatcher grid of tests/test_kernels.py: a covering set "
+                          "(every kernel on every dispatcher, every setting's every value; the "
+                          "default) or the full product of the settings (about four times as long)")
+
+
+# The end-to-end files whose tests build C++, start hosts, daemons or a browser, or count
+# instructions under valgrind: `pytest -m "not slow"` leaves them out (docs/extending.md).
+SLOW = {"test_history.py", "test_hosts.py", "test_slurm.py", "test_cluster.py", "test_runtime_native.py",
+        "test_publish.py", "test_notebook.py", "test_measures.py"}
 
 
 def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        if item.path.name in SLOW:
+            item.add_marker(slow)
     if config.getoption("--sanitizers"):
         return
     skip = pytest.mark.skip(reason="sanitizer builds run with --sanitizers")

@@ -78,10 +78,15 @@ FLOORS = sorted(name for name, kernel in kernels.catalogue().items() if kernel.f
 ON_THE_RUNTIME = [kernel for kernel in kernels.catalogue().values() if not kernel.floor_of]
 
 
-def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
-    """Every registered dispatcher (the runtime's registry) the kernel accepts, crossed with the
+def dispatcher_combinations(kernel: kernels.Kernel, full: bool, turn: int = 0) -> list[dict]:
+    """The kernel on every registered dispatcher (the runtime's registry) it accepts, with the
     values of the parameters that apply to it (read from the schema, so a new dispatcher or FIFO
-    mode is covered without edits)."""
+    mode is covered without edits).
+
+    `full`: every product of those values (`pytest --kernel-grid full`). Otherwise a covering
+    set: each dispatcher once per value of its widest parameter, every value of every parameter
+    at least once, the values paired anew for each kernel (`turn`, the kernel's place in the
+    catalogue), so that across the catalogue most pairs of values meet too."""
     combos = []
     for dispatcher in REGISTERED:
         if dispatcher not in kernel.param("dispatcher").choices:
@@ -96,23 +101,43 @@ def dispatcher_combinations(kernel: kernels.Kernel) -> list[dict]:
         stack = kernel.param("stack_kb")
         if stack is not None and dispatcher in stack.applies_to:
             axes["stack_kb"] = [0, 16]  # the system's default, and the smallest it takes
-        for values in itertools.product(*axes.values()):
-            combos.append({"dispatcher": dispatcher, **dict(zip(axes, values))})
-        # SObjectizer's scheduling (wake=fifo) once per FIFO mode on two threads, beside the
-        # default's full cross: a second scheduling of the same dispatcher, not a new dispatcher.
+        if full:
+            rows = [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
+        else:
+            rows = [{name: values[(row + turn * (place + 1)) % len(values)]
+                     for place, (name, values) in enumerate(axes.items())}
+                    for row in range(max(len(values) for values in axes.values()))]
+        combos += [{"dispatcher": dispatcher, **row} for row in rows]
+        # SObjectizer's scheduling (wake=fifo) on two threads, beside the default's: a second
+        # scheduling of the same dispatcher, not a new dispatcher; once per FIFO mode (full),
+        # or in one FIFO mode, a different one for each kernel (covering).
         wake = kernel.param("wake")
         if wake is not None and dispatcher in wake.applies_to:
-            for fifo in axes.get("fifo", [None]):
+            fifos = axes.get("fifo", [None])
+            for fifo in fifos if full else [fifos[turn % len(fifos)]]:
                 combo = {"dispatcher": dispatcher, "threads": 2, "wake": "fifo", "spin_us": 20}
                 combos.append(combo if fifo is None else {**combo, "fifo": fifo})
     return combos
 
 
-def cases():
-    for kernel in ON_THE_RUNTIME:
-        for combo in dispatcher_combinations(kernel):
+def cases(full: bool):
+    for turn, kernel in enumerate(ON_THE_RUNTIME):
+        for combo in dispatcher_combinations(kernel, full, turn):
             name = "-".join(f"{k}={v}" for k, v in combo.items())
             yield pytest.param(kernel.name, combo, id=f"{kernel.name}-{name}")
+
+
+def test_the_covering_set_has_every_kernel_on_every_dispatcher_with_every_value():
+    """What the default grid promises, checked against the full product it stands for."""
+    for turn, kernel in enumerate(ON_THE_RUNTIME):
+        full, covering = (dispatcher_combinations(kernel, each, turn) for each in (True, False))
+        assert all(combo in full for combo in covering), kernel.name
+        for dispatcher in {combo["dispatcher"] for combo in full}:
+            values = {(name, value) for combo in full if combo["dispatcher"] == dispatcher
+                      for name, value in combo.items()}
+            covered = {(name, value) for combo in covering if combo["dispatcher"] == dispatcher
+                       for name, value in combo.items()}
+            assert covered == values, (kernel.name, dispatcher, values - covered)
 
 
 def test_every_kernel_in_the_catalogue_has_a_small_size_here():
@@ -152,7 +177,13 @@ def test_a_stated_expectation_is_the_oracles(kernel):
     assert (stated["answer"], stated["messages"]) == (expected.answer, expected.messages)
 
 
-@pytest.mark.parametrize("kernel, combo", list(cases()))
+def pytest_generate_tests(metafunc):
+    """The kernel x dispatcher grid: a covering set, or with `--kernel-grid full` the product."""
+    if {"kernel", "combo"} <= set(metafunc.fixturenames):
+        full = metafunc.config.getoption("--kernel-grid") == "full"
+        metafunc.parametrize("kernel, combo", list(cases(full)))
+
+
 def test_kernel_answers_as_its_oracle_on_every_dispatcher(kernel, combo):
     params = {**SMALL[kernel], **combo}
     result = _native.run(kernel, params)
