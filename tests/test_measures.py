@@ -72,12 +72,16 @@ def test_ping_pong_counts_its_throughput_phase_not_the_latency_probes_after_it(r
     # The phase's clock covers the throughput phase alone, so must its counts, on CAF as on ours
     # (CAF's counted the probes too: 40% more for as many probes as round trips). Ours is counted to
     # within 2%; CAF's scheduler threads poll and sleep as the machine lets them, and one CI run counted
-    # 3.1% apart with no probe counted, so CAF is held to 10%, still a quarter of the defect.
+    # 3.1% apart with no probe counted, so CAF is held to 10%, still a quarter of the defect. Polling
+    # only adds (a loaded machine once counted one CAF run 4.6x its phase), and the defect adds to every
+    # run, so CAF's fewest of three runs are compared.
     tolerance = 0.02 if runtime == "labctl" else 0.10
     if runtime == "caf" and not any(k["runtime"] == "caf" for k in _native.kernels()):
         pytest.skip("labctl._native was built without CAF")
     params = {"runtime": runtime, "messages": 20_000, **({"threads": 1} if runtime == "caf" else {})}
-    plain, probed = (counted("ping_pong", {**params, "latency_samples": n}, repeat=1)[0].counts["instructions"]
+    repeat = 1 if runtime == "labctl" else 3
+    plain, probed = (min(s.counts["instructions"] for s in counted("ping_pong", {**params, "latency_samples": n},
+                                                                  repeat=repeat))
                      for n in (0, 10_000))
     assert abs(probed / plain - 1) < tolerance, (plain, probed)
 
