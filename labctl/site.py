@@ -6,8 +6,9 @@ experiment's two latest runs. runs/RUN.html holds a run's points and its report 
 written into runs/RUN/ and rendered from markdown). history/EXPERIMENT.html follows each point's
 figures over commits (labctl.history.series), with the changes labctl.changes finds plotted and
 listed; regressions.html gathers the changes that make a figure worse, biggest first; and
-compare/A-B.html is labctl.compare's table. Every text from the store is escaped: a name, a
-parameter or a failure is shown as written, never read as markup.
+compare/A-B.html is labctl.compare's table. The pages are Jinja2 templates (labctl/templates/),
+autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
+never read as markup.
 
 The folder is written as labctl.files writes a report folder: built beside it and renamed into
 place, never onto a store, and only in place of a folder that is new, empty, or a site labctl wrote
@@ -16,16 +17,19 @@ place, never onto a store, and only in place of a folder that is new, empty, or 
 
 from __future__ import annotations
 
-import html
+import functools
 import json
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import jinja2
 import pandas as pd
+from markupsafe import Markup
 
 from labctl import __version__, files, history, metrics, results, text
 from labctl.store import RunRow, Store, now
@@ -44,47 +48,8 @@ CELL_SHOWN = 300
 # History plots label at most this many commits on the x axis; more are thinned evenly.
 TICKS_SHOWN = 40
 
-# Every page's one script: what a reader cannot see when an image does not load is said under it,
-# and the count of images loaded goes on <body data-images="LOADED/TOTAL"> (the site's test reads
-# it in a headless browser). The page reads the same without it.
-IMAGES_SCRIPT = """window.addEventListener("load", function () {
-  var images = document.images, loaded = 0;
-  for (var i = 0; i < images.length; i++) {
-    var image = images[i];
-    if (image.complete && image.naturalWidth > 0) { loaded++; continue; }
-    var note = document.createElement("p");
-    note.className = "missing";
-    note.textContent = "plot missing: " + image.getAttribute("src");
-    image.insertAdjacentElement("afterend", note);
-  }
-  document.body.dataset.images = loaded + "/" + images.length;
-});"""
-
-STYLE = """body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d1d1f;
-  margin: 0; background: #fff; }
-nav { background: #24292f; padding: .6em 1.5em; }
-nav a { color: #fff; margin-right: 1.5em; text-decoration: none; font-weight: 600; }
-main { max-width: 1200px; margin: 0 auto; padding: 1em 1.5em 3em; overflow-wrap: break-word; }
-footer { color: #57606a; font-size: 13px; padding: 1em 1.5em; border-top: 1px solid #d0d7de; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 1.6em; } h3 { font-size: 1.1em; }
-a { color: #0969da; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 14px; display: block; max-width: 100%;
-  overflow-x: auto; }
-th, td { border: 1px solid #d0d7de; padding: .3em .6em; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.long { overflow-wrap: anywhere; min-width: 14em; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.failed td { background: #fff5f5; }
-img { max-width: 100%; height: auto; display: block; margin: .6em 0; }
-code, pre { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-pre { background: #f6f8fa; padding: .8em; overflow-x: auto; white-space: pre-wrap; }
-blockquote { color: #57606a; border-left: 4px solid #d0d7de; margin: 0; padding: 0 1em; }
-.note, .empty { color: #57606a; }
-.missing { color: #cf222e; font-weight: 600; }
-.worse { color: #cf222e; } .better { color: #1a7f37; }
-.report { border-top: 1px solid #d0d7de; margin-top: 2em; }
-"""
-
+# A commit a change names that the history does not know, as a page names it.
+UNKNOWN_COMMIT = {"short": "?", "subject": ""}
 
 @dataclass
 class Published:
@@ -156,7 +121,7 @@ def _marker(folder: Path) -> dict | None:
     return marker if marker is not None and marker.get("site") is True else None
 
 
-# -- the pages ----------------------------------------------------------------------------------
+# -- the site -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -170,9 +135,15 @@ class _Series:
     changes: list  # labctl.changes.Change, indexed by commit order
     plot: str  # its PNG, relative to the history page
 
+    @property
+    def words(self) -> str:
+        """Its figure in words (labctl.metrics)."""
+        return metrics.lookup(self.metric).words
+
 
 def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: Callable[[str], None]) -> None:
-    (site / STYLE_FILE).write_text(STYLE, encoding="utf-8")
+    (site / STYLE_FILE).write_text(resources.files("labctl").joinpath("templates", STYLE_FILE)
+                                   .read_text(encoding="utf-8"), encoding="utf-8")
     by_name: dict[str, list[RunRow]] = {}
     for row in rows:
         by_name.setdefault(row.name, []).append(row)
@@ -191,7 +162,7 @@ def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: C
                published)
     published.runs = len(rows)
 
-    say(f"history: {len(histories)} experiment{'s' if len(histories) != 1 else ''}")
+    say(f"history: {_counted(len(histories), 'experiment')}")
     found: list[tuple[str, _Series, object]] = []  # (experiment, series, change) of every change
     if histories:
         (site / "history").mkdir()
@@ -205,7 +176,7 @@ def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: C
                published)
     published.histories = len(histories)
 
-    say(f"compare: {len(pairs)} comparison{'s' if len(pairs) != 1 else ''} of each experiment's two latest runs")
+    say(f"compare: {_counted(len(pairs), 'comparison')} of each experiment's two latest runs")
     if pairs:
         (site / "compare").mkdir()
     for name, (a, b) in pairs.items():
@@ -241,128 +212,70 @@ def _file_name(name: str) -> str:
     return slug(name)
 
 
-# -- the index ------------------------------------------------------------------------------------
+# -- the pages ------------------------------------------------------------------------------------
 
 
 def _index_page(db: Path, rows: list[RunRow], histories: dict[str, pd.DataFrame], pages: dict[str, str],
                 pairs: dict[str, tuple[int, int]], regressions: int, problem: str | None) -> str:
-    body = [f"<h1>Results of {_text(db.name)}</h1>"]
-    if not rows:
-        body.append('<p class="empty">This store holds no runs yet: <code>labctl sweep FILE --db '
-                    f'{_text(db.name)}</code> makes one.</p>')
-    else:
-        body.append(f"<p>{len(rows)} run{'s' if len(rows) != 1 else ''}, "
-                    f"{len(histories)} experiment{'s' if len(histories) != 1 else ''} with a history; "
-                    f'<a href="regressions.html">Regressions</a>: {regressions}.</p>')
-        body.append("<h2>Runs</h2>")
-        table = []
-        for row in reversed(rows):
-            commit = row.context.get("commit") if isinstance(row.context, dict) else None
-            commit_cell = (f"<code>{_text(str(commit.get('sha', ''))[:10])}</code> "
-                           f"{_text(commit.get('subject', ''))}" if isinstance(commit, dict) else "")
-            table.append([f'<a href="runs/{row.id}.html">{row.id}</a>', _text(row.name), _text(row.status),
-                          _text(_when(row.started_at)), f"{row.points_done}/{row.points}",
-                          str(row.points_failed), _text(text.machine_short(row.machine)), commit_cell])
-        body.append(_table(["run", "experiment", "status", "started (UTC)", "points done",
-                            "failed", "machine", "commit"], table, numbers={0, 4, 5}))
-    body.append("<h2>Histories</h2>")
-    if problem:
-        body.append(f'<p class="missing">The histories of this store cannot be read: {_text(problem)}</p>')
-    if histories:
-        items = []
-        for name, frame in histories.items():
-            commits = frame["commit"].nunique()
-            items.append(f'<li><a href="{pages[name]}">{_text(name)}</a>: {commits} '
-                         f"commit{'s' if commits != 1 else ''}, {frame['key'].nunique()} points</li>")
-        body.append("<ul>" + "".join(items) + "</ul>")
-    elif not problem:
-        body.append('<p class="empty">No experiment here has a history (runs measured on commits by '
-                    "<code>labctl history</code>).</p>")
-    if pairs:
-        body.append("<h2>Comparisons</h2><p>Each experiment's latest run against the one before.</p><ul>")
-        body += [f'<li><a href="compare/{a}-{b}.html">{_text(name)}: run {b} against run {a}</a></li>'
-                 for name, (a, b) in pairs.items()]
-        body.append("</ul>")
-    body.append('<p><a href="regressions.html">Regressions</a>: every change over the histories '
-                "that makes a figure worse, biggest first.</p>")
-    return _page(f"Results of {db.name}", "\n".join(body), depth=0)
+    """index.html: the runs, newest first; each history with its commits and points; each
+    comparison; and why the histories cannot be read, where they cannot."""
+    experiments = [(name, pages[name], frame["commit"].nunique(), frame["key"].nunique())
+                   for name, frame in histories.items()]
+    return _render("index.html.j2", f"Results of {db.name}", depth=0, store=db.name,
+                   runs=[(row, _commit(row)) for row in reversed(rows)], histories=experiments, pairs=pairs,
+                   regressions=regressions, problem=problem)
 
 
-# -- a run ----------------------------------------------------------------------------------------
+def _commit(row: RunRow) -> dict | None:
+    """The commit a run measured, where a history recorded one: sha, subject, date."""
+    commit = row.context.get("commit") if isinstance(row.context, dict) else None
+    return commit if isinstance(commit, dict) else None
 
 
 def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, history_page: str | None) -> str:
-    commit = row.context.get("commit") if isinstance(row.context, dict) else None
-    facts = [("experiment", _text(row.name)), ("file", _text(row.source)), ("status", _text(row.status)),
-             ("started (UTC)", _text(_when(row.started_at))),
-             ("finished (UTC)", _text(_when(row.finished_at)) if row.finished_at else "-"),
-             ("points", f"{row.points_done} of {row.points} done, {row.points_failed} failed"
-              + (f", {row.points_skipped} skipped" if row.points_skipped else "")),
-             ("samples", str(row.samples)), ("machine", _text(text.machine_line(row.machine)))]
-    if isinstance(commit, dict):
-        facts.append(("commit", (f"<code>{_text(commit.get('sha', ''))}</code> {_text(commit.get('subject', ''))}"
-                                f" ({_text(commit.get('date', ''))})")))
-    body = [f"<h1>Run {row.id}: {_text(row.name)}</h1>"]
-    if row.description:
-        body.append(f"<p>{_text(row.description, CELL_SHOWN * 4)}</p>")
-    body.append(_table([], [[name, value] for name, value in facts]))
-    links = []
-    if pair is not None:
-        links.append(f'<a href="../compare/{pair[0]}-{pair[1]}.html">run {pair[1]} against run {pair[0]}</a>')
-    if history_page is not None:
-        links.append(f'<a href="../{history_page}">the history of {_text(row.name)}</a>')
-    if links:
-        body.append("<p>See also: " + "; ".join(links) + ".</p>")
-    body.append(f"<pre>{_text(row.command, FAILURE_SHOWN)}</pre>")
-    body += ["<h2>Points</h2>", _points_table(db, row.id)]
-    body.append('<section class="report"><h2>Report</h2>')
+    """A run's facts, its points (_points) and its report, written into runs/RUN/ and rendered; a
+    report that cannot be written is said on the page, and the site goes on."""
+    points, no_medians = _points(db, row.id)
     folder = site / "runs" / str(row.id)
+    report, no_report = None, None
     try:
-        from labctl import report
+        from labctl import report as reports
 
-        report.write(db, row.id, folder, option="OUT")
-        markdown = (folder / "report.md").read_text(encoding="utf-8")
-        body.append(render_markdown(markdown, folder, f"{row.id}/"))
+        reports.write(db, row.id, folder, option="OUT")
+        report = render_markdown((folder / "report.md").read_text(encoding="utf-8"), folder, f"{row.id}/")
     except Exception as error:  # noqa: BLE001 - one run's report never stops the site: said on its page
-        body.append(f'<p class="note">No report for this run: {_text(type(error).__name__)}: '
-                    f"{_text(error, FAILURE_SHOWN)}</p>")
-    body.append("</section>")
-    return _page(f"Run {row.id}: {row.name}", "\n".join(body), depth=1)
+        no_report = error
+    return _render("run.html.j2", f"Run {row.id}: {row.name}", depth=1, row=row, commit=_commit(row), pair=pair,
+                   history=history_page, points=points, no_medians=no_medians, report=report, no_report=no_report)
 
 
-def _points_table(db: Path, run: int) -> str:
-    """A run's points: kernel, parameters, status, failure, and the median of the kernel's figure
-    (labctl.analysis.kernel_metric: time where every run did the same work, else throughput)."""
+def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
+    """A run's points as its page lists them: position, kernel, parameters, status, failure, and
+    the median of the kernel's figure (labctl.analysis.kernel_metric: time where every run did
+    the same work, else throughput); and, where the medians cannot be had, why."""
     from labctl.analysis import kernel_metric, point_table
 
     points = results.points(db, run)
     if points.empty:
-        return '<p class="empty">This run has no points.</p>'
+        return [], None
     medians: dict[int, str] = {}
-    note = ""
+    problem = None
     try:
         samples = results.load(db, run)
         for _, part in samples.groupby(["kernel", "measure"], sort=False):
             metric = kernel_metric(part)
             for record in point_table(part, metric).to_dict("records"):
-                value = record["median"]
-                medians[int(record["point"])] = metric.format(value) if _finite(value) else "-"
+                medians[int(record["point"])] = _format(metric, record["median"])
     except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
-        note = f'<p class="note">No medians: {_text(type(error).__name__)}: {_text(error, FAILURE_SHOWN)}</p>'
+        problem = error
     with Store(db, create=False) as store:
         params = {p.id: p.params for p in store.points(run)}
-    rows, failed = [], set()
-    for index, record in enumerate(points.to_dict("records")):
-        failure = ""
-        if record["status"] == "failed":
-            failed.add(index)
-            failure = f"{_text(record['failure_kind'] or '')}: {_text(record['failure'] or '', FAILURE_SHOWN)}"
-        given = params.get(record["point"], {})
-        rows.append([str(record["position"] + 1), _text(record["kernel"]),
-                     _text(" ".join(f"{k}={text.show(v)}" for k, v in given.items()), CELL_SHOWN * 2),
-                     _text(record["status"]), failure, _text(medians.get(int(record["point"]), "-"))])
-    return note + _table(["#", "kernel", "parameters", "status", "failure", "median"], rows,
-                         numbers={0, 5}, failed=failed, long={2, 4})
+    return [{"position": record["position"] + 1, "kernel": record["kernel"],
+             "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()),
+             "status": record["status"], "failed": record["status"] == "failed",
+             "failure_kind": record["failure_kind"] or "", "failure": record["failure"] or "",
+             "median": medians.get(int(record["point"]), "-")}
+            for record in points.to_dict("records")], problem
 
 
 # -- a history ------------------------------------------------------------------------------------
@@ -451,64 +364,33 @@ def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, 
 
 
 def _history_page(name: str, frame: pd.DataFrame, series: list[_Series], runs: set[int]) -> str:
+    """An experiment's commits, linked to the runs of this store that measured them, then each
+    series: its plot and its changes."""
     commits = _commits(frame)
-    body = [f"<h1>History of {_text(name)}</h1>",
-            (f"<p>{len(commits)} commit{'s' if len(commits) != 1 else ''}, oldest first; each point's figure "
-            "per commit: its samples as dots, their median as the line. A dashed line marks a step "
-            "before the commit that made it, a shaded span a drift over several commits.</p>")]
-    rows = []
-    for order, commit in enumerate(commits):
-        links = ", ".join(f'<a href="../runs/{run}.html">{run}</a>' for run in sorted(commit["runs"]) if run in runs)
-        rows.append([str(order), f"<code>{_text(commit['short'])}</code>", _text(commit["date"]),
-                     _text(commit["subject"]), links])
-    body += ["<h2>Commits</h2>", _table(["#", "commit", "date", "subject", "runs"], rows, numbers={0}, long={3})]
-    if series:
-        shared = _shared(frame)
-        body.append("<h2>Points</h2>" + (f'<p class="note">Every point: {_text(shared, CELL_SHOWN * 2)}</p>'
-                                           if shared else "") + "<ul>" + "".join(
-            f'<li><a href="#{one.anchor}">{_text(one.label)}: {_text(metrics.lookup(one.metric).words)}</a>'
-            f"{_changes_note(one)}</li>" for one in series) + "</ul>")
-    for one in series:
-        words = metrics.lookup(one.metric).words
-        body.append(f'<section id="{one.anchor}"><h2>{_text(one.label)}: {_text(words)}</h2>')
-        body.append(f'<img src="{html.escape(one.plot)}" '
-                    f'alt="{_text(one.label)}: {_text(words)} over commits">')
-        if one.changes:
-            body.append(_changes_table(one, commits))
-        else:
-            body.append('<p class="note">No change found over these commits.</p>')
-        body.append("</section>")
-    return _page(f"History of {name}", "\n".join(body), depth=1)
+    changes = {one.anchor: _changes(one, commits) for one in series}
+    return _render("history.html.j2", f"History of {name}", depth=1, name=name, commits=commits, runs=runs,
+                   shared=_shared(frame) if series else "", series=series, changes=changes)
 
 
-def _changes_note(one: _Series) -> str:
-    return f" ({len(one.changes)} change{'s' if len(one.changes) != 1 else ''})" if one.changes else ""
-
-
-def _changes_table(one: _Series, commits: list[dict]) -> str:
+def _changes(one: _Series, commits: list[dict]) -> list[dict]:
+    """A series' changes as its table shows them: the commits of each (for a step, the last
+    measured commit before it and the one that made it; for a drift, the first moved commit to
+    the first at the new level), its size and levels, and how sure it is."""
     figure_of = metrics.lookup(one.metric)
     measured = [int(order) for order in one.rows["order"]]
-    rows = []
+
+    def at(order: int) -> dict:
+        return commits[order] if 0 <= order < len(commits) else UNKNOWN_COMMIT
+
+    found = []
     for change in one.changes:
-        worse = _is_worse(one.metric, change)
-        rows.append([_text(change.kind), _commit_span(change, commits, measured),
-                     f'<span class="{"worse" if worse else "better"}">{_percent(change.change_pct)}</span>',
-                     f"{_text(_format(figure_of, change.before))} &rarr; {_text(_format(figure_of, change.after))}",
-                     _confidence(change.confidence)])
-    return _table(["kind", "commits", "size", "level before → after", "confidence"], rows, numbers={2, 4})
-
-
-def _commit_span(change, commits: list[dict], measured: list[int]) -> str:
-    """The commits of a change: for a step, the last measured commit before it and the one that
-    made it; for a drift, the first moved commit to the first at the new level."""
-    def named(order: int) -> str:
-        commit = commits[order] if 0 <= order < len(commits) else {"short": "?", "subject": ""}
-        return f"<code>{_text(commit['short'])}</code> {_text(commit['subject'], 80)}"
-
-    if change.kind == "drift":
-        return f"{named(change.start)} &hellip; {named(change.end)} ({change.end - change.start + 1} commits)"
-    before = [order for order in measured if order < change.start]
-    return (f"{named(before[-1])} &rarr; " if before else "") + named(change.start)
+        before = [order for order in measured if order < change.start]
+        found.append({"kind": change.kind, "first": at(change.start), "last": at(change.end),
+                      "commits": change.end - change.start + 1, "before": at(before[-1]) if before else None,
+                      "worse": _is_worse(one.metric, change), "size": _percent(change.change_pct),
+                      "level_before": _format(figure_of, change.before),
+                      "level_after": _format(figure_of, change.after), "confidence": _confidence(change.confidence)})
+    return found
 
 
 # -- regressions ----------------------------------------------------------------------------------
@@ -525,58 +407,39 @@ def _size(change) -> float:
 
 
 def _regressions_page(worse: list[tuple[str, _Series, object]], pages: dict[str, str]) -> str:
-    body = ["<h1>Regressions</h1>",
-            ("<p>Every change over the store's histories that makes a figure worse (every figure a "
-            "history follows is better lower), biggest first.</p>")]
-    if not worse:
-        body.append('<p class="empty">No change over the histories makes a figure worse.</p>')
-    else:
-        rows = []
-        for name, one, change in worse:
-            commits = _commits_of(one)
-            rows.append([f'<span class="worse">{_percent(change.change_pct)}</span>',
-                         f'<a href="{pages[name]}">{_text(name)}</a>',
-                         f'<a href="{pages[name]}#{one.anchor}">{_text(one.label)}</a>',
-                         _text(metrics.lookup(one.metric).words), _text(change.kind),
-                         _commit_words(change, commits), _confidence(change.confidence)])
-        body.append(_table(["size", "experiment", "point", "figure", "kind", "commit", "confidence"], rows,
-                           numbers={0, 6}))
-    return _page("Regressions", "\n".join(body), depth=0)
-
-
-def _commits_of(one: _Series) -> dict[int, tuple[str, str]]:
-    return {int(r["order"]): (str(r["short"]), str(r["subject"])) for r in one.rows.to_dict("records")}
-
-
-def _commit_words(change, commits: dict[int, tuple[str, str]]) -> str:
-    def named(order: int) -> str:
-        short, subject = commits.get(order, ("?", ""))
-        return f"<code>{_text(short)}</code> {_text(subject, 80)}"
-
-    return named(change.start) + (f" &hellip; {named(change.end)}" if change.kind == "drift" else "")
+    """Each change that makes a figure worse, in the order given, linked to its series."""
+    rows = []
+    for name, one, change in worse:
+        commits = {int(r["order"]): {"short": str(r["short"]), "subject": str(r["subject"])}
+                   for r in one.rows.to_dict("records")}
+        rows.append({"size": _percent(change.change_pct), "page": pages[name], "experiment": name,
+                     "anchor": one.anchor, "label": one.label, "words": one.words, "kind": change.kind,
+                     "first": commits.get(change.start, UNKNOWN_COMMIT),
+                     "last": commits.get(change.end, UNKNOWN_COMMIT), "confidence": _confidence(change.confidence)})
+    return _render("regressions.html.j2", "Regressions", depth=0, worse=rows)
 
 
 # -- a comparison ---------------------------------------------------------------------------------
 
 
 def _compare_page(db: Path, name: str, a: int, b: int) -> str:
+    """Run b against run a (labctl.compare's markdown, rendered), or why there is no comparison."""
     from labctl import compare
 
-    body = [f"<h1>{_text(name)}: run {b} against run {a}</h1>",
-            (f'<p><a href="../runs/{a}.html">Run {a}</a> (A) and <a href="../runs/{b}.html">run {b}</a> '
-            "(B), the experiment's two latest runs, point by point (<code>labctl compare</code>).</p>")]
+    comparison, problem = None, None
     try:
         result = compare.compare(compare.load(db, a), compare.load(db, b))
-        body.append(render_markdown(compare.markdown(result), None, ""))
+        comparison = render_markdown(compare.markdown(result), None, "")
     except Exception as error:  # noqa: BLE001 - as a run's report: said on the page, the site goes on
-        body.append(f'<p class="note">No comparison: {_text(error, FAILURE_SHOWN)}</p>')
-    return _page(f"{name}: run {b} against run {a}", "\n".join(body), depth=1)
+        problem = error
+    return _render("compare.html.j2", f"{name}: run {b} against run {a}", depth=1, name=name, a=a, b=b,
+                   comparison=comparison, no_comparison=problem)
 
 
 # -- markdown -------------------------------------------------------------------------------------
 
 
-def render_markdown(markdown: str, folder: Path | None, base: str) -> str:
+def render_markdown(markdown: str, folder: Path | None, base: str) -> Markup:
     """Markdown (a report, a comparison) as HTML: tables on, headings one level down under the
     page's own. Raw HTML is shown as text but for the folding a report writes itself
     (FOLDING: <details>, <summary>); an image or link stays only where it names a file under
@@ -610,7 +473,7 @@ def render_markdown(markdown: str, folder: Path | None, base: str) -> str:
                     child.attrSet("href", base + target)
             elif child.type == "link_close" and dropping:
                 child.type, child.tag, child.content, dropping = "text", "", "", False
-    return parser.renderer.render(tokens, parser.options, {})
+    return Markup(parser.renderer.render(tokens, parser.options, {}))
 
 
 # The raw HTML a report writes itself, kept as markup: a folded section (labctl.report's
@@ -635,57 +498,40 @@ def _local(url: str, folder: Path | None) -> str | None:
     return target.relative_to(root).as_posix()
 
 
-# -- writing HTML ---------------------------------------------------------------------------------
+# -- the templates --------------------------------------------------------------------------------
 
 
-def _page(title: str, body: str, depth: int) -> str:
-    """A whole page: `body` (HTML already escaped) under the site's navigation, `depth` folders
-    below the site's root."""
-    up = "../" * depth
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_text(title, CELL_SHOWN)}</title>
-<link rel="stylesheet" href="{up}{STYLE_FILE}">
-<script>
-{IMAGES_SCRIPT}
-</script>
-</head>
-<body>
-<nav><a href="{up}index.html">Runs and histories</a><a href="{up}regressions.html">Regressions</a></nav>
-<main>
-{body}
-</main>
-<footer>Published by labctl {html.escape(__version__)} at {html.escape(_when(now()))} UTC.</footer>
-</body>
-</html>
-"""
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The site's templates (labctl/templates/), autoescaped, with the filters they write store
+    text with."""
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("labctl", "templates"), autoescape=True,
+                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters.update(text=_text, counted=_counted, when=_when, kind=lambda error: type(error).__name__,
+                               machine=text.machine_short, machine_line=text.machine_line)
+    environment.globals.update(style_file=STYLE_FILE, version=__version__, cell_shown=CELL_SHOWN,
+                               failure_shown=FAILURE_SHOWN)
+    return environment
 
 
-def _table(headers: list[str], rows: list[list[str]], numbers: set[int] = frozenset(),
-           failed: set[int] = frozenset(), long: set[int] = frozenset()) -> str:
-    """An HTML table of cells already escaped (no header row without `headers`); `numbers`: the
-    columns aligned right; `long`: those whose text may break anywhere (a failure, parameters);
-    `failed`: the rows marked as failed."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    lines = ["<table>", f"<thead><tr>{head}</tr></thead>" if headers else "", "<tbody>"]
-    for index, row in enumerate(rows):
-        cells = "".join(f'<td class="{"number" if i in numbers else "long" if i in long else "text"}">{c}</td>'
-                        for i, c in enumerate(row))
-        lines.append(f'<tr class="failed">{cells}</tr>' if index in failed else f"<tr>{cells}</tr>")
-    lines.append("</tbody>\n</table>")
-    return "\n".join(lines)
+def _render(template: str, title: str, depth: int, **values: object) -> str:
+    """A whole page from `template`, `depth` folders below the site's root."""
+    return _templates().get_template(template).render(title=title, up="../" * depth, published=_when(now()),
+                                                      **values)
 
 
 def _text(value: object, limit: int = CELL_SHOWN) -> str:
     """A text from the store for a page: one line of printable characters (labctl.text.printable),
-    cut at `limit` characters with the count of those left out, and escaped."""
+    cut at `limit` characters with the count of those left out; the template escapes it."""
     shown = text.printable(value)
     if len(shown) > limit:
         shown = f"{shown[:limit]}… ({len(shown) - limit:,} more characters)"
-    return html.escape(shown)
+    return shown
+
+
+def _counted(count: int, thing: str) -> str:
+    """3 commits, 1 run."""
+    return f"{count} {thing}{'s' if count != 1 else ''}"
 
 
 def _plain(label: str) -> str:

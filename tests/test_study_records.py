@@ -78,7 +78,7 @@ def test_a_study_with_no_number_of_its_own_sets_ours_beside_its_peers_results(tm
     crash): ours is measured and shown beside them, never ranked, and a crash is printed as the
     result it is. The oracle is written out by hand."""
     from labctl.references import rank
-    from labctl.report import _reference_section
+    from labctl.sections.studies import published
 
     ours = Figure(None, {"dispatcher": "thread_pool"}, name="libcppa (a graph only)")
     erlang = Figure(600.0, {}, peer="Erlang")
@@ -90,7 +90,7 @@ def test_a_study_with_no_number_of_its_own_sets_ours_beside_its_peers_results(tm
                                   Match(erlang), Match(theron)])
     assert comparison.ours == [] and len(comparison.measured) == 1
     assert comparison.verdict.startswith("The study prints no number for its own runtime here")
-    lines = _reference_section(comparison, 0, tmp_path, [])
+    lines = published(comparison, 0, tmp_path, [])
     assert "- depth: ours 18, the study 19" in lines
     table = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
     assert "| 1 | **labctl dispatcher=thread_pool (this machine)** | 0.2 s |" in table
@@ -107,7 +107,7 @@ def test_the_studys_runtimes_run_here_are_ranked_with_ours_and_one_not_run_says_
     Go 0.42 < Erlang 0.63 < pthread 54; here: fibers 0.9 µs < Erlang 4 µs < Go 5 µs < 60 µs, so
     Go vs Erlang alone reverses, of six pairs)."""
     from labctl.references import rank
-    from labctl.report import _reference_section
+    from labctl.sections.studies import published
 
     fibers = Figure(0.05, {"runtime": "boost_fiber", "threads": 2}, name="fiber (work stealing)")
     go = Figure(0.42, {"runtime": "go"}, name="Go go1.8.1")
@@ -128,7 +128,7 @@ def test_the_studys_runtimes_run_here_are_ranked_with_ours_and_one_not_run_says_
     assert len(comparison.agree) == 5 and len(comparison.reversed) == 1
     assert comparison.reversed[0].startswith("Go go1.8.1 vs Erlang erts-8.3")
     (tmp_path / "figures").mkdir()
-    table = [line for line in "\n".join(_reference_section(comparison, 0, tmp_path, [])).splitlines()
+    table = [line for line in "\n".join(published(comparison, 0, tmp_path, [])).splitlines()
              if line.startswith("| ")]
     assert "| 7 | **go (this machine)** | 5 µs |" in table
     assert "| 5 | **boost_fiber threads=2 (this machine)** | 0.9 µs |" in table
