@@ -46,7 +46,7 @@ def catalogue() -> dict[str, Kernel]:
                    for p in k["params"]]
         for r in on:  # parameters of another runtime's own (CAF's policy)
             if r.kind == "native" and r.name != runtimes.OURS and r.kernels[name] is not None:
-                params += [_param(p, runtimes=(r.name,)) for p in registry[f"{r.name}_{name}"]["params"]
+                params += [_param(p, runtimes=(r.name,)) for p in registry[runtimes.native_name(r.name, name)]["params"]
                            if p["name"] not in names]
         params.append(Param(ALLOCATOR, "choice", "system",
                             "the worker's malloc, preloaded (LD_PRELOAD): system, jemalloc or tcmalloc",
@@ -55,7 +55,7 @@ def catalogue() -> dict[str, Kernel]:
         declared = [m["name"] for m in k["metrics"]]
         for r in on:  # another native runtime's own figures, after ours
             if r.kind == "native" and r.name != runtimes.OURS and r.kernels[name] is not None:
-                declared += [m["name"] for m in registry[f"{r.name}_{name}"]["metrics"] if m["name"] not in declared]
+                declared += [m["name"] for m in registry[runtimes.native_name(r.name, name)]["metrics"] if m["name"] not in declared]
         sources = tuple((c["study"], c["part"]) for c in k["sources"])
         cited = studies.catalogue()
         kernels[name] = Kernel(name=name, summary=k["summary"], description=k["description"],
@@ -165,7 +165,7 @@ def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
             dropped[given] = why
             values.pop(given, None)
     if runtime == runtimes.OURS or (on.kind == "native" and on.kernels[name] is not None):
-        native_name = name if runtime == runtimes.OURS else f"{runtime}_{name}"
+        native_name = runtimes.native_name(runtime, name)
         if drop:
             point = native.resolve(native_name, values)
             resolved, dropped = point.params, {**dropped, **point.dropped}

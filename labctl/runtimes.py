@@ -44,6 +44,19 @@ from labctl.schema import OURS
 from labctl.text import printable
 
 CAF = "caf"
+
+
+def native_name(runtime: str, kernel: str) -> str:
+    """The extension's name of `kernel` on a runtime built into it: ours by the kernel's own
+    name, another's as RUNTIME_KERNEL (caf_skynet); `kernel_of` reads it back."""
+    return kernel if runtime == OURS else f"{runtime}_{kernel}"
+
+
+def kernel_of(runtime: str, name: str) -> str:
+    """The kernel an extension name of `runtime`'s names (native_name read back)."""
+    return name if runtime == OURS else name.removeprefix(f"{runtime}_")
+
+
 PEERS_ENV = "LABCTL_PEERS"  # more peer folders, separated by ':'
 CACHE_ENV = "LABCTL_CACHE"  # where peers are built; default $XDG_CACHE_HOME/labctl or ~/.cache/labctl
 
@@ -138,10 +151,10 @@ def runtimes() -> dict[str, Runtime]:
     ours = {k["name"]: tuple(p["name"] for p in k["params"]) for k in registry if k["runtime"] == OURS}
     found = {OURS: Runtime(OURS, "labctl's own actor runtime (native/runtime/)", "native", ours)}
     info = native.build_info()
-    caf = {k["name"].removeprefix(CAF + "_"): tuple(p["name"] for p in k["params"])
+    caf = {kernel_of(CAF, k["name"]): tuple(p["name"] for p in k["params"])
            for k in registry if k["runtime"] == CAF}
     if not caf:  # not built in: its kernels are known by name, their parameters are not
-        caf = {name.removeprefix(CAF + "_"): None for name in info["caf_kernels"].split()}
+        caf = {kernel_of(CAF, name): None for name in info["caf_kernels"].split()}
     found[CAF] = Runtime(CAF, "CAF 0.17 (Debian's libcaf-dev), built into the extension", "native",
                          {k: v for k, v in caf.items() if k in ours},
                          f"not built in: {info['caf_missing']}" if info["caf_missing"] else "")

@@ -134,7 +134,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
                    measure: measures.Measure, counts_folder: str | None, phase: int) -> Sample:
     """One run in this process; `phase` counts the process's runs from 1 (callgrind numbers its
     dumps so)."""
-    name = kernel if runtime.name == runtimes.OURS else f"{runtime.name}_{kernel}"
+    name = runtimes.native_name(runtime.name, kernel)
     worker = psutil.Process()
     before = worker.num_ctx_switches()
     result = native.run(name, params, fault, counters=measure.reads_counters)
