@@ -57,10 +57,15 @@ def pytest_addoption(parser):
                           "default) or the full product of the settings (about four times as long)")
 
 
-# The end-to-end files whose tests build C++, start hosts, daemons or a browser, or count
-# instructions under valgrind: `pytest -m "not slow"` leaves them out (docs/extending.md).
+# The end-to-end files, the slowest (the serial suite's durations: 1,000 of its 1,250 s): they
+# build C++ (history and bisect, the runtime's C++ tests) or the peers' programs with their
+# toolchains, start hosts, daemons, a cluster or a browser, execute the notebook, count
+# instructions under valgrind, kill and interrupt sweeps, or try hostile input on every command.
+# `pytest -m "not slow"` leaves them out: the quick loop of docs/extending.md.
 SLOW = {"test_history.py", "test_hosts.py", "test_slurm.py", "test_cluster.py", "test_runtime_native.py",
-        "test_publish.py", "test_notebook.py", "test_measures.py"}
+        "test_publish.py", "test_notebook.py", "test_measures.py", "test_hostile.py", "test_sweep.py",
+        "test_faults.py", "test_peer_boost_fiber.py", "test_peer_erlang.py", "test_peer_ghc.py",
+        "test_fuzz_inputs.py", "test_runtimes.py", "test_without_extension.py"}
 
 
 def pytest_collection_modifyitems(config, items):
