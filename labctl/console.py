@@ -27,10 +27,8 @@ from labctl.text import printable, show
 if TYPE_CHECKING:
     from labctl.experiment import Plan
 
-# Exit codes (README: "Exit codes").
-EXIT_FAILED = 1  # a kernel failed (wrong answer, crash, timeout), or a store or an output could not be written
-EXIT_USAGE = 2  # bad input: unknown kernel or parameter, a bad value, a file that is not a store
-EXIT_INTERRUPTED = 130  # Ctrl-C (or SIGTERM during a sweep)
+# Exit codes (README: "Exit codes"), declared in labctl.exits; the commands take them from here.
+from labctl.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE  # noqa: E402,F401
 
 # Piped output is 100 columns wide (rich would take 80): tables fit it, and free text that can
 # be long is wrapped to it (wrapped); a line of a log (a path, a message) is never broken.

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from labctl import inputs, kernels, metrics, native, shipped, studies
-from labctl.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, StudyRan
+from labctl.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Study, StudyRan
 from labctl.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
@@ -232,7 +232,7 @@ class Plan:
     notes: list[str]  # what expansion dropped or merged, in words
     scale: str = "default"
     references: list[Reference] = field(default_factory=list)
-    studies: list[studies.Study] = field(default_factory=list)  # the publications it reproduces
+    studies: list[Study] = field(default_factory=list)  # the publications it reproduces
     claims: list[Claim] = field(default_factory=list)
     groups: dict[str, str] = field(default_factory=dict)  # kernel -> its grid's group
 
@@ -323,13 +323,13 @@ def _groups(spec: ExperimentSpec, source: str) -> dict[str, str]:
     return groups
 
 
-def _studies(spec: ExperimentSpec, where: str) -> list[studies.Study]:
+def _studies(spec: ExperimentSpec, where: str) -> list[Study]:
     given = spec.study if isinstance(spec.study, list) else [spec.study]
     known = studies.catalogue()
     cited = []
     for number, study in enumerate(given):
         if isinstance(study, StudySpec):
-            cited.append(studies.Study("", **study.model_dump()))
+            cited.append(Study("", **study.model_dump()))
         elif study in known:
             cited.append(known[study])
         else:

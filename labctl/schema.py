@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from labctl.studies import Study
 from labctl.text import show
 
 OURS = "labctl"  # our runtime's name: `runtime = "labctl"`
@@ -16,6 +15,27 @@ RUNTIME = "runtime"  # the parameter every kernel of ours has: the runtime it ru
 ALLOCATOR = "allocator"  # and the worker's malloc
 # An experiment's scales: its default sizes, or the study's (each grid's `full` table).
 SCALES = ("default", "full")
+
+
+@dataclass(frozen=True)
+class Study:
+    """A publication a run reproduces (labctl.studies reads the native table of them)."""
+
+    key: str  # how kernels and experiment files name it; empty for one an experiment describes
+    title: str
+    author: str  # a person, or the site that published it
+    published: str  # where: a blog, a site, a library's documentation
+    year: int
+    url: str
+
+    @property
+    def citation(self) -> str:
+        """"Title", Author, where, year. URL"""
+        where = f", {self.published}" if self.published else ""
+        return f'"{self.title}", {self.author}{where}, {self.year}. {self.url}'
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ static host, with relative links only, nothing fetched from elsewhere and no scr
 index.html lists the store's runs, its experiments with a history and the comparisons of each
 experiment's two latest runs. runs/RUN.html holds a run's points and its report (labctl.report,
 written into runs/RUN/ and rendered from markdown). history/EXPERIMENT.html follows each point's
-figures over commits (labctl.history.series), with the changes labctl.changes finds plotted and
+figures over commits (labctl.series.series), with the changes labctl.changes finds plotted and
 listed; regressions.html gathers the changes that make a figure worse, biggest first; and
 compare/A-B.html is labctl.compare's table. The pages are Jinja2 templates (labctl/templates/),
 autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
@@ -31,7 +31,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from labctl import __version__, files, history, metrics, results, text
+from labctl import __version__, files, metrics, results, series, text
 from labctl.store import RunRow, Store, now
 
 # The file labctl leaves in every site it writes: the store it came from, and each file written
@@ -196,10 +196,10 @@ def _write(site: Path, relative: str, page: str, published: Published) -> None:
 
 
 def _histories(db: Path) -> tuple[dict[str, pd.DataFrame], str | None]:
-    """Each experiment's history series (labctl.history.series), by experiment; and, where the
+    """Each experiment's history series (labctl.series.series), by experiment; and, where the
     store's histories cannot be read (a commit whose date is no date), why, for the index."""
     try:
-        frame = history.series(str(db))
+        frame = series.series(str(db))
     except (ValueError, TypeError) as error:
         return {}, f"{type(error).__name__}: {error}"
     return {name: part for name, part in frame.groupby("experiment", sort=False)}, None
@@ -283,11 +283,11 @@ def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
 
 def _follow(frame: pd.DataFrame, plots: Path) -> list[_Series]:
     """Each point and followed figure of an experiment's history, with its changes
-    (labctl.history.follow) and its plot, written into `plots`."""
+    (labctl.series.follow) and its plot, written into `plots`."""
     commits = _commits(frame)
     vary = _varying(frame)
     found = []
-    for number, one in enumerate(history.follow(frame), 1):
+    for number, one in enumerate(series.follow(frame), 1):
         name = f"{number}-{one.metric}.png"
         _plot(one.rows, commits, one.metric, one.changes, plots / name)
         first = one.rows.iloc[0]

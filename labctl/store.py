@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import psutil
 
@@ -25,8 +25,21 @@ from labctl import inputs, sample, schema
 from labctl.schema import Catalogue
 from labctl.text import printable
 
-if TYPE_CHECKING:  # the store reads and writes plain data; it needs no extension
-    from labctl.experiment import Plan
+
+class Planned(Protocol):
+    """What the store records of a plan before any point runs (labctl.experiment.Plan is one):
+    the store reads and writes plain data, and imports nothing above it."""
+
+    name: str
+    description: str
+    source: str
+    text: str
+    order: str
+    seed: int | None
+    catalogue: Catalogue
+    points: list  # labctl.experiment.PlannedPoint: key, kernel, params, env, cpus, repeats, warmup,
+    #               timeout_s, rlimit_mb, measure, skip
+
 
 SCHEMA_VERSION = 6
 APPLICATION = "labctl"
@@ -495,7 +508,7 @@ class Store:
             return self.db.execute("SELECT id FROM machines WHERE fingerprint = ?",
                                    (fingerprint,)).fetchone()[0]
 
-    def create_run(self, plan: Plan, command: str, machine: dict, context: dict,
+    def create_run(self, plan: Planned, command: str, machine: dict, context: dict,
                    warnings: list[str]) -> int:
         """Records the run and its whole plan in one transaction, before any point runs. Raises
         StoreError for a store with damaged text, which no run is added to."""

@@ -211,7 +211,7 @@ def test_arguments_of_the_wrong_type_are_value_errors(samples, exact):
 
 
 def test_history_pools_commits_of_one_build_and_places_a_change_on_a_new_build():
-    """labctl.history.follow: commits that share a build ran the same code, so a blip among them
+    """labctl.series.follow: commits that share a build ran the same code, so a blip among them
     is noise (a schedule-dependent count), and a change lands on the first commit of its build."""
     import pandas as pd
 

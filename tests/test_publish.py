@@ -295,15 +295,15 @@ def planted_series() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> Path:
-    """The site of a store without runs whose history is planted_series (labctl.history.series
+    """The site of a store without runs whose history is planted_series (labctl.series.series
     replaced)."""
-    from labctl import history, site
+    from labctl import series, site
     from labctl.store import Store
 
     folder = tmp_path_factory.mktemp("planted")
     Store(folder / "empty.db").close()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(history, "series", lambda db, experiment=None: planted_series())
+        patch.setattr(series, "series", lambda db, experiment=None: planted_series())
         site.write(folder / "empty.db", folder / "site")
     return folder / "site"
 
