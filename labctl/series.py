@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from labctl import metrics, results
-from labctl.store import Store
+from labctl.store import COMMIT_KEYS, Store
 
 # A commit as a run's context records it (labctl.sysinfo.commit): the fields of Commit, in order.
-COMMIT_KEYS = ("sha", "subject", "date", "build")
 
 # The figures a history follows, by the point's measure: what the measure measures, and whether
 # it repeats to a few parts per million (labctl.changes.detect's `exact`). Under instructions the

@@ -14,13 +14,13 @@ from pathlib import Path
 import psutil
 
 import labctl
-from labctl import measures, native
+from labctl import measures, native, store
 
 # The commit a history's extension was built from ({"sha", "subject", "date", "build"}: the
 # build cache's key), set by `labctl history` and `labctl bisect` for the sweeps they start and
 # recorded in each run's context as "commit" (labctl.history).
 COMMIT_ENV = "LABCTL_COMMIT"
-COMMIT_KEYS = ("sha", "subject", "date", "build")
+COMMIT_KEYS = store.COMMIT_KEYS
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
