@@ -134,8 +134,10 @@ def test_history_stores_each_commit_and_records_the_one_that_does_not_build(plan
     assert sorted(frame["short"]) == sorted(shas[n][:10] for n in
                                             ("docs1", "docs2", "comment", "mended", "regression", "docs3", "docs4"))
     counts = dict(zip(frame["short"], frame["median"]))
-    # The same build gives the same count to the instruction (a few hundred in 10^6 at most).
-    assert abs(counts[shas["docs1"][:10]] / counts[shas["docs2"][:10]] - 1) < 1e-4
+    # The same build gives the same count to within a few hundred instructions: the waits counted in
+    # the phase follow the machine's load (with the suite in two processes, 119 and 237 apart in a
+    # point of 184,000: 0.06% and 0.13%), far below the planted regression's step (>10%, below).
+    assert abs(counts[shas["docs1"][:10]] / counts[shas["docs2"][:10]] - 1) < 5e-3
     assert counts[shas["regression"][:10]] / counts[shas["mended"][:10]] > 1.1
     # Builds: one per key, four keys, one of them failing; each cached with its record.
     records = [json.loads(p.read_text()) for p in (cache / "builds").glob("*/build.json")]
