@@ -23,8 +23,6 @@ from pathlib import Path
 
 from labctl import builds, experiment, native, sysinfo, text
 from labctl.exits import EXIT_INTERRUPTED
-from labctl.series import (  # noqa: F401 - a history as read back from the store
-    CHANGE_COLUMNS, FOLLOWED, SERIES_COLUMNS, Commit, Followed, changes, exact, follow, runs, series)
 from labctl.store import Store
 
 # The compiled extension a process loads instead of its installed one (labctl.native), and the

@@ -131,7 +131,7 @@ class _Series:
     anchor: str
     label: str
     metric: str
-    rows: pd.DataFrame  # history.series' rows of this point and figure, in commit order
+    rows: pd.DataFrame  # series.series' rows of this point and figure, in commit order
     changes: list  # labctl.changes.Change, indexed by commit order
     plot: str  # its PNG, relative to the history page
 

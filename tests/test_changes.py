@@ -215,7 +215,7 @@ def test_history_pools_commits_of_one_build_and_places_a_change_on_a_new_build()
     is noise (a schedule-dependent count), and a change lands on the first commit of its build."""
     import pandas as pd
 
-    from labctl import history
+    from labctl import series
 
     values = [[100.0] * 3, [101.0, 101.0, 100.0]] + [[100.0] * 3] * 5 + [[110.0] * 3] * 3
     builds = ["a", "a", "b", "b", "c", "c", "d", "e", "e", "e"]
@@ -225,6 +225,6 @@ def test_history_pools_commits_of_one_build_and_places_a_change_on_a_new_build()
                            "build": build, "run": i + 1, "values": v, "median": float(np.median(v))}
                           for i, (v, build) in enumerate(zip(values, builds))])
     assert (1, 1) in [(c.start, c.end) for c in changes.detect(values, exact=True)]  # unpooled: the blip
-    [followed] = history.follow(frame)
+    [followed] = series.follow(frame)
     assert [(c.kind, c.start, c.end) for c in followed.changes] == [(changes.STEP, 7, 7)]
     assert followed.changes[0].change_pct == pytest.approx(10.0)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from labctl import bisect, builds, history
+from labctl import bisect, builds, history, series
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_FILE = "native/kernels/ping_pong.cpp"
@@ -123,14 +123,14 @@ def test_history_stores_each_commit_and_records_the_one_that_does_not_build(plan
     done, db = measured
     assert done.returncode == 0, done.stdout + done.stderr
     assert "8 commits: 7 measured, 0 already measured, 1 not building" in " ".join(done.stdout.split())
-    runs = history.runs(str(db), "planted")
+    runs = series.runs(str(db), "planted")
     assert [commit.sha for _, _, commit in runs] == [shas[n] for n in
             ("docs1", "docs2", "comment", "broken", "mended", "regression", "docs3", "docs4")]
     with sqlite3.connect(db) as connection:
         failures = connection.execute("SELECT failure_kind, failure FROM points WHERE status = 'failed'").fetchall()
     assert len(failures) == 1 and failures[0][0] == "build"
     assert f"commit {shas['broken'][:10]} does not build" in failures[0][1] and "planted" in failures[0][1]
-    frame = history.series(str(db), "planted")
+    frame = series.series(str(db), "planted")
     assert sorted(frame["short"]) == sorted(shas[n][:10] for n in
                                             ("docs1", "docs2", "comment", "mended", "regression", "docs3", "docs4"))
     counts = dict(zip(frame["short"], frame["median"]))
@@ -147,7 +147,7 @@ def test_history_stores_each_commit_and_records_the_one_that_does_not_build(plan
 def test_history_finds_the_planted_step_at_its_commit(planted, measured):
     _, shas, _, _ = planted
     _, db = measured
-    found = history.changes(str(db), "planted")
+    found = series.changes(str(db), "planted")
     assert len(found) == 1, found
     change = found.iloc[0]
     assert change["kind"] == "step" and change["start"] == change["end"] == shas["regression"]
@@ -165,7 +165,7 @@ def test_history_run_again_measures_nothing_and_resumes_an_interrupted_commit(pl
     assert done.returncode == 0, done.stdout + done.stderr
     text = " ".join(done.stdout.split())
     assert "7 already measured" in text and "builds: 0 made" in text and "1 measured" in text
-    assert len(history.runs(str(db), "planted")) == 8  # resumed in place, not measured twice
+    assert len(series.runs(str(db), "planted")) == 8  # resumed in place, not measured twice
 
 
 def test_bisect_finds_the_planted_regression_within_the_bound(planted, measured):
@@ -204,7 +204,7 @@ def test_history_refuses_bad_commits(planted, args, expected):
     done = _labctl("history", str(work / "planted.toml"), *args, "--repo", str(repo), "--cache", str(cache),
                    "--db", str(work / "refused.db"))
     assert done.returncode == 2 and expected in done.stderr, done.stderr
-    assert not (work / "refused.db").exists() or history.runs(str(work / "refused.db")) == []
+    assert not (work / "refused.db").exists() or series.runs(str(work / "refused.db")) == []
 
 
 def test_history_refuses_a_folder_that_is_not_a_repository(planted, tmp_path):

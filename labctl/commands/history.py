@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from labctl import builds, experiment, history
+from labctl import builds, experiment, history, series
 from labctl.commands.options import cache_option, db_option, repo_option, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.store import StoreError
@@ -68,7 +68,7 @@ def _measure(file: str, spec: str, every: int, repo: Path, cache: str | None, re
 def _show_changes(file: str, db: str) -> None:
     name = _name(file)
     try:
-        found = history.changes(db, name)
+        found = series.changes(db, name)
     except StoreError as error:
         fail(str(error), error.code)
     if found.empty:
