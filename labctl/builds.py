@@ -170,7 +170,12 @@ class Cache:
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "build.log"
         started = time.monotonic()
-        source, build = self.work / "src", self.work / "build"
+        # The build folder inside the checkout, as deep as pip's (build/{wheel_tag}): the compile
+        # commands then name the sources by the same relative paths as the installed extension's
+        # build, so that a compiler cache (ccache with CCACHE_BASEDIR) serves both. `git clean`
+        # below keeps it, so that a commit's build is incremental on the last one.
+        source = self.work / "src"
+        build = source / "build" / "history"
         with open(log, "w", encoding="utf-8") as out:
             self._checkout(source, commit)
             import pybind11
@@ -217,7 +222,7 @@ class Cache:
             git(self.repo, "worktree", "add", "--detach", "--force", str(source), commit)
             return
         git(source, "checkout", "--detach", "--force", commit)
-        git(source, "clean", "-fdq")
+        git(source, "clean", "-fdq", "--exclude=/build/")
 
 
 def _first_error(log: Path) -> str:

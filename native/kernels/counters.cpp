@@ -13,11 +13,12 @@
 #include <fstream>
 #include <stdexcept>
 
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define LABCTL_CALLGRIND 1
-#else
+// CMakeLists.txt defines LABCTL_CALLGRIND=1 for this file where valgrind/callgrind.h is found.
+#ifndef LABCTL_CALLGRIND
 #define LABCTL_CALLGRIND 0
+#endif
+#if LABCTL_CALLGRIND
+#include <valgrind/callgrind.h>
 #endif
 
 namespace labctl::kernels::counters {
