@@ -18,7 +18,7 @@ from labctl.text import printable
 
 # Each command's module under labctl.commands, in the order `labctl --help` lists them.
 COMMANDS = ("kernels", "run", "experiments", "plan", "sweep", "runs", "show", "fingerprint", "report",
-            "export", "gate", "compare", "history", "bisect", "publish")
+            "export", "gate", "compare", "calibrate", "ab", "history", "bisect", "publish")
 
 
 def _exit(message: str, code: int) -> None:

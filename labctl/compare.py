@@ -19,7 +19,7 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +52,13 @@ TOO_FEW = "too few samples"
 CANNOT_BE_SIGNIFICANT = "cannot be significant"
 WITHOUT_VERDICT = (TOO_FEW, CANNOT_BE_SIGNIFICANT)
 
+# What a verdict rests on (Difference.basis).
+RANKS = "rank test"  # the two runs' samples alone: they share their moment's load
+ROUNDS = "interleaved rounds"  # the medians of each round of an interleaved A/B, paired
+CALIBRATED = "A/A calibration"  # the two runs' medians, against the same build's round-to-round spread
+# Fewer rounds than this leave a paired test or a calibration without a spread to speak of.
+MIN_ROUNDS = 3
+
 
 class CompareError(ValueError):
     """Bad input (a metric, an ignored parameter, points that fall together): the message names
@@ -74,6 +81,10 @@ class Difference:
     lower_is_better: bool
     min_change: float  # percent
     quiet: bool = False  # both sides within QUIET_SPREAD: judged by their ranges, not the test
+    basis: str = RANKS  # what p rests on: RANKS, ROUNDS or CALIBRATED
+    p_adjusted: float | None = None  # p after Holm's adjustment over the comparison's points
+    detectable: float | None = None  # percent: the change this test finds 80% of the time (ROUNDS, CALIBRATED)
+    rounds: int = 0  # the interleaved rounds paired (ROUNDS), or the calibration's (CALIBRATED)
 
     @property
     def change(self) -> float:
@@ -146,6 +157,99 @@ def difference(a: Sequence[float], b: Sequence[float], lower_is_better: bool = T
                       p_value, verdict, lower_is_better, min_change, quiet)
 
 
+def paired_difference(rounds_a: Sequence[Sequence[float]], rounds_b: Sequence[Sequence[float]],
+                      lower_is_better: bool = True, min_change: float = 0.0,
+                      alpha: float = ALPHA) -> Difference:
+    """B against A measured in interleaved rounds (the same rounds on each side, in order): the
+    log ratio of the two medians of each round, whose mean a t-test holds against 0. What
+    drifts between rounds (the machine's load) moves both medians of a round alike and cancels
+    in their ratio. Quiet samples (instruction counts) are judged by their ranges, pooled."""
+    pooled_a = [v for values in rounds_a for v in values]
+    pooled_b = [v for values in rounds_b for v in values]
+    plain = difference(pooled_a, pooled_b, lower_is_better, min_change, alpha)
+    logs = [math.log(statistics.median(b) / statistics.median(a)) for a, b in zip(rounds_a, rounds_b)
+            if a and b and statistics.median(a) > 0 and statistics.median(b) > 0]
+    if plain.quiet:
+        return plain
+    if len(logs) < MIN_ROUNDS:
+        return replace(plain, verdict=TOO_FEW, basis=ROUNDS, rounds=len(logs))
+    scale = statistics.stdev(logs) / math.sqrt(len(logs))
+    test = stats.log_ratio_test(statistics.fmean(logs), scale, len(logs) - 1)
+    return _judge(replace(plain, ratio=test.ratio, ratio_low=test.low, ratio_high=test.high,
+                          p_value=test.p_value, basis=ROUNDS, rounds=len(logs),
+                          detectable=stats.detectable(scale, len(logs) - 1, alpha)), test.p_value, alpha)
+
+
+def calibrated_difference(a: Sequence[float], b: Sequence[float], noise: Noise,
+                          lower_is_better: bool = True, min_change: float = 0.0,
+                          alpha: float = ALPHA) -> Difference:
+    """Run B against run A, one run a side, judged against the spread that the same build
+    measured against itself shows from round to round on this machine (an A/A calibration):
+    the log ratio of their medians, as a new observation of that spread, in a t-test."""
+    plain = difference(a, b, lower_is_better, min_change, alpha)
+    if plain.quiet or plain.verdict == TOO_FEW or not (plain.median_a > 0 and plain.median_b > 0):
+        return plain
+    scale = noise.scale_for_one_run
+    test = stats.log_ratio_test(math.log(plain.median_b / plain.median_a), scale, noise.rounds - 1)
+    return _judge(replace(plain, ratio_low=test.low, ratio_high=test.high, p_value=test.p_value,
+                          basis=CALIBRATED, rounds=noise.rounds,
+                          detectable=stats.detectable(scale, noise.rounds - 1, alpha)), test.p_value, alpha)
+
+
+def _judge(d: Difference, p_value: float, alpha: float) -> Difference:
+    """The verdict of a tested difference at `p_value` (its own, or Holm's adjustment of it)."""
+    if d.quiet or d.p_value is None or d.verdict == TOO_FEW:
+        return d
+    if d.basis == RANKS and stats.smallest_p(d.n_a, d.n_b) >= alpha:
+        verdict = CANNOT_BE_SIGNIFICANT
+    elif p_value >= alpha:
+        verdict = NO_DIFFERENCE
+    elif d.ratio == 1:
+        verdict = NO_CHANGE
+    else:
+        verdict = SLOWER if (d.ratio > 1) == d.lower_is_better else FASTER
+    if verdict in (FASTER, SLOWER) and abs((d.ratio - 1) * 100) < d.min_change:
+        verdict = NO_CHANGE
+    return replace(d, verdict=verdict)
+
+
+def adjusted(differences: Sequence[Difference], alpha: float = ALPHA) -> list[Difference]:
+    """The differences judged together: Holm's adjustment over those with a tested p (neither
+    quiet nor without a verdict), each judged again at its adjusted p."""
+    tested = [i for i, d in enumerate(differences)
+              if d.p_value is not None and not d.quiet and d.verdict not in WITHOUT_VERDICT]
+    out = list(differences)
+    for i, p in zip(tested, stats.holm([differences[i].p_value for i in tested])):
+        out[i] = _judge(replace(differences[i], p_adjusted=p), p, alpha)
+    return out
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What an A/A calibration (`labctl calibrate`) measured of a point on a kind of machine: the
+    log ratio of the medians of the same build's two sides in each of its rounds."""
+
+    group: str
+    logs: tuple[float, ...]
+    runs: tuple[int, ...]
+
+    @property
+    def rounds(self) -> int:
+        return len(self.logs)
+
+    @property
+    def spread(self) -> float:
+        """The standard deviation of a round's log ratio: what one run against another of the
+        same build differs by on this machine."""
+        return statistics.stdev(self.logs) if len(self.logs) > 1 else math.inf
+
+    @property
+    def scale_for_one_run(self) -> float:
+        """The standard error of one new run-against-run log ratio, the spread estimated from
+        `rounds` rounds: spread * sqrt(1 + 1 / rounds)."""
+        return self.spread * math.sqrt(1 + 1 / self.rounds)
+
+
 def _quiet(values: Sequence[float]) -> bool:
     """Whether values spread by at most QUIET_SPREAD of their median (all equal, say)."""
     middle = abs(statistics.median(values))
@@ -183,12 +287,34 @@ class Side:
     run: Run
     samples: pd.DataFrame  # results.load
     points: pd.DataFrame  # results.points
+    # The run's round of an interleaved comparison (sysinfo.ROUND_KEYS), and the finished runs of
+    # its side of it, this one among them, in round order: one Side each.
+    interleaved: dict | None = None
+    rounds: list[Side] = field(default_factory=list)
 
 
 def load(db: str | Path, run: int | str) -> Side:
-    """A run (an id or 'latest') of a store. Raises StoreError for an unknown run."""
+    """A run (an id or 'latest') of a store; with the other rounds of its side where it is a
+    round of an interleaved comparison. Raises StoreError for an unknown run."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
+        mine = _interleaved(store.run(run_id).context)
+        siblings = sorted((r.context["interleaved"]["round"], r.id) for r in store.runs()
+                          if mine and r.status == "finished" and (theirs := _interleaved(r.context))
+                          and (theirs["group"], theirs["side"]) == (mine["group"], mine["side"]))
+    side = _load_run(db, run_id)
+    if mine:
+        side.rounds = [side if other == run_id else _load_run(db, other) for _, other in siblings]
+    return side
+
+
+def _interleaved(context: dict) -> dict | None:
+    found = context.get("interleaved")
+    return found if isinstance(found, dict) and isinstance(found.get("group"), str) else None
+
+
+def _load_run(db: str | Path, run_id: int) -> Side:
+    with Store(db, create=False) as store:
         row = store.run(run_id)
         points = store.points(run_id)
     # Where its points ran: those with samples (all of them, where none has any).
@@ -201,7 +327,96 @@ def load(db: str | Path, run: int | str) -> Side:
     where = "; ".join(_machine_cell(infos) for infos in kinds.values())
     info = Run(int(run_id), row.name, row.started_at, where, row.context.get("git_describe"), str(db),
                tuple(kinds), hosts)
-    return Side(info, results.load(db, run_id), results.points(db, run_id))
+    return Side(info, results.load(db, run_id), results.points(db, run_id), _interleaved(row.context))
+
+
+def calibration(db: str | Path, metric: str = DEFAULT_METRIC, ignore: Sequence[str] = (),
+                across_machines: bool = False) -> dict[str, Noise]:
+    """The A/A calibrations in a store (`labctl calibrate`: interleaved rounds of one build
+    against itself), by point key (that of compare's matching: a kind of machine's own): for
+    each point, its latest calibration of at least MIN_ROUNDS rounds."""
+    noises: dict[str, Noise] = {}
+    for group in calibration_groups(db):  # oldest first: a later one replaces it
+        for key, found in _group_rounds(db, group, metric, ignore, across_machines).items():
+            if found.noise.rounds >= MIN_ROUNDS:
+                noises[key] = found.noise
+    return noises
+
+
+def calibration_groups(db: str | Path) -> list[str]:
+    """The A/A groups of a store with both sides, oldest first."""
+    with Store(db, create=False) as store:
+        groups: dict[str, tuple[int, set]] = {}
+        for row in store.runs():
+            found = _interleaved(row.context)
+            if found and found.get("same_build") and row.status == "finished":
+                last, sides = groups.get(found["group"], (0, set()))
+                groups[found["group"]] = (max(last, row.id), sides | {found["side"]})
+    return [g for g, (_, sides) in sorted(groups.items(), key=lambda item: item[1][0]) if sides == {"A", "B"}]
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """One point over the rounds of an interleaved group: its samples on each side, round by
+    round, and their log ratios of medians as a Noise."""
+
+    kernel: str
+    params: dict
+    samples: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]
+    noise: Noise
+
+    def false_calls(self, alpha: float = ALPHA) -> tuple[int, int]:
+        """How many of its rounds, each A against B of one build, are called different (at
+        `alpha`, no adjustment) by the rank test on the round's samples alone, and by the test
+        against the spread of the other rounds (leave one out): the false-positive rates of a
+        comparison of two runs, uncalibrated and calibrated."""
+        ranks = sum(difference(list(a), list(b), alpha=alpha).verdict in (FASTER, SLOWER)
+                    for a, b in self.samples)
+        held = 0
+        for index in range(self.noise.rounds):
+            others = Noise(self.noise.group, self.noise.logs[:index] + self.noise.logs[index + 1:], ())
+            if others.rounds >= MIN_ROUNDS:
+                test = stats.log_ratio_test(self.noise.logs[index], others.scale_for_one_run, others.rounds - 1)
+                held += test.p_value < alpha
+        return ranks, held
+
+
+def _group_rounds(db: str | Path, group: str, metric: str = DEFAULT_METRIC, ignore: Sequence[str] = (),
+                  across_machines: bool = False) -> dict[str, Rounds]:
+    """The points of an interleaved group's rounds, by compare's point key."""
+    with Store(db, create=False) as store:
+        ids: dict[str, dict[int, int]] = {"A": {}, "B": {}}
+        for row in store.runs():
+            found = _interleaved(row.context)
+            if found and found["group"] == group and row.status == "finished" and found["side"] in ids:
+                ids[found["side"]][found["round"]] = row.id
+    kernels: dict[str, tuple[str, dict]] = {}
+    samples: dict[str, list] = {}
+    runs: dict[str, list[int]] = {}
+    for index in sorted(set(ids["A"]) & set(ids["B"])):
+        a, b = _load_run(db, ids["A"][index]), _load_run(db, ids["B"][index])
+        try:
+            points_a, points_b = _points(a, ignore, across_machines), _points(b, ignore, across_machines)
+        except CompareError:
+            return {}  # points that differ only in ignored parameters: not calibrated so
+        values_a, values_b = _values(a, metric), _values(b, metric)
+        for key, (point, kernel, params) in points_a.items():
+            if key in points_b:
+                first, second = values_a.get(point), values_b.get(points_b[key][0])
+                if first and second and statistics.median(first) > 0 and statistics.median(second) > 0:
+                    kernels[key] = (kernel, params)
+                    samples.setdefault(key, []).append((tuple(first), tuple(second)))
+                    runs.setdefault(key, []).extend((a.run.id, b.run.id))
+    out = {}
+    for key, pairs in samples.items():
+        logs = tuple(math.log(statistics.median(b) / statistics.median(a)) for a, b in pairs)
+        out[key] = Rounds(*kernels[key], tuple(pairs), Noise(group, logs, tuple(runs[key])))
+    return out
+
+
+def calibrated_points(db: str | Path, group: str, metric: str = DEFAULT_METRIC) -> list[Rounds]:
+    """An A/A group's points, in the experiment's order: what `labctl calibrate` reports."""
+    return list(_group_rounds(db, group, metric).values())
 
 
 def _machine_cell(infos: list[dict]) -> str:
@@ -244,6 +459,8 @@ class Comparison:
     # Points of both runs that ran on different kinds of machine, so not matched (kernel,
     # params, A's machine, B's): in both runs, not "only in" either.
     elsewhere: list[tuple[str, dict, str, str]] = field(default_factory=list)
+    basis: str = RANKS  # what the verdicts rest on, in words (ROUNDS, CALIBRATED or RANKS)
+    calibrations: list[str] = field(default_factory=list)  # the A/A groups used (CALIBRATED)
 
     @property
     def same_kinds(self) -> bool:
@@ -274,6 +491,9 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
     _check_ignored(ignore, a, b)
     points_a, points_b = _points(a, ignore, across_machines), _points(b, ignore, across_machines)
     values_a, values_b = _values(a, metric), _values(b, metric)
+    lower = lookup(metric).lower_is_better
+    paired = _paired_rounds(a, b, metric, ignore, across_machines)
+    noises = {} if paired is not None else calibration(a.run.db, metric, ignore, across_machines)
     rows, only_a, unmeasured = [], [], []
     for key, (point, kernel, params) in points_a.items():
         if key not in points_b:
@@ -282,8 +502,15 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
         point_b, _, params_b = points_b[key]
         sample_a, sample_b = values_a.get(point, []), values_b.get(point_b, [])
         if sample_a and sample_b:
-            rows.append(Row(kernel, params, params_b, difference(
-                sample_a, sample_b, lookup(metric).lower_is_better, min_change, alpha)))
+            if paired is not None:
+                rounds = [(ra.get(key, []), rb.get(key, [])) for ra, rb in paired]
+                rounds = [(x, y) for x, y in rounds if x and y]
+                found = paired_difference([x for x, _ in rounds], [y for _, y in rounds], lower, min_change, alpha)
+            elif key in noises:
+                found = calibrated_difference(sample_a, sample_b, noises[key], lower, min_change, alpha)
+            else:
+                found = difference(sample_a, sample_b, lower, min_change, alpha)
+            rows.append(Row(kernel, params, params_b, found))
         else:
             side = " and ".join(name for name, sample in (("A", sample_a), ("B", sample_b))
                                 if not sample)
@@ -303,8 +530,31 @@ def compare(a: Side, b: Side, metric: str = DEFAULT_METRIC, ignore: Sequence[str
         only_a = [(k, p) for k, p in only_a if (k, json.dumps(p, sort_keys=True)) not in moved]
         only_b = [(k, p) for k, p in only_b if (k, json.dumps(p, sort_keys=True)) not in moved]
     same_machine = (set(a.run.machines), set(a.run.hosts)) == (set(b.run.machines), set(b.run.hosts))
+    judged = adjusted([row.difference for row in rows], alpha)
+    rows = [replace(row, difference=d) for row, d in zip(rows, judged)]
+    basis = (f"{ROUNDS}: {len(paired)} rounds" if paired is not None
+             else f"{CALIBRATED}: {len({n.group for n in noises.values()})} calibration(s)" if noises else RANKS)
     return Comparison(a.run, b.run, metric, tuple(ignore), min_change, alpha, rows, only_a,
-                      only_b, unmeasured, same_machine, _catalogue(a, b), across_machines, elsewhere)
+                      only_b, unmeasured, same_machine, _catalogue(a, b), across_machines, elsewhere,
+                      basis, sorted({n.group for n in noises.values()}))
+
+
+def _paired_rounds(a: Side, b: Side, metric: str, ignore: Sequence[str],
+                   across_machines: bool) -> list[tuple[dict[str, list[float]], dict[str, list[float]]]] | None:
+    """Where A and B are the two sides of one interleaved comparison: for each round both have,
+    in order, the metric's values of each point key on each side. None otherwise."""
+    if not (a.interleaved and b.interleaved and a.interleaved["group"] == b.interleaved["group"]
+            and a.interleaved["side"] != b.interleaved["side"]):
+        return None
+    def by_round(side: Side) -> dict[int, dict[str, list[float]]]:
+        out = {}
+        for one in side.rounds:
+            values = _values(one, metric)
+            out[one.interleaved["round"]] = {key: values.get(point, [])
+                                             for key, (point, _, _) in _points(one, ignore, across_machines).items()}
+        return out
+    rounds_a, rounds_b = by_round(a), by_round(b)
+    return [(rounds_a[r], rounds_b[r]) for r in sorted(set(rounds_a) & set(rounds_b))]
 
 
 def _machines_of(side: Side) -> dict[int, str]:
@@ -421,6 +671,7 @@ def markdown(c: Comparison) -> str:
             for side, run in (("A", c.a), ("B", c.b))]
     out += [text.markdown_table(["", "run", "name", "started (UTC)", "machine", "git describe"], runs), ""]
     out += _machines_note(c)
+    out += _basis_note(c)
     for kernel in dict.fromkeys(row.kernel for row in c.rows):
         out += _kernel_table(c, kernel, [row for row in c.rows if row.kernel == kernel])
     out += [_summary(c), ""]
@@ -436,10 +687,21 @@ def markdown(c: Comparison) -> str:
     if c.unmeasured:
         out += [f"No {c.metric} samples on a side (failed, not a metric of the kernel, or not counted by the point's measure):", "",
                 *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
-    notes = (f"B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U "
-             f"test, two-sided; a verdict needs 3 samples a side and p < {c.alpha:g}, or, where "
-             f"both sides are without noise (values within {QUIET_SPREAD:.1%} of each other, as "
-             "instruction counts are), ranges that do not overlap")
+    tested = sum(row.difference.p_adjusted is not None for row in c.rows)
+    if c.basis.startswith(ROUNDS):
+        notes = ("B/A: the geometric mean over the rounds of the ratio of a round's medians, with "
+                 "its 95% interval (Student's t). p: a t-test of the rounds' log ratios, two-sided")
+    elif c.basis.startswith(CALIBRATED):
+        notes = ("B/A: ratio of the medians; its 95% interval and p from a t-test against the spread "
+                 "the calibration measured between runs of one build (where a point has none: the "
+                 "bootstrap interval and the Mann-Whitney U test)")
+    else:
+        notes = "B/A: ratio of the medians, with its 95% bootstrap interval. p: Mann-Whitney U test, two-sided"
+    notes += (f", adjusted by Holm's method over the {tested} points tested (the chance of any false "
+              f"verdict among them at most {c.alpha:g}); a verdict needs 3 samples (or rounds) a "
+              f"side and an adjusted p < {c.alpha:g}, or, where both sides are without noise (values "
+              f"within {QUIET_SPREAD:.1%} of each other, as instruction counts are), ranges that do not "
+              "overlap. detectable: the change the test finds 80% of the time")
     if c.min_change:
         notes += f", and a change of {c.min_change:g}% or more (else \"no change\")"
     if c.ignored:
@@ -448,6 +710,26 @@ def markdown(c: Comparison) -> str:
               else ". Matched on the same kind of machine only")
     out.append(notes + ".")
     return "\n".join(out) + "\n"
+
+
+def _basis_note(c: Comparison) -> list[str]:
+    """What the verdicts rest on, and the warning where the runs were neither interleaved nor
+    calibrated: their samples share their moment's load, so drift reads as a difference."""
+    if c.basis.startswith(ROUNDS):
+        return [f"Interleaved: A and B measured in alternating rounds ({c.basis.split(': ')[1]}, "
+                "A B B A ...), each round's medians paired: what drifts on the machine between "
+                "rounds moves both sides alike.", ""]
+    if c.basis.startswith(CALIBRATED):
+        return ["Not interleaved: each verdict is held against the spread that runs of one build "
+                "showed against each other on this kind of machine (A/A calibration "
+                f"{', '.join(c.calibrations)}, `labctl calibrate`).", ""]
+    if not c.rows or all(row.difference.quiet for row in c.rows):
+        return []
+    return ["**Not calibrated:** the runs were not interleaved, and the store has no A/A "
+            "calibration of these points on this kind of machine, so each verdict rests on the two "
+            "runs' own samples, which share their moment's load: a change of the machine between the "
+            "runs reads as a difference. `labctl calibrate EXPERIMENT` measures the spread between "
+            "runs that the verdicts are then held to; `labctl ab` interleaves two builds.", ""]
 
 
 def _machines_note(c: Comparison) -> list[str]:
@@ -474,7 +756,8 @@ def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
     spec = c.catalogue.kernels.get(kernel) or Kernel(kernel, "", "", (), "", "", ())
     varying = analysis.varying([row.params_a for row in rows] + [row.params_b for row in rows], spec,
                                missing_varies=True)
-    columns = [*varying, "n A/B", "median A", "median B", "B/A (95% CI)", "change", "p", "verdict"]
+    columns = [*varying, "n A/B", "median A", "median B", "B/A (95% CI)", "change", "p (Holm)",
+               "detectable", "verdict"]
     cells = []
     for row in rows:
         d = row.difference
@@ -484,10 +767,16 @@ def _kernel_table(c: Comparison, kernel: str, rows: list[Row]) -> list[str]:
                       lookup(c.metric).format(d.median_a), lookup(c.metric).format(d.median_b),
                       _ratio(d.ratio) + interval,
                       f"{d.change:+.1f}%" if math.isfinite(d.change) else "n/a",
-                      f"{d.p_value:.2g}" if d.p_value is not None else "-", d.text])
+                      _p_cell(d), "±" + text.percent(d.detectable) if d.detectable is not None else "-", d.text])
     fixed = {name: value for name, value in rows[0].params_a.items() if name not in varying}
     return [f"### {kernel}", "", text.markdown_table(columns, cells), "",
             f"fixed: {text.cell(_params_text(fixed) or '-')}", ""]
+
+
+def _p_cell(d: Difference) -> str:
+    if d.p_value is None:
+        return "-"
+    return f"{d.p_value:.2g}" + (f" ({d.p_adjusted:.2g})" if d.p_adjusted is not None else "")
 
 
 def _param_cell(row: Row, name: str) -> str:
@@ -528,7 +817,7 @@ def to_json(c: Comparison) -> dict:
         "a": asdict(c.a), "b": asdict(c.b), "metric": c.metric,
         "lower_is_better": c.lower_is_better, "ignored": list(c.ignored),
         "min_change": c.min_change, "alpha": c.alpha, "same_machine": c.same_machine,
-        "across_machines": c.across_machines,
+        "across_machines": c.across_machines, "basis": c.basis, "calibrations": c.calibrations,
         "geometric_mean": c.geometric_mean,
         "points": [{
             "kernel": row.kernel, "params_a": row.params_a, "params_b": row.params_b,

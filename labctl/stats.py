@@ -128,3 +128,54 @@ def summarize(values: Sequence[float]) -> Summary:
 def throughput(messages: int, elapsed_ns: int) -> float:
     """Messages per second of one sample."""
     return messages * 1e9 / elapsed_ns if elapsed_ns > 0 else 0.0
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values tested together: the i-th smallest is multiplied
+    by (m - i) and the results made non-decreasing, so that calling every adjusted p below alpha
+    "different" keeps the chance of even one false call among the m at alpha or less, whatever
+    their dependence. In the order given."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class LogRatioTest:
+    """A t-test of log ratios of medians: the ratio it estimates, its 95% interval, p."""
+
+    ratio: float
+    low: float
+    high: float
+    p_value: float
+
+
+def log_ratio_test(center: float, scale: float, df: int, confidence: float = 0.95) -> LogRatioTest:
+    """The test of `center`, a log ratio of medians (or a mean of them), against 0, where
+    `scale` is its standard error with `df` degrees of freedom: p of Student's t, two-sided, and
+    the interval center +- t * scale, as ratios. A scale of 0 (no noise at all) gives p 0 for
+    any change and 1 for none."""
+    from scipy import stats as scipy_stats
+
+    if scale <= 0 or not math.isfinite(scale):
+        p = 1.0 if center == 0 else 0.0
+        return LogRatioTest(math.exp(center), math.exp(center), math.exp(center), p)
+    t = abs(center) / scale
+    p = float(2 * scipy_stats.t.sf(t, df))
+    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, df)) * scale
+    return LogRatioTest(math.exp(center), math.exp(center - half), math.exp(center + half), p)
+
+
+def detectable(scale: float, df: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest change, in percent, that a log ratio test of this standard error finds with
+    probability `power` at level `alpha` (two-sided): (t_(1 - alpha/2) + t_power) * scale."""
+    from scipy import stats as scipy_stats
+
+    if scale <= 0 or not math.isfinite(scale):
+        return 0.0
+    t = float(scipy_stats.t.ppf(1 - alpha / 2, df) + scipy_stats.t.ppf(power, df))
+    return (math.exp(t * scale) - 1) * 100

@@ -20,6 +20,10 @@ from labctl import measures, native, store
 # build cache's key), set by `labctl history` and `labctl bisect` for the sweeps they start and
 # recorded in each run's context as "commit" (labctl.history).
 COMMIT_ENV = "LABCTL_COMMIT"
+# The round of an interleaved comparison a sweep is (labctl.rounds: `labctl ab`, `labctl
+# calibrate`): a JSON object with ROUND_KEYS, recorded in the run's context under "interleaved".
+ROUND_ENV = "LABCTL_ROUND"
+ROUND_KEYS = {"group": str, "side": str, "round": int, "rounds": int, "build": str, "same_build": bool}
 COMMIT_KEYS = store.COMMIT_KEYS
 
 SYS_CPU = Path("/sys/devices/system/cpu")
@@ -141,7 +145,16 @@ def run_context(experiment_file: str | None = None) -> dict:
     editable install) and the experiment file's, where they are git checkouts."""
     return {**host_context(),
             "experiment_git_describe": git_describe(Path(experiment_file).resolve().parent)
-            if experiment_file else None}
+            if experiment_file else None,
+            **({"interleaved": round_} if (round_ := round_context()) else {})}
+
+
+def round_context() -> dict | None:
+    """The round of an interleaved comparison this sweep is (ROUND_ENV); None for a plain sweep.
+    A value that is not the object labctl.rounds writes is refused."""
+    found = _env_object(ROUND_ENV, lambda value: all(type(value.get(k)) is t for k, t in ROUND_KEYS.items()),
+                        "a JSON object with " + ", ".join(f"{k} ({t.__name__})" for k, t in ROUND_KEYS.items()))
+    return {k: found[k] for k in ROUND_KEYS} if found is not None else None
 
 
 def commit_context() -> dict | None:

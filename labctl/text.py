@@ -45,6 +45,11 @@ def number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def percent(value: float) -> str:
+    """A size in percent, as wide as it needs: 0.31%, 4.5%, 37%, 450%."""
+    return f"{value:.0f}%" if abs(value) >= 10 else f"{value:.2g}%"
+
+
 def format_duration(ns: float) -> str:
     """A duration in nanoseconds as people read it: 12.3 ms, 4.5 µs, 1.234 s."""
     if ns >= 1e9:

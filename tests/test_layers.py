@@ -36,7 +36,7 @@ MEMBERS = {
     "run": ["runner", "worker", "cluster", "sysinfo"],
     "read": ["results", "analysis", "figures", "references", "compare", "gate", "report", "sections",
              "site", "series", "changes"],
-    "history": ["history", "builds", "bisect", "profiles"],
+    "history": ["history", "builds", "bisect", "profiles", "rounds"],
     "cli": ["cli", "console", "sweeping", "commands", "__main__"],
 }
 LAYER_OF = {member: layer for layer, members in MEMBERS.items() for member in members}

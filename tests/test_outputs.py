@@ -53,6 +53,10 @@ CLASSIFIED = {
     ("history", "cache"): CACHE,
     ("bisect", "repo"): READS,
     ("bisect", "cache"): CACHE,
+    ("calibrate", "file"): READS,
+    ("ab", "file"): READS,
+    ("ab", "repo"): READS,
+    ("ab", "cache"): CACHE,
 }
 # How each writing option is made to write: the command line before the option (run 1 is a swept
 # run of TINY, run 2 a made-up run of GATE with instruction counts).
