@@ -194,6 +194,31 @@ def test_bisect_says_when_nothing_moves_and_what_it_cost(planted, measured):
     assert "0 built" in text  # every build came from the cache
 
 
+AB_EXPERIMENT = """\
+name = "planted-time"
+repeats = 3
+warmup = 1
+timeout_s = 120
+[[grid]]
+kernel = "ping_pong"
+params = { messages = 200000, dispatcher = "one_thread" }
+"""
+
+
+def test_ab_finds_the_planted_regression_in_wall_time_round_by_round(planted, measured):
+    repo, shas, cache, work = planted
+    (work / "time.toml").write_text(AB_EXPERIMENT, encoding="utf-8")
+    done = _labctl("ab", str(work / "time.toml"), shas["mended"], shas["regression"], "--rounds", "6",
+                   "--repo", str(repo), "--cache", str(cache), "--db", str(work / "ab.db"),
+                   "--fail-on-regression", "5")
+    # Both builds come from the history's cache; the regression (+30% of the instructions of a
+    # ping) is found in time, against rounds whose medians pair A with B of the same moment.
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "building" not in done.stdout
+    assert "Interleaved: A and B measured in alternating rounds (6 rounds" in done.stdout
+    assert "regression past 5%: ping_pong" in done.stderr and "slower (" in done.stderr
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--commits", ""], "--commits: empty"),
     (["--commits", "no-such-commit"], "--commits no-such-commit"),
