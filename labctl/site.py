@@ -21,6 +21,7 @@ import functools
 import json
 import math
 import re
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -359,8 +360,27 @@ def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, 
         ax.set_xlim(-0.6, max(len(commits) - 0.4, 0.6))
         ax.set_xlabel("commit, oldest first")
         ax.set_ylabel(f"{figure_of.words} ({unit})" if unit else figure_of.words)
+        _level_axis(ax, [m for m in medians if _finite(m)])
         ax.legend(loc="best", fontsize=7)
         figure.savefig(path, format="png", bbox_inches="tight", dpi=DPI)
+
+
+# A history's y axis spans at least this share of the figure's level: a series that moves by 16
+# instructions in 10^8 is drawn flat, as it is, not stretched into a cliff.
+MIN_SPAN = 0.02
+
+
+def _level_axis(ax, medians: list[float]) -> None:
+    """The y axis in the figure's own numbers (no offset such as "1e-5+3.3938", which hides the
+    level), at least MIN_SPAN of the level wide around the medians."""
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    if not medians:
+        return
+    low, high = ax.get_ylim()
+    level = abs(statistics.median(medians))
+    if high - low < MIN_SPAN * level:
+        middle = (min(medians) + max(medians)) / 2
+        ax.set_ylim(middle - MIN_SPAN * level / 2, middle + MIN_SPAN * level / 2)
 
 
 def _history_page(name: str, frame: pd.DataFrame, series: list[_Series], runs: set[int]) -> str:

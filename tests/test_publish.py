@@ -409,3 +409,22 @@ def test_a_missing_or_empty_store_is_refused_in_one_line(tmp_path):
     for db in (tmp_path / "none.db", empty):
         refused(run_labctl("publish", "-o", str(tmp_path / "site"), "--db", str(db)), 2, f"--db {db}", "no such store")
     assert not (tmp_path / "site").exists() and not (tmp_path / "none.db").exists()
+
+
+def test_a_history_axis_shows_the_level_and_draws_a_count_that_barely_moves_flat():
+    from matplotlib.figure import Figure
+
+    from labctl import site
+
+    ax = Figure().add_subplot()
+    medians = [339_380_000.0, 339_380_016.0, 339_380_000.0]  # 16 instructions in 3.4 * 10^8
+    ax.plot([0, 1, 2], medians)
+    site._level_axis(ax, medians)
+    low, high = ax.get_ylim()
+    assert high - low >= site.MIN_SPAN * 339_380_000 * 0.999
+    assert low < min(medians) and max(medians) < high
+    assert ax.yaxis.get_major_formatter().get_useOffset() is False
+    ax = Figure().add_subplot()
+    ax.plot([0, 1], [100.0, 200.0])
+    site._level_axis(ax, [100.0, 200.0])  # a real move keeps matplotlib's own limits
+    assert ax.get_ylim()[1] - ax.get_ylim()[0] < 150
