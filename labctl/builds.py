@@ -182,6 +182,7 @@ class Cache:
 
             steps = [["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
                       "-DCMAKE_BUILD_TYPE=Release", "-DLABCTL_BUILD_EXTENSION=ON",
+                      "-DLABCTL_RECORD_COMMIT=OFF",  # the commit is the history's (COMMIT_ENV)
                       f"-DPython_EXECUTABLE={sys.executable}", f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
                       # pybind11 strips a Release module; its symbols stay, so that callgrind names
                       # the functions bisect reports (the code is the same either way).

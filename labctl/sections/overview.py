@@ -25,7 +25,27 @@ def heading(run: ReportData) -> list[str]:
         + (f", finished {when(row.finished_at)}" if row.finished_at else "") + ". "
         f"{row.points_done} of {row.points} points done, {row.points_failed} failed, "
         + (f"{row.points_skipped} skipped (cannot run here), " if row.points_skipped else "")
-        + f"{row.samples} samples" + _verified(run))
+        + f"{row.samples} samples" + _verified(run),
+        measured_at(row.context))
+
+
+def code_of(context: dict) -> str | None:
+    """The commit of the labctl that measured a run: its checkout's `git describe` where it ran
+    from one, else the commit its extension was built from (recorded by the build), else None;
+    with "-dirty" where the tree had uncommitted changes."""
+    return context.get("git_describe") or (context.get("build") or {}).get("commit") or None
+
+
+def measured_at(context: dict) -> str:
+    """The sentence a report opens with: the commit it was measured at and the tree's state."""
+    code = code_of(context)
+    if not code:
+        return ("**Measured at no known commit**: labctl was neither run from a git checkout nor "
+                "built from one, so these figures cannot be tied to the code that made them.")
+    if code.endswith("-dirty"):
+        return (f"**Measured from a tree with uncommitted changes** (`{printable(code)}`): the "
+                "code that made these figures is in no commit.")
+    return f"Measured at commit `{printable(code)}`, a clean tree."
 
 
 def _verified(run: ReportData) -> str:
@@ -121,7 +141,7 @@ def provenance(run: ReportData) -> list[str]:
         ("memory available at start", f"{context.get('memory_available_kb')} kB"),
         ("frequency governor", context.get("governor")),
         ("Python", context.get("python")),
-        ("labctl", f"{context.get('labctl')} ({context.get('git_describe') or 'not a git checkout'})"),
+        ("labctl", f"{context.get('labctl')} ({code_of(context) or 'no known commit'})"),
         ("experiment file", context.get("experiment_git_describe") or "not in a git checkout"),
         ("extension build", " ".join(str(build.get(k, "")) for k in ("compiler", "flags")).strip()),
         ("seed of the point order", row.seed),
