@@ -72,12 +72,51 @@ def machines(frame: pd.DataFrame) -> list[tuple[str, list[str], pd.DataFrame]]:
     return found
 
 
+# A point given two threads or more whose runtime threads were busy on average for less than
+# this share of them ran nearly serially (a pool whose agents share one cooperation, say): its
+# figures are not those of its nominal threads, and every table and figure marks it.
+UNDERUSED_SHARE = 0.6
+
+
+def underused(threads: object, busy: float) -> bool:
+    """Whether a point given `threads` (None or NaN where it takes none) and busy `busy` threads
+    on average used less than UNDERUSED_SHARE of them."""
+    given = _key(threads)
+    return (isinstance(given, (int, float)) and given >= 2 and not math.isnan(busy)
+            and busy < UNDERUSED_SHARE * given)
+
+
+def busy_text(point) -> str:
+    """A point's achieved parallelism as tables write it: "1.04 of 2" (busy threads of its
+    threads), "0.98" where it takes no threads parameter, "-" where it has no runtime counts."""
+    busy = point.get("busy", math.nan)
+    if busy is None or math.isnan(busy):
+        return "-"
+    given = _key(point.get("threads"))
+    return f"{busy:.2f} of {show(given)}" if given is not None else f"{busy:.2f}"
+
+
+def _native_parallelism(samples: pd.DataFrame) -> pd.Series:
+    """Each sample's busy runtime threads (the fingerprint's parallelism), where its measure
+    times natively: under valgrind the threads run one at a time."""
+    from labctl.metrics import MEASURE
+
+    if samples.empty:
+        return pd.Series(dtype=float)
+    native = samples["measure"].map(lambda m: MEASURE[m].native_time if m in MEASURE else False) \
+        if "measure" in samples else pd.Series(True, index=samples.index)
+    return fingerprint_rows(samples)["parallelism"].where(native.astype(bool))
+
+
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
     """One row per point of `samples` that has values of `metric`: its parameters, sample count,
     the median of `metric` (divided by the parameter `per`) with its 95% interval, cv and noise
-    flag, the median throughput, its measure, and whether its counts are schedule-dependent."""
+    flag, the median throughput, its measure, whether its counts are schedule-dependent, and
+    the parallelism it achieved: `busy`, its runtime threads busy on average (median over its
+    samples; NaN without runtime counts: a peer's), and `underused` (underused())."""
     rows = []
     params = results.param_columns(samples)
+    parallelism = _native_parallelism(samples)
     for point, group in samples.groupby("point", sort=True):
         group = group[group[metric.name].notna()]  # a count the point's measure did not take
         if group.empty:
@@ -95,7 +134,9 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
             "measure": group["measure"].iloc[0] if "measure" in group else "time",
             "schedule_dependent": bool(group["schedule_dependent"].fillna(False).any())
             if "schedule_dependent" in group else False,
+            "busy": float(parallelism.loc[group.index].median()),
         })
+        rows[-1]["underused"] = underused(rows[-1].get("threads"), rows[-1]["busy"])
     table = pd.DataFrame(rows)
     table.attrs.update(samples.attrs)  # its parameters are the samples': their catalogue goes with it
     return table

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl.analysis import SHORT, Metric, _key, fixed, heatmap_panels, label, sort_key, varying
+from labctl.analysis import SHORT, UNDERUSED_SHARE, Metric, _key, fixed, heatmap_panels, label, sort_key, varying
 from labctl.references import Comparison
 from labctl.schema import Kernel
 from labctl.text import show
@@ -94,6 +94,7 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
             if _key(row["ci_low"]) is not None and xs:
                 ax.fill_between([min(xs), max(xs)], row["ci_low"] / factor, row["ci_high"] / factor,
                                 color=color, alpha=0.10, linewidth=0)
+    _mark_underused(ax, table, x, factor)
     if xs and min(xs) > 0 and max(xs) / min(xs) >= 8:
         ax.set_xscale("log", base=2)
     if xs:
@@ -110,6 +111,17 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     figure.tight_layout()
     return figure
+
+
+def _mark_underused(ax, table: pd.DataFrame, x: str, factor: float) -> None:
+    """Circles in red the points that ran on fewer threads than given (analysis.underused)."""
+    if "underused" not in table:
+        return
+    marked = table[table["underused"].fillna(False).astype(bool) & table[x].map(lambda v: _key(v) is not None)]
+    if not marked.empty:
+        ax.scatter(marked[x].astype(float), marked["median"] / factor, s=140, facecolors="none",
+                   edgecolors="#cf222e", linewidths=1.6, zorder=5,
+                   label=f"busy < {UNDERUSED_SHARE:.0%} of its threads")
 
 
 @_styled

@@ -5,6 +5,7 @@ and a bad --out refused without touching anything."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import analysis, experiment, references, schema
+from labctl import analysis, experiment, references, results, schema
+from labctl.metrics import lookup
 
 EXPERIMENT = '''
 name = "tiny study"
@@ -94,7 +96,8 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "6 of 7 points done, 1 failed, 18 samples, every one verified" in text
     # one section per kernel, its table with a row per point and the varying parameters
     self_send = text.split("## self_send")[1].split("\n## ")[0]
-    assert "| threads | mda | n | median time per run | 95% interval | cv | msgs/s |  |" in self_send
+    assert "| threads | mda | n | median time per run | 95% interval | cv | msgs/s | busy threads |  |" in self_send
+    assert re.search(r"^\| 2 \| 8 \| 3 \| .* \| \d\.\d\d of 2 \| ", self_send, re.M), self_send
     assert len(re.findall(r"^\| [12] \| (1|8) \| 3 \|", self_send, re.M)) == 4
     assert "Fixed: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
@@ -405,3 +408,42 @@ def test_a_parameter_that_follows_from_the_dispatcher_is_a_label_not_an_axis():
     swept = pd.DataFrame(points + [{"dispatcher": "thread_pool", "threads": t, "max_demands_at_once": 100}
                                    for t in (1, 2)])
     assert analysis.axes_for(swept, kernel) == ("threads", "max_demands_at_once")
+
+
+SERIAL = """\
+name = "serial"
+order = "grid"
+repeats = 3
+warmup = 0
+timeout_s = 60
+
+[[grid]]
+kernel = "ping_pong"
+params = { messages = 20000, dispatcher = "thread_pool", fifo = "cooperation" }
+axes = { threads = [1, 2] }
+"""
+
+
+def test_a_point_that_ran_on_fewer_threads_than_given_is_marked_in_every_table_and_figure(labctl, tmp_path):
+    # Two agents passing one message back and forth keep one thread busy, however many there are.
+    (tmp_path / "serial.toml").write_text(SERIAL)
+    db = tmp_path / "s.db"
+    assert labctl("sweep", str(tmp_path / "serial.toml"), "--db", str(db)).returncode == 0
+    table = analysis.point_table(results.load(db, 1), lookup("elapsed_ns"))
+    busy = dict(zip(table["threads"], table["busy"]))
+    assert 0.5 < busy[1] <= 1.05 and busy[2] < analysis.UNDERUSED_SHARE * 2, busy
+    assert list(table.sort_values("threads")["underused"]) == [False, True]
+    out = tmp_path / "rep"
+    assert labctl("report", "1", "--db", str(db), "--output", str(out)).returncode == 0
+    text = (out / "report.md").read_text()
+    assert "**1 point ran on fewer threads than it was given** (runtime threads busy on average " \
+           "below 60% of its threads: ping_pong 1)" in text
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if re.match(r"^\| [12] \| 3 \| ", line)}
+    assert re.search(r"\| \d\.\d\d of 2 \| .*\*\*ran on \d\.\d\d of its 2 threads\*\*", rows["| 2"]), rows
+    assert re.search(r"\| \d\.\d\d of 1 \| ", rows["| 1"]) and "ran on" not in rows["| 1"], rows
+
+
+def test_underused_needs_two_threads_or_more_and_a_busy_count():
+    assert analysis.underused(2, 1.1) and not analysis.underused(2, 1.3)
+    assert not analysis.underused(1, 0.2) and not analysis.underused(None, 0.5)
+    assert not analysis.underused(4, math.nan) and analysis.underused(4.0, 2.0)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from labctl import analysis
 from labctl.analysis import AXES, format_axis, label, runtime_ranking, suite_summary, varying
 from labctl.schema import OURS, RUNTIME
 from labctl.sections.data import Machine, ReportData
 from labctl.sections.markdown import assignments, blocks, named, title
-from labctl.text import markdown_table, printable
+from labctl.text import markdown_table, printable, show
 
 
 def suite(run: ReportData, machine: Machine) -> list[str]:
@@ -38,15 +40,20 @@ def suite(run: ReportData, machine: Machine) -> list[str]:
 def runtimes(run: ReportData, machine: Machine) -> list[str]:
     """Each runtime's best point for the same work and settings, fastest first
     (analysis.runtime_ranking)."""
-    rows = []
+    rows, marked = [], 0
     for kernel, (metric, table) in machine.timed_views().items():
         vary = varying(table, kernel)
         for setting, best in runtime_ranking(table, kernel, metric):
             own = [n for n in vary if n not in setting and n != RUNTIME]
+            serial = bool(best.get("underused", pd.Series(False, index=best.index)).fillna(False).any())
             for place, (_, point) in enumerate(best.iterrows(), 1):
                 ours = "" if math.isnan(point["ours"]) or point[RUNTIME] == OURS else f"{point['ours']:.3g}"
-                rows.append([kernel, setting or "-", place, point[RUNTIME], label(point, own) or "-",
+                how = label(point, own) or "-"
+                if point.get("underused", False):
+                    how += f" (**ran on {point['busy']:.2f} of {show(point['threads'])} threads**)"
+                rows.append([kernel, setting or "-", place, point[RUNTIME], how,
                              metric.format(point["median"]), f"{point['ratio']:.2f}x", ours])
+            marked += serial
     if not rows:
         return []
     return blocks(title("Runtimes side by side", machine.on),
@@ -55,6 +62,10 @@ def runtimes(run: ReportData, machine: Machine) -> list[str]:
                   "schedulers, GHC's capabilities, Boost.Fiber's scheduler threads), fastest first. `x fastest`: "
                   "its median over the fastest one's, in time; `labctl / it`: our time over its time "
                   "(below 1, ours is faster).",
+                  *([f"**In {marked} of these settings our best point ran on fewer threads than given** "
+                     "(marked): it is set against runtimes whose threads may all have worked, so the "
+                     "comparison is of one thread against several, not of the threads the setting names."]
+                    if marked else []),
                   markdown_table(["kernel", "setting", "rank", "runtime", "its best configuration", "median",
                                   "x fastest", "labctl / it"], rows, {2, 5, 6, 7}))
 

@@ -8,9 +8,11 @@ import pandas as pd
 from labctl import metrics, stats
 from labctl.analysis import (
     SHORT,
+    UNDERUSED_SHARE,
     _key,
     _with_attrs,
     axes_for,
+    busy_text,
     fixed,
     heatmap_panels,
     label,
@@ -35,7 +37,24 @@ def summary(run: ReportData) -> list[str]:
     return blocks("## Summary",
                   "The best and the worst configuration of each kernel in this run (medians; time when "
                   "every run did the same work, throughput otherwise).",
-                  markdown_table(headers, rows, {1 + run.several, 4 + run.several}))
+                  markdown_table(headers, rows, {1 + run.several, 4 + run.several}),
+                  *_underused(run))
+
+
+def _underused(run: ReportData) -> list[str]:
+    """What the report says, before any figure, of the points that ran on fewer threads than
+    they were given: how many, of which kernels, and how each table and figure marks them."""
+    found = [(view.kernel, int(view.table["underused"].sum())) for view in run.views
+             if "underused" in view.table and view.table["underused"].any()]
+    if not found:
+        return []
+    total = sum(count for _, count in found)
+    return [f"**{total} point{'s' if total > 1 else ''} ran on fewer threads than {'they were' if total > 1 else 'it was'} "
+            f"given** (runtime threads busy on average below {UNDERUSED_SHARE:.0%} of its threads: "
+            + ", ".join(f"{printable(kernel)} {count}" for kernel, count in found)
+            + "): their figures are not those of their nominal threads. Each is flagged in its "
+            "kernel's table (busy threads beside its threads), circled in red in the figures, and "
+            "named where it is set against another runtime."]
 
 
 def _best_and_worst(view: View) -> list[str]:
@@ -151,6 +170,7 @@ def _table(view: View) -> str:
     metric, table, vary = view.metric, view.table, varying(view.table, view.kernel)
     ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(sort_key)) if vary else table
     medians = {count: count_table.set_index("point")["median"] for count, count_table in view.counts}
+    busy = "busy" in table and table["busy"].notna().any()  # our runtime's points, timed natively
     rows = []
     for _, point in ordered.iterrows():
         interval = (f"{metric.format(point['ci_low'])} .. {metric.format(point['ci_high'])}"
@@ -158,12 +178,14 @@ def _table(view: View) -> str:
         rows.append([*(show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
                      point["n"], metric.format(point["median"]), interval,
                      f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
+                     *([busy_text(point)] if busy else []),
                      *(count.format(found[point["point"]]) if point["point"] in found.index else "-"
                        for count, found in medians.items()),
                      ", ".join(_flags(point))])
     headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.words}", "95% interval", "cv", "msgs/s",
+                                                  *(["busy threads"] if busy else []),
                                                   *(f"median {count.words}" for count in medians), ""]
-    return markdown_table(headers, rows, set(range(len(vary), len(vary) + 5 + len(medians))))
+    return markdown_table(headers, rows, set(range(len(vary), len(vary) + 5 + busy + len(medians))))
 
 
 def _flags(point: pd.Series) -> list[str]:
@@ -175,6 +197,8 @@ def _flags(point: pd.Series) -> list[str]:
         flags.append("time under valgrind")
     if point["schedule_dependent"]:
         flags.append("schedule-dependent counts")
+    if point.get("underused", False):
+        flags.append(f"**ran on {point['busy']:.2f} of its {show(point['threads'])} threads**")
     return flags
 
 
