@@ -79,8 +79,36 @@ def _guard_stores(option: str, path: Path, stores: Iterable[Path]) -> None:
                                   "labctl never writes over a store")
 
 
+# What an SQLite database file begins with (https://www.sqlite.org/fileformat.html): a labctl store
+# is one, wherever it is and whatever its name.
+SQLITE_HEADER = b"SQLite format 3\x00"
+BESIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database
+
+
+def _is_database(path: Path) -> bool:
+    """Whether the regular file at `path` is an SQLite database, read from its first bytes."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def _guard_databases(option: str, path: Path) -> None:
+    """Refuses a regular file that is an SQLite database (a labctl store, named by --db or not),
+    or a file SQLite keeps beside one, whatever --force says."""
+    if _is_database(path):
+        raise OutputError(f"{option} {path}: an SQLite database (a labctl store, or another's); "
+                          "labctl never writes over one, even with --force")
+    for suffix in BESIDE_FILES:
+        if path.name.endswith(suffix) and _is_database(path.with_name(path.name[:-len(suffix)])):
+            raise OutputError(f"{option} {path}: the {suffix[1:]} file of the SQLite database "
+                              f"{path.name[:-len(suffix)]}; labctl never writes over one, even with --force")
+
+
 def check_target(option: str, path: Path, stores: Iterable[Path] = (), force: bool = False) -> None:
-    """Refuses an output path that is a store or beside-file of one; anything but a regular file
+    """Refuses an output path that is a store or beside-file of one (a store named by --db, or
+    any SQLite database, recognised by its content); anything but a regular file
     (a symbolic link, a folder, a FIFO, a device, a socket), even with `force`: labctl never writes
     through a link nor puts a file in place of something that is not one; an existing file unless
     `force`; a path in a missing folder (exit 1, as a folder that cannot be written). Raises
@@ -96,6 +124,8 @@ def check_target(option: str, path: Path, stores: Iterable[Path] = (), force: bo
         if not stat.S_ISREG(status.st_mode):
             raise OutputError(f"{option} {path}: {kind(status.st_mode)}, not a regular file; labctl "
                               "replaces only regular files (even with --force)")
+    _guard_databases(option, path)
+    if status is not None:
         if not force:
             raise OutputError(f"{option} {path}: the file exists; give another name, or --force to "
                               "replace it")

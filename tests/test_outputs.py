@@ -180,6 +180,17 @@ def _hard_link_to_store(here: Path) -> str:
     return "hard.db"
 
 
+def _other_store(here: Path) -> str:
+    shutil.copy(here / "results.db", here / "other.db")  # a store, but not the one --db names
+    return "other.db"
+
+
+def _other_store_wal(here: Path) -> str:
+    _other_store(here)
+    (here / "other.db-wal").write_bytes(b"\x37\x7f\x06\x82" + bytes(28))  # as SQLite begins one
+    return "other.db-wal"
+
+
 def _user_file(here: Path) -> str:
     (here / "mine.txt").write_bytes(b"the user's own bytes\n")
     return "mine.txt"
@@ -252,6 +263,9 @@ TARGETS = {  # name: (make, file option's answer, folder option's answer)
     "store -shm": (_shm, STORE_WORDS, STORE_WORDS),
     "symlink to the store": (_symlink_to_store, STORE_WORDS, STORE_WORDS),
     "hard link to the store": (_hard_link_to_store, STORE_WORDS, STORE_WORDS),
+    "another store": (_other_store, (2, "an SQLite database"), (2, "a file, not a folder")),
+    "another store's -wal": (_other_store_wal, (2, "the wal file of the SQLite database other.db"),
+                             (2, "a file, not a folder")),
     "user's file": (_user_file, (2, "the file exists"), (2, "a file, not a folder")),
     "symlink to a user's file": (_symlink_to_user_file, (2, "a symbolic link"), (2, "a symbolic link")),
     "dangling symlink": (_dangling_symlink, (2, "a symbolic link"), (2, "a symbolic link")),
