@@ -14,6 +14,7 @@ import click
 from labctl import __version__
 from labctl.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
 from labctl.native import ExtensionMissing
+from labctl.store import StoreError
 from labctl.text import printable
 
 # Each command's module under labctl.commands, in the order `labctl --help` lists them.
@@ -46,6 +47,8 @@ class _Labctl(click.Group):
             _exit(str(failed), failed.code)
         except ExtensionMissing as missing:
             _exit(str(missing), EXIT_FAILED)
+        except StoreError as error:  # a store found damaged where the command reads it
+            _exit(str(error), error.code)
         except (KeyboardInterrupt, click.Abort):
             _exit("interrupted", EXIT_INTERRUPTED)
 

@@ -36,10 +36,9 @@ Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 # not read as 1, 60 and 2. Their bounds keep every accepted value usable where it goes: a timeout
 # past what the platform can wait for, a limit past what setrlimit takes, or a seed past SQLite's
 # 64-bit integers would fail in the middle of a sweep instead.
-MAX_TIMEOUT_S = 7 * 24 * 3600
-MAX_RLIMIT_MB = 2**30  # 1 PiB
-Repeats = Annotated[int, Field(strict=True, ge=1, le=10_000)]
-Warmup = Annotated[int, Field(strict=True, ge=0, le=1_000)]
+MAX_TIMEOUT_S, MAX_RLIMIT_MB = inputs.MAX_TIMEOUT_S, inputs.MAX_RLIMIT_MB
+Repeats = Annotated[int, Field(strict=True, ge=1, le=inputs.MAX_REPEATS)]
+Warmup = Annotated[int, Field(strict=True, ge=0, le=inputs.MAX_WARMUP)]
 TimeoutS = Annotated[float, Field(strict=True, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
 RlimitMb = Annotated[int, Field(strict=True, ge=1, le=MAX_RLIMIT_MB)]
 Seed = Annotated[int, Field(strict=True, ge=-2**63, le=2**63 - 1)]

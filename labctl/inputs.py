@@ -23,6 +23,15 @@ from pathlib import Path
 MAX_DEPTH = 32
 
 
+# What a point's settings may be, wherever they are read from (an experiment file, the command
+# line, a store on resume): bounds that keep every accepted value usable where it goes (a timeout
+# past what the platform can wait for, a limit past what setrlimit takes).
+MAX_REPEATS = 10_000
+MAX_WARMUP = 1_000
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_RLIMIT_MB = 2**30  # 1 PiB
+
+
 class InputError(ValueError):
     """A file labctl cannot take as input: one line, starting with the file's path."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -197,6 +198,64 @@ class StoreError(Exception):
     def __init__(self, message: str, code: int = 2):
         super().__init__(message)
         self.code = code
+
+
+# -- what is read back: validated as strictly as what is read from a file ----------------------
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number")
+
+
+def _number(value: object, nan: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return nan or math.isfinite(value)
+
+
+def _whole(value: object, low: int = -2**63, high: int = 2**63 - 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _mapping(keys=lambda k: True, values=lambda v: True):
+    return lambda found: isinstance(found, dict) and all(isinstance(k, str) and keys(k) and values(v)
+                                                         for k, v in found.items())
+
+
+# Each JSON column: what it must hold, in words and as a check; whether NaN may be in it (a
+# kernel metric's NaN reads as absent; a count's cannot be).
+_JSON = {
+    "params": ("an object of parameter values", _mapping(values=lambda v: isinstance(v, (str, bool)) or _number(v)), False),
+    "env": ("an object of strings", _mapping(values=lambda v: isinstance(v, str)), False),
+    "cpus": ("a list of CPU numbers", lambda v: isinstance(v, list) and all(_whole(c, 0, 1 << 20) for c in v), False),
+    "machine": ("an object", _mapping(), False),
+    "context": ("an object", _mapping(), True),
+    "warnings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(w, str) for w in v), False),
+    "counts": ("an object of whole numbers", _mapping(values=_whole), False),
+    "thread_cpu_ns": ("a list of whole numbers", lambda v: isinstance(v, list) and all(_whole(t) for t in v), False),
+    "metrics": ("an object of numbers", _mapping(values=lambda v: _number(v, nan=True)), True),
+    "unsupported": ("an object of strings", _mapping(values=lambda v: isinstance(v, str)), False),
+}
+
+
+def damaged(path: Path, where: str, column: str, text: object) -> StoreError:
+    """The one line that says a value read back from a store is not what labctl wrote there."""
+    shown = printable(str(text))
+    return StoreError(f"{path}: {where}: its {column} is damaged (expected {_JSON[column][0] if column in _JSON else column}, "
+                      f"found {shown[:60]}{'...' if len(shown) > 60 else ''}); the store was changed "
+                      "outside labctl", 2)
+
+
+def _decode(path: Path, where: str, column: str, text: object) -> object:
+    """A JSON column read back from a store, checked (_JSON); StoreError where it is damaged."""
+    wanted, valid, nan = _JSON[column]
+    try:
+        value = json.loads(text) if nan else json.loads(text, parse_constant=_refuse_constant)
+    except (TypeError, ValueError, RecursionError):
+        raise damaged(path, where, column, text) from None
+    if not valid(value):
+        raise damaged(path, where, column, text)
+    return value
 
 
 def failure_kind(error: sqlite3.Error) -> str:
@@ -631,10 +690,12 @@ class Store:
         for row in rows:
             (id_, name, source, status, started, finished, seed, command, machine, context,
              warnings, pid, host, points, done, failed, samples, description, experiment, skipped) = row
+            where = f"run {id_}"
             result.append(RunRow(id_, name, source, _live_status(status, pid, host), started, finished,
-                                 seed, command, json.loads(machine), json.loads(context),
-                                 json.loads(warnings), points, done, failed, samples, description,
-                                 experiment, skipped))
+                                 seed, command, _decode(self.path, where, "machine", machine),
+                                 _decode(self.path, where, "context", context),
+                                 _decode(self.path, where, "warnings", warnings), points, done, failed,
+                                 samples, description, experiment, skipped))
         return result
 
     def run(self, run_id: int) -> RunRow:
@@ -656,15 +717,27 @@ class Store:
             " m.info, p.context, p.started_at, p.finished_at, p.measure"
             " FROM points p LEFT JOIN machines m ON m.id = p.machine_id"
             " WHERE p.run_id = ? ORDER BY p.position", (run_id,)).fetchall()
-        return [PointRow(id_, position, key, kernel, json.loads(params), json.loads(env),
-                         tuple(json.loads(cpus)) if cpus else None, repeats, warmup, timeout_s,
-                         status, kind, failure, done, rlimit_mb,
-                         json.loads(machine) if machine else None,
-                         json.loads(context) if context else None, started_at, finished_at,
-                         measure or "time")
-                for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s,
-                     status, kind, failure, done, rlimit_mb, machine, context, started_at,
-                     finished_at, measure) in rows]
+        found = []
+        for (id_, position, key, kernel, params, env, cpus, repeats, warmup, timeout_s, status, kind,
+             failure, done, rlimit_mb, machine, context, started_at, finished_at, measure) in rows:
+            where = f"point {id_} of run {run_id}"
+            for column, value, valid in (
+                    ("repeats", repeats, _whole(repeats, 1, inputs.MAX_REPEATS)),
+                    ("warmup", warmup, _whole(warmup, 0, inputs.MAX_WARMUP)),
+                    ("timeout_s", timeout_s, _number(timeout_s) and 0 < timeout_s <= inputs.MAX_TIMEOUT_S),
+                    ("rlimit_mb", rlimit_mb, rlimit_mb is None or _whole(rlimit_mb, 1, inputs.MAX_RLIMIT_MB))):
+                if not valid:
+                    raise StoreError(f"{self.path}: {where}: its {column} is damaged (found "
+                                     f"{printable(str(value))[:60]}); the store was changed outside labctl", 2)
+            found.append(PointRow(
+                id_, position, key, kernel, _decode(self.path, where, "params", params),
+                _decode(self.path, where, "env", env),
+                tuple(_decode(self.path, where, "cpus", cpus)) if cpus else None, repeats, warmup,
+                timeout_s, status, kind, failure, done, rlimit_mb,
+                _decode(self.path, where, "machine", machine) if machine else None,
+                _decode(self.path, where, "context", context) if context else None, started_at,
+                finished_at, measure or "time"))
+        return found
 
     def samples(self, run_id: int | None = None) -> list[dict]:
         """Every sample (of one run, or all), with its run and point: the fields of
@@ -688,8 +761,9 @@ class Store:
         result = []
         for row in self.db.execute(query, args):
             found = dict(zip(columns, row))
+            where = f"a sample of point {found['point']} (run {found['run']})"
             for name in ("params", "machine", *sample.JSON_FIELDS):
-                found[name] = json.loads(found[name])
+                found[name] = _decode(self.path, where, name, found[name])
             if found["schedule_dependent"] is not None:
                 found["schedule_dependent"] = bool(found["schedule_dependent"])
             result.append(found)

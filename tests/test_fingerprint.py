@@ -9,6 +9,8 @@ import math
 import pandas as pd
 import pytest
 
+from test_cli import assert_one_line_error
+
 from labctl import _native, analysis, metrics, results
 
 EXPERIMENT = '''
@@ -207,7 +209,25 @@ def test_a_run_without_counts_is_refused_by_name(tmp_path):
     db = tmp_path / "one.db"
     assert run_labctl("sweep", str(tmp_path / "one.toml"), "--db", str(db)).returncode == 0
     refused = run_labctl("fingerprint", "1", "--db", str(db))
-    assert refused.returncode != 0
-    assert "no fingerprints" in refused.stderr and "two or more points" in refused.stderr
+    assert_one_line_error(refused, 1, "no fingerprints", "two or more points")
     missing = run_labctl("fingerprint", "7", "--db", str(db))
     assert missing.returncode != 0 and "7" in missing.stderr
+
+
+@pytest.mark.parametrize("damage", ["NaN", "", "not json", '{"span_ns": 1e30, "idle_ns": "x"}', "[1, 2]",
+                                    '{"span_ns": NaN, "thread_ns": -1, "inbox_takes": Infinity}'])
+def test_damaged_counts_in_the_store_never_raise_a_traceback(swept, tmp_path, damage):
+    import shutil
+    import sqlite3
+
+    from conftest import run_labctl
+
+    db = tmp_path / "damaged.db"
+    shutil.copy(swept[0], db)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE samples SET counts = ? WHERE id % 2 = 0", (damage,))
+    done = run_labctl("fingerprint", "1", "--db", str(db))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1, 2), done.stderr
+    if done.returncode:
+        assert_one_line_error(done, done.returncode)

@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from labctl.commands.options import db_option, store_failures
-from labctl.console import fail, open_store, safe, stdout
+from labctl.console import EXIT_FAILED, fail, open_store, safe, stdout
 from labctl.store import StoreError
 
 
@@ -39,7 +39,7 @@ def fingerprint_command(run: str, db: str) -> None:
     if not found:
         fail(f"run {run_id} has no fingerprints: they need two or more points of our runtime's kernels "
              "run under the time or counters measure (a store written before labctl kept the runtime's "
-             "counts has none)")
+             "counts has none)", EXIT_FAILED)
 
 
 def print_fingerprints(prints) -> None:
