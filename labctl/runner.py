@@ -134,6 +134,55 @@ def worker_command() -> list[str]:
     return [sys.executable, "-P", "-m", "labctl.worker"]
 
 
+# -- memory: a limit on by default ----------------------------------------------------------------
+# Where a point sets no rlimit_mb, its worker and everything it starts (a peer's program) may hold
+# at most this share of the memory available when it starts, divided among the workers running
+# on the host then: resident memory, watched every MEMORY_POLL_S, the tree killed past it. An
+# address-space limit cannot be the default: Go, Erlang, GHC and the JVM reserve far more address
+# space than they touch, and a child inherits the limit.
+MEMORY_SHARE = 0.8
+MEMORY_POLL_S = 0.05
+
+
+def default_memory_mb() -> int:
+    """The default limit of a point's resident memory, in MiB (MEMORY_SHARE of what is available
+    now, over the labctl workers running on this host with the one about to start)."""
+    running = 1
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if "labctl.worker" in (process.info["cmdline"] or []):
+                running += 1
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return max(64, int(psutil.virtual_memory().available * MEMORY_SHARE / running) >> 20)
+
+
+def resident_mb(pid: int) -> int:
+    """The resident memory of a process and its descendants, in MiB (0 once it is gone)."""
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for process in tree:
+        try:
+            total += process.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total >> 20
+
+
+def _watch_memory(pid: int, limit_mb: int, done: threading.Event, exceeded: list[int]) -> None:
+    """Kills the worker's tree the first time its resident memory passes `limit_mb`, and notes
+    what it held then in `exceeded`."""
+    while not done.wait(MEMORY_POLL_S):
+        held = resident_mb(pid)
+        if held > limit_mb:
+            exceeded.append(held)
+            _kill_tree(pid)
+            return
+
+
 def _pump(stream, lines: queue.Queue) -> None:
     for line in stream:
         lines.put(line)
@@ -199,6 +248,13 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     ]
     for reader in readers:
         reader.start()
+    # The default memory limit where the point sets none (rlimit_mb: the address space, in the
+    # worker itself), on the worker's tree.
+    watched, exceeded = threading.Event(), []
+    memory_mb = None if point.rlimit_mb else default_memory_mb()
+    if memory_mb is not None:
+        threading.Thread(target=_watch_memory, args=(process.pid, memory_mb, watched, exceeded),
+                         daemon=True).start()
     deadline = time.monotonic() + point.timeout_s
     timed_out = f"{point.kernel}: no result within {point.timeout_s:g} s (worker killed)"
     error: dict | None = None
@@ -235,6 +291,11 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
         returncode = process.wait(timeout=max(1.0, deadline - time.monotonic()))
         for reader in readers:
             reader.join(timeout=5)
+        if exceeded:
+            raise PointFailed("memory", f"{point.kernel}: out of memory: its worker held {exceeded[0]} MiB, "
+                                        f"past the default limit of {memory_mb} MiB ({MEMORY_SHARE:.0%} of the "
+                                        "memory available when it started, shared by the workers running "
+                                        "then), and was killed; set rlimit_mb in the experiment to choose one")
         if error is not None:
             raise PointFailed(error["kind"], error["message"])
         if returncode != 0:
@@ -251,6 +312,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     except subprocess.TimeoutExpired:
         raise PointFailed("timeout", timed_out) from None
     finally:
+        watched.set()
         if process.poll() is None:
             _kill_tree(process.pid)
             process.wait()

@@ -13,6 +13,8 @@ phase. Reply: one {"sample": {...}} line per run, warmups included and flagged; 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
 commit that fault; outside_work adds costly work before and after the kernel, outside its phase
 (no measure may count it); allocate (only under rlimit_mb) allocates until the limit stops it;
+touch fills 1 GiB of resident memory, 16 MiB at a time, then waits (for the default limit, which
+kills it on the way; 1 GiB at most, so that a limit that fails cannot fill the machine);
 sigkill kills the worker after its first sample; kill_host kills the process that started the
 worker (on a cluster, the Dask worker: a host lost mid-point) after its first sample. With
 LABCTL_FAULT_ONCE=PATH the fault strikes only the worker that creates PATH, the first.
@@ -27,6 +29,7 @@ import os
 import resource
 import signal
 import sys
+import time
 import traceback
 
 import psutil
@@ -85,6 +88,12 @@ def run(request: dict) -> None:
         hog = []
         while True:
             hog.append(bytearray(16 << 20))  # address space counts, touched or not
+    if fault == "touch":
+        held = []
+        for _ in range(64):
+            held.append(bytearray(16 << 20))  # zeroed, so resident
+            time.sleep(0.01)
+        time.sleep(3600)
     kernel, params = request["kernel"], request["params"]
     _check_finite(kernel, params)
     measure = request.get("measure") or metrics.TIME

@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -372,3 +373,20 @@ def test_a_folder_given_as_the_store_is_refused(labctl, capsys, tmp_path, good_s
         assert result.returncode == 2
         assert result.stderr == f"labctl: {tmp_path}: a folder, not a store file\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_a_point_without_a_memory_limit_gets_the_default_one_which_kills_its_tree(monkeypatch):
+    # The default is a share of the memory available: here made 200 MiB, which the worker's
+    # 1 GiB of touched pages passes within a second.
+    from labctl import runner
+
+    monkeypatch.setattr(runner, "default_memory_mb", lambda: 200)
+    point = runner.Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,
+                         env={"LABCTL_FAULT": "touch"})
+    started = time.monotonic()
+    with pytest.raises(runner.PointFailed) as failed:
+        list(runner.run_point(point))
+    assert failed.value.kind == "memory" and time.monotonic() - started < 30
+    assert "past the default limit of 200 MiB" in str(failed.value) and "set rlimit_mb" in str(failed.value)
+    held = int(str(failed.value).split("held ")[1].split(" MiB")[0])
+    assert 200 < held < 400, held  # caught within a few of the worker's 16 MiB steps
