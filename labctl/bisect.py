@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import builds, history, metrics, profiles
+from labctl import builds, history, kernels, metrics, profiles
 
 THRESHOLD = 2.0  # percent, as the gate's
 
@@ -130,6 +130,16 @@ def run(repo: Path, good: str, bad: str, kernel: str, args: list[str], cache: bu
         say: Callable[[str], None] = print) -> Result:
     """Bisects GOOD..BAD of `repo` for the first commit where KERNEL with `args` (its parameters
     as `labctl run` takes them) moves by more than `threshold` percent in `measure`'s figure."""
+    # Everything that can be checked before the first build (minutes): the point, as this
+    # labctl's extension resolves it (the kernel and every parameter; GOOD's may differ, not
+    # often), then the commits.
+    if kernel.startswith("-"):
+        raise BisectError(f"KERNEL: none given ({kernel} is a parameter: the kernel comes after GOOD "
+                          "and BAD, before its parameters)")
+    try:
+        kernels.resolve(kernel, kernels.parse_args(kernel, args))
+    except kernels.ParamError as error:
+        raise BisectError(f"KERNEL {error}") from None
     good_sha = _commit(repo, good, "GOOD")
     bad_sha = _commit(repo, bad, "BAD")
     line = builds.git(repo, "rev-list", "--first-parent", "--reverse", f"{good_sha}..{bad_sha}", "--").split()

@@ -247,6 +247,20 @@ def test_bisect_refuses_reversed_or_unknown_commits(planted):
         assert done.returncode == 2 and expected in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("point, expected", [
+    (["nosuch"], "KERNEL nosuch: unknown kernel"),
+    (["ping_pong", "--messages", "0"], "parameter 'messages' must be integer"),
+    (["ping_pong", "--bogus", "1"], "unknown parameter 'bogus'"),
+    (["--messages", "10"], "KERNEL: none given (--messages is a parameter"),
+])
+def test_bisect_refuses_a_bad_point_before_it_builds_anything(planted, tmp_path, point, expected):
+    repo, shas, _, _ = planted
+    cache = tmp_path / "cache"
+    done = _labctl("bisect", shas["base"], shas["docs4"], *point, "--repo", str(repo), "--cache", str(cache))
+    assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (cache / "builds").exists() or not any((cache / "builds").iterdir())
+
+
 @pytest.mark.parametrize("make", ["file", "fifo", "symlink"])
 def test_history_and_bisect_refuse_a_cache_that_is_not_a_folder(planted, tmp_path, make):
     repo, _, _, work = planted
