@@ -196,11 +196,13 @@ def read(path: Path) -> dict:
         raise GateError(f"{where}: {key}: must be {wanted}, got {shown[:80]}"
                         f"{'...' if len(shown) > 80 else ''} (write one with `labctl gate --update`)", 2)
 
-    build = data.get("build")
-    if build is not None and not isinstance(build, dict):
+    # The build the counts were taken with, compared with this one's: an object of strings, as
+    # `labctl gate --update` writes it (null is no build, refused as any other wrong value).
+    build = data.get("build", {})
+    if not isinstance(build, dict):
         refuse("build", "an object", build)
-    for key in BUILD_KEYS:  # compared with this build's, and printed where they differ
-        value = (build or {}).get(key)
+    for key in BUILD_KEYS:
+        value = build.get(key)
         if value is not None and not isinstance(value, str):
             refuse(f"build.{key}", "a string", value)
     seen: dict[str, int] = {}
@@ -226,18 +228,25 @@ def read(path: Path) -> dict:
     return data
 
 
-def check(db: str | Path, run: int | str, baseline: dict, path: Path,
-          threshold: float = THRESHOLD) -> Result:
-    """Judges a run against a baseline. Raises GateError where the baseline's build differs."""
-    with Store(db, create=False) as store:
-        run_id = store.resolve_run(run)
-    context, points = _measured(db, run_id)
+def same_build(baseline: dict, path: Path, context: dict) -> None:
+    """Raises GateError where the baseline was taken with another build than the one a run's
+    `context` (sysinfo.host_context: the extension's build, libc, valgrind) names: its counts
+    cannot judge it. Asked before a sweep too, so that it is not half a minute late."""
     theirs, ours = baseline.get("build") or {}, _build(context)
     differ = [f"{key} {theirs.get(key)!r} there, {ours.get(key)!r} here" for key in BUILD_KEYS
               if theirs.get(key) != ours.get(key)]
     if differ:
         raise GateError(f"--baseline {path}: taken with another build ({'; '.join(differ)}): its "
                         "counts cannot judge this one; refresh it with `labctl gate --update`")
+
+
+def check(db: str | Path, run: int | str, baseline: dict, path: Path,
+          threshold: float = THRESHOLD) -> Result:
+    """Judges a run against a baseline. Raises GateError where the baseline's build differs."""
+    with Store(db, create=False) as store:
+        run_id = store.resolve_run(run)
+    context, points = _measured(db, run_id)
+    same_build(baseline, path, context)
     result = Result(run_id, path, threshold)
     expected = {entry["key"]: entry for entry in baseline["points"]}
     for key, kernel, params, status, failure, measure, counts, dependent in points:

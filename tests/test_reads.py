@@ -357,6 +357,7 @@ GOOD_POINT = {"key": "k1", "kernel": "skynet", "params": {"leaves": 1000}, "inst
     ({"points": [[GOOD_POINT]]}, "points[0]", "must be an object"),
     ({"points": [GOOD_POINT, GOOD_POINT]}, "points[1].key", "also points[0]'s"),
     ({"build": ["GNU"], "points": []}, "build", "must be an object"),
+    ({"build": None, "points": []}, "build", "must be an object, got None"),
     ({"build": {"compiler": {"name": "GNU"}}, "points": []}, "build.compiler", "must be a string"),
 ])
 def test_a_malformed_baseline_is_refused_naming_the_file_and_the_key(tmp_path, capsys, baseline, key, says):

@@ -37,6 +37,8 @@ def gate_command(file: str, db: str, baseline: str | None, run: str | None, upda
         plan = load_plan(file, None)
         if update:  # a baseline that may not be written is refused before half a minute of sweep
             baseline_target(plan.source, plan.name, baseline, db, force)
+        else:  # and one that is malformed, or of another build, cannot judge what it would sweep
+            _check_baseline(_baseline_path(plan.source, baseline))
         run = str(sweeping.sweep(sweeping.Request(db, plan, file=file), runner.LocalBackend()).run_id)
     print_gate(db, run, baseline, update, threshold, force)
 
@@ -68,6 +70,17 @@ def _baseline_path(source: str, baseline: str | None) -> Path:
         return gate.baseline_path(experiment.locate(source))
     except experiment.ExperimentError as error:
         fail(f"gate: the run's experiment is not here ({error}); give --baseline FILE", EXIT_USAGE)
+
+
+def _check_baseline(path: Path) -> None:
+    """Refuses, before a sweep, a baseline that cannot judge it: malformed, or taken with another
+    build than this labctl's extension, libc and valgrind."""
+    from labctl import gate, sysinfo
+
+    try:
+        gate.same_build(gate.read(path), path, sysinfo.host_context())
+    except gate.GateError as error:
+        fail(f"gate: {error}", error.code)
 
 
 def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold: float,
