@@ -123,7 +123,10 @@ class Cache:
         self.repo = Path(repo).resolve()
         top = git(self.repo, "rev-parse", "--show-toplevel")
         self.repo = Path(top)
-        self.folder = Path(folder) if folder is not None else default_cache()
+        # Absolute here, once, against the folder labctl was started in: git and CMake run in
+        # the repository and the build folder, where a relative path would name another place
+        # (a checkout inside the user's repository, a compiler pointed at a missing folder).
+        self.folder = (Path(folder) if folder is not None else default_cache()).absolute()
         if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
             raise BuildError(f"--cache {self.folder}: not a folder; give a folder of its own (made if missing)")
         common = Path(git(self.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))

@@ -320,10 +320,13 @@ class ExternalFailure(Exception):
 
 
 def cache_folder() -> Path:
+    """Where peers are built: CACHE_ENV, else $XDG_CACHE_HOME/labctl or ~/.cache/labctl; made
+    absolute here, once, against the folder labctl was started in (a build step runs in the
+    peer's build folder, where a relative path would name another place)."""
     if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
+        return Path(os.environ[CACHE_ENV]).absolute()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "labctl"
+    return (Path(base) / "labctl").absolute()
 
 
 def _fingerprint(folder: Path) -> str:

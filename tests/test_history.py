@@ -290,3 +290,16 @@ def test_commits_reads_a_range_a_list_one_commit_and_every_nth(planted):
                                                                                   shas["docs4"]]
     assert history.commits(repo, f"{shas['docs1'][:12]}, HEAD") == [shas["docs1"], shas["docs4"]]
     assert history.commits(repo, "HEAD~1") == [shas["docs3"]]
+
+
+def test_a_relative_cache_is_resolved_once_against_the_folder_labctl_started_in(tmp_path, monkeypatch):
+    # git and CMake run in the repository and the build folder: a path left relative would put
+    # the checkout inside the user's repository (a git worktree of it) and point CMake elsewhere.
+    from labctl import runtimes
+
+    monkeypatch.chdir(tmp_path)
+    cache = builds.Cache(ROOT, Path("relative-cache"))
+    assert cache.folder == tmp_path / "relative-cache" and cache.work.is_absolute()
+    assert str(cache.work).startswith(str(tmp_path))
+    monkeypatch.setenv(runtimes.CACHE_ENV, "peers-cache")
+    assert runtimes.cache_folder() == tmp_path / "peers-cache"
