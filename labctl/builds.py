@@ -29,6 +29,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -206,6 +207,11 @@ class Cache:
         error = ""
         if failed:
             error = f"{failed}: " + _first_error(log)
+            if not _sources_failed(log, source):
+                # Not the commit's sources (a compiler gone, a full disk, a build killed): a
+                # failure of this machine's or labctl's, never stored as the commit's property.
+                raise BuildError(f"building {commit[:10]} failed, not in its sources: {error} "
+                                 f"(log: {log}); nothing was recorded for the commit")
         else:
             shutil.copy2(built[0], folder / f".native{SUFFIX}.tmp")  # whole, then in place
             os.replace(folder / f".native{SUFFIX}.tmp", folder / f"_native{SUFFIX}")
@@ -227,6 +233,18 @@ class Cache:
             return
         git(source, "checkout", "--detach", "--force", commit)
         git(source, "clean", "-fdq", "--exclude=/build/")
+
+
+def _sources_failed(log: Path, source: Path) -> bool:
+    """Whether a failed build's log blames the commit's own sources: a compiler error in a file
+    of the checkout, or CMake's error in its CMakeLists.txt or cmake/ files."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    inside = re.escape(str(source))
+    return bool(re.search(rf"^(?:In file included from )?(?:{inside}/|\.\./)\S+:\d+(?::\d+)?: (?:fatal )?error:", text, re.M)
+                or re.search(rf"^CMake Error at (?:{inside}/)?(?:CMakeLists\.txt|cmake/)", text, re.M))
 
 
 def _first_error(log: Path) -> str:

@@ -303,3 +303,18 @@ def test_a_relative_cache_is_resolved_once_against_the_folder_labctl_started_in(
     assert str(cache.work).startswith(str(tmp_path))
     monkeypatch.setenv(runtimes.CACHE_ENV, "peers-cache")
     assert runtimes.cache_folder() == tmp_path / "peers-cache"
+
+
+@pytest.mark.parametrize("log, blames_sources", [
+    ("/w/src/native/kernels/ping_pong.cpp:12:2: error: #error planted\n", True),
+    ("../../native/kernels/ping_pong.cpp:12:2: error: 'x' was not declared\n", True),
+    ("In file included from /w/src/native/runtime/agent.hpp:3:\n/w/src/native/runtime/x.hpp:1:10: fatal error: y.hpp: No such file\n", True),
+    ("CMake Error at CMakeLists.txt:40 (add_library):\n", True),
+    ("/bin/sh: 1: /usr/bin/g++: not found\nninja: build stopped: subcommand failed.\n", False),
+    ("CMake Error: CMAKE_CXX_COMPILER not set, after EnableLanguage\n", False),
+    ("c++: fatal error: Killed signal terminated program cc1plus\n", False),
+    ("/usr/include/c++/12/bits/x.h:1:1: error: No space left on device\n", False),
+])
+def test_only_a_failure_in_the_commits_sources_is_recorded_as_the_commits(tmp_path, log, blames_sources):
+    (tmp_path / "build.log").write_text(log, encoding="utf-8")
+    assert builds._sources_failed(tmp_path / "build.log", Path("/w/src")) is blames_sources
