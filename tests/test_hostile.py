@@ -239,12 +239,15 @@ def test_control_characters_from_a_file_reach_neither_terminal_nor_report(labctl
     db = str(tmp_path / "r.db")
     outputs = [labctl("plan", str(path), "--db", db), labctl("sweep", str(path), "--db", db),
                labctl("runs", "--db", db), labctl("show", "1", "--db", db),
-               labctl("report", "1", "--db", db, "--out", str(tmp_path / "rep"))]
+               labctl("report", "1", "--db", db, "--out", str(tmp_path / "rep")),
+               labctl("export", "1", "--db", db, "--format", "csv"),
+               labctl("export", "1", "--db", db, "--format", "json")]
     for result in outputs:
         assert result.returncode == 0, result.stderr
         for text in (result.stdout, result.stderr):
             assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert "evil\\x1b[2J\\u202e" in outputs[2].stdout
+    assert "evil\\x1b[2J\\u202e" in outputs[5].stdout  # the CSV on a terminal: escaped, as everywhere
     report = (tmp_path / "rep" / "report.md").read_text()
     assert "\x1b" not in report and "\u202e" not in report and "evil\\x1b[2J\\u202e" in report
     assert "line\\nbreak" in report

@@ -9,6 +9,7 @@ import click
 from labctl.commands.options import db_option, force_option, output_option, store_failures
 from labctl.console import EXIT_USAGE, fail, open_store, write_output
 from labctl.store import StoreError
+from labctl.text import printable
 
 
 @click.command("export")
@@ -42,6 +43,12 @@ def export_command(run: str, db: str, fmt: str, output: str | None, force: bool)
             fail("export: parquet needs pyarrow: pip install 'labctl[parquet]'", EXIT_USAGE)
         write_output(output, [db], force, lambda path: frame.to_parquet(path, index=False))
         return
+    if fmt == "csv" and output is None:
+        # On a terminal, text from outside (a kernel's answer, a failure, a parameter) is shown
+        # escaped, as every other output shows it (labctl.text.printable); a file keeps it exact.
+        # JSON escapes it itself.
+        for column in frame.select_dtypes(include=["object", "string"]).columns:
+            frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)
     written = frame.to_csv(index=False) if fmt == "csv" else frame.to_json(orient="records", indent=1)
     if output is None:
         click.echo(written, nl=False)
