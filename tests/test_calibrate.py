@@ -107,11 +107,12 @@ axes = { dispatcher = ["one_thread", "thread_pool"] }
 
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory):
-    """A store with an A/A calibration of TINY (3 rounds) and two plain sweeps of it after."""
+    """A store with an A/A calibration of TINY (4 rounds: runs 1-8) and two plain sweeps of it
+    after (runs 9 and 10)."""
     folder = tmp_path_factory.mktemp("calibrate")
     (folder / "tiny.toml").write_text(TINY, encoding="utf-8")
     db = str(folder / "c.db")
-    done = run_labctl("calibrate", str(folder / "tiny.toml"), "--rounds", "3", "--db", db)
+    done = run_labctl("calibrate", str(folder / "tiny.toml"), "--rounds", "4", "--db", db)
     for _ in range(2):
         assert run_labctl("sweep", str(folder / "tiny.toml"), "--db", db).returncode == 0
     return folder, db, done
@@ -120,34 +121,37 @@ def calibrated(tmp_path_factory):
 def test_calibrate_measures_the_build_against_itself_in_interleaved_rounds(calibrated):
     folder, db, done = calibrated
     assert done.returncode == 0, done.stderr
-    # A B, then B A, then A B: 6 runs, each recording its round.
-    assert re.findall(r"\[round (\d)/3\] ([AB])", done.stdout) == [
-        ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "A"), ("3", "B")]
+    # A B, then B A, then A B, then B A: 8 runs, each recording its round.
+    assert re.findall(r"\[round (\d)/4\] ([AB])", done.stdout) == [
+        ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "A"), ("3", "B"), ("4", "B"), ("4", "A")]
     assert "## A/A calibration" in done.stdout
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ping_pong")]
     assert rows[0].startswith("| ping_pong dispatcher=one_thread | ")
     assert rows[1].startswith("| ping_pong dispatcher=thread_pool threads=2 ")
-    assert all(row.split(" | ")[1] == "3" for row in rows)
+    assert all(row.split(" | ")[1] == "4" for row in rows)
     assert "the nominal rate is 5%" in done.stdout
 
 
 def test_compare_of_two_plain_runs_is_held_to_the_calibration_and_says_so(calibrated):
     folder, db, _ = calibrated
-    done = run_labctl("compare", "7", "8", "--db", db, "--json")
+    done = run_labctl("compare", "9", "10", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["basis"].startswith(compare.CALIBRATED) and len(data["calibrations"]) == 1
     assert {p["basis"] for p in data["points"]} == {compare.CALIBRATED}
-    assert all(p["rounds"] == 3 and p["detectable"] > 0 and p["p_adjusted"] is not None for p in data["points"])
-    text = run_labctl("compare", "7", "8", "--db", db).stdout
+    assert all(p["rounds"] == 4 and p["detectable"] > 0 and p["p_adjusted"] is not None for p in data["points"])
+    # Whether two runs of one build get no verdict is a rate (at most 5% over the points, Holm's),
+    # held on simulated machines above; a real one under the test suite's load proves nothing
+    # either way, so this holds the table to what it rests on.
+    text = run_labctl("compare", "9", "10", "--db", db).stdout
     assert "Not interleaved: each verdict is held against the spread" in text and "p (Holm)" in text
 
 
 def test_compare_of_two_rounds_pairs_the_whole_group(calibrated):
     _, db, _ = calibrated
     data = json.loads(run_labctl("compare", "1", "2", "--db", db, "--json").stdout)
-    assert data["basis"] == f"{compare.ROUNDS}: 3 rounds"
-    assert {p["rounds"] for p in data["points"]} == {3}
+    assert data["basis"] == f"{compare.ROUNDS}: 4 rounds"
+    assert {p["rounds"] for p in data["points"]} == {4}
 
 
 def test_compare_without_a_calibration_warns_that_drift_reads_as_a_difference(tmp_path):
