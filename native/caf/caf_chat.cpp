@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "../kernels/chat.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/chat/chat.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::chat {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/counting_actor.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/classic/counting_actor.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_counting_actor {

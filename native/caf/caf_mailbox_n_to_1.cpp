@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/mailbox_n_to_1.hpp"
-#include "../kernels/phase.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/classic/mailbox_n_to_1.hpp"
+#include "../kernels/framework/phase.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_mailbox_n_to_1 {

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernels/one_to_many.hpp"
-#include "../kernels/phase.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/classic/one_to_many.hpp"
+#include "../kernels/framework/phase.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_one_to_many {

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../kernels/ping_pong.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/classic/ping_pong.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 // CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.

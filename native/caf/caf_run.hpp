@@ -1,7 +1,7 @@
 // What every kernel written on CAF 0.17 shares: its scheduler parameters (threads, policy), the
 // actor system of one run, failures of its actors turned into the kernel's error, and the
 // measured phase with the CPU time of CAF's threads. The CAF counterpart of
-// dispatcher_params.hpp and phase.hpp.
+// kernels/framework/dispatcher_params.hpp and phase.hpp.
 #pragma once
 
 #include <caf/all.hpp>
@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "../kernels/counters.hpp"
-#include "../kernels/kernel.hpp"
+#include "../kernels/framework/counters.hpp"
+#include "../kernels/framework/kernel.hpp"
 #include "../runtime/completion.hpp"
 
 namespace labctl::kernels::caf_support {
@@ -127,7 +127,7 @@ class CafPhase {
 public:
     using Clock = std::chrono::steady_clock;
 
-    // Marks the phase for counting tools as MeasuredPhase does (counters.hpp); the counts of a
+    // Marks the phase for counting tools as MeasuredPhase does (kernels/framework/counters.hpp); the counts of a
     // phase that ends at a completion include the waiting thread's wake-up here.
     explicit CafPhase(const CafRun& run)
         : run_(run), cpu_at_start_(run.thread_cpu_ns()) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/savina_big.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/big.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::savina_big {

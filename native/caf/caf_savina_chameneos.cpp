@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/savina_chameneos.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/chameneos.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_savina_chameneos {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/savina_count.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/count.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_savina_count {

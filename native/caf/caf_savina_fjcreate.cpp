@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/savina_fjcreate.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/fjcreate.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::savina_fjcreate {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/savina_fjthrput.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/fjthrput.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::savina_fjthrput {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/savina_pingpong.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/pingpong.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_savina_pingpong {

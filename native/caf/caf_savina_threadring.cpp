@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/savina_threadring.hpp"
-#include "../kernels/schema.hpp"
+#include "../kernels/framework/schema.hpp"
+#include "../kernels/savina/threadring.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_savina_threadring {

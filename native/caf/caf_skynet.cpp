@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernels/phase.hpp"
-#include "../kernels/schema.hpp"
-#include "../kernels/skynet.hpp"
+#include "../kernels/classic/skynet.hpp"
+#include "../kernels/framework/phase.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 // CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/schema.hpp"
-#include "../kernels/thread_ring.hpp"
+#include "../kernels/classic/thread_ring.hpp"
+#include "../kernels/framework/schema.hpp"
 #include "caf_run.hpp"
 
 namespace labctl::kernels::caf_thread_ring {

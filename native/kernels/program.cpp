@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "dispatcher_params.hpp"
+#include "framework/dispatcher_params.hpp"
 
 namespace labctl::kernels {
 namespace {

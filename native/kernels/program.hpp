@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "kernel.hpp"
+#include "framework/kernel.hpp"
 
 namespace labctl::kernels {
 
