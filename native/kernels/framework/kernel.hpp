@@ -184,9 +184,9 @@ double work(const Kernel& kernel, const Params& params);
 
 // Kernels register themselves from their own file with a static Registration. Each file keeps
 // its code in `namespace labctl::kernels::<kernel> { namespace { ... } }`, named as the kernel it
-// registers (savina_apsp for savina/apsp.cpp, caf_skynet for caf_skynet.cpp; thread_ring for the
-// file of both rings), so that no two files share one: an anonymous namespace alone is not
-// enough, because GCC gives a handler's instantiation (rt::detail::invoke<&C::m>)
+// registers (savina_apsp for savina/apsp.cpp, caf_skynet for caf/classic/skynet.cpp; thread_ring
+// for the file of both rings), so that no two files share one: an anonymous namespace alone is
+// not enough, because GCC gives a handler's instantiation (rt::detail::invoke<&C::m>)
 // weak external linkage with the same name in every file, and two files' `Member::on_token`
 // would be merged into one (a ring's tokens went to another kernel's handler and were dropped).
 struct Registration {

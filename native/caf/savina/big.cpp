@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/framework/schema.hpp"
-#include "../kernels/savina/big.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../../kernels/savina/big.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::savina_big {
 

@@ -1,6 +1,6 @@
 // The actor system of a CAF kernel's run: its scheduler from the parameters, its threads' CPU
 // clocks, and its actors' failures.
-#include "caf_run.hpp"
+#include "run.hpp"
 
 #include <pthread.h>
 

@@ -3,9 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../kernels/classic/ping_pong.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/ping_pong.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 // CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.
 namespace labctl::kernels::ping_pong {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "../kernels/chat/chat.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/chat/chat.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::chat {
 
@@ -40,7 +40,7 @@ struct World {
     std::atomic<std::uint64_t>& handled;  // every handler run, added by each actor as it exits
 };
 
-// The messages, as chat's (native/kernels/chat.cpp).
+// The messages, as chat's (native/kernels/chat/chat.cpp).
 struct Start {};
 struct Ready {};
 struct TurnDone {};

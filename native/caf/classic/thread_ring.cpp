@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/classic/thread_ring.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/thread_ring.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_thread_ring {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/framework/schema.hpp"
-#include "../kernels/savina/pingpong.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../../kernels/savina/pingpong.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_savina_pingpong {
 namespace {

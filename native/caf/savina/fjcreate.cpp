@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/framework/schema.hpp"
-#include "../kernels/savina/fjcreate.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../../kernels/savina/fjcreate.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::savina_fjcreate {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/classic/mailbox_n_to_1.hpp"
-#include "../kernels/framework/phase.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/mailbox_n_to_1.hpp"
+#include "../../kernels/framework/phase.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_mailbox_n_to_1 {
 namespace {

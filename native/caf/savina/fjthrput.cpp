@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/framework/schema.hpp"
-#include "../kernels/savina/fjthrput.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../../kernels/savina/fjthrput.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::savina_fjthrput {
 

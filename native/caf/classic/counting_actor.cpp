@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "../kernels/classic/counting_actor.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/counting_actor.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_counting_actor {
 namespace {

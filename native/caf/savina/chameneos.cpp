@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/framework/schema.hpp"
-#include "../kernels/savina/chameneos.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../../kernels/savina/chameneos.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_savina_chameneos {
 namespace {

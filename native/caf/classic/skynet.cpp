@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernels/classic/skynet.hpp"
-#include "../kernels/framework/phase.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/skynet.hpp"
+#include "../../kernels/framework/phase.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 // CAF finds a message type's inspect by argument-dependent lookup: in the type's own namespace.
 namespace labctl::kernels::skynet {

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../kernels/classic/one_to_many.hpp"
-#include "../kernels/framework/phase.hpp"
-#include "../kernels/framework/schema.hpp"
-#include "caf_run.hpp"
+#include "../../kernels/classic/one_to_many.hpp"
+#include "../../kernels/framework/phase.hpp"
+#include "../../kernels/framework/schema.hpp"
+#include "../run.hpp"
 
 namespace labctl::kernels::caf_one_to_many {
 namespace {
