@@ -1,5 +1,5 @@
-// labctl._native: the kernel catalogue, parameter resolution and kernel runs, for Python.
-// The only file that includes pybind11; a kernel runs with the GIL released.
+// labctl._native: the kernel catalogue, parameter resolution and kernel runs, for Python; a
+// kernel runs with the GIL released. Parameter values cross the binding through values.hpp.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,46 +10,17 @@
 #include "../kernels/framework/counters.hpp"
 #include "../kernels/framework/kernel.hpp"
 #include "../kernels/framework/studies.hpp"
-#include "../kernels/program.hpp"
 #include "../runtime/affinity.hpp"
 #include "../runtime/dispatchers/registry.hpp"
+#include "values.hpp"
 
 namespace py = pybind11;
 namespace k = labctl::kernels;
 
 namespace {
 
-py::object to_python(const k::Value& value) {
-    return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
-}
-
-k::Value from_python(const std::string& kernel, const std::string& name, const py::handle& object) {
-    // bool first: Python's bool is an int.
-    if (py::isinstance<py::bool_>(object)) return object.cast<bool>();
-    if (py::isinstance<py::int_>(object)) {
-        try {
-            return object.cast<std::int64_t>();
-        } catch (const py::cast_error&) {
-            throw k::ParamError(kernel, name, "parameter '" + name + "' is out of range: " +
-                                                  py::str(object).cast<std::string>());
-        }
-    }
-    if (py::isinstance<py::float_>(object)) return object.cast<double>();
-    if (py::isinstance<py::str>(object)) return object.cast<std::string>();
-    throw k::ParamError(kernel, name,
-                        "parameter '" + name + "' has a value of type " +
-                            py::str(py::type::of(object).attr("__name__")).cast<std::string>() +
-                            "; give a number, a boolean or a string");
-}
-
-std::map<std::string, k::Value> given_values(const std::string& kernel, const py::dict& values) {
-    std::map<std::string, k::Value> given;
-    for (const auto& [key, value] : values) {
-        const std::string name = py::str(key).cast<std::string>();
-        given[name] = from_python(kernel, name, value);
-    }
-    return given;
-}
+using labctl::bindings::given_values;
+using labctl::bindings::to_python;
 
 k::Params resolve(const k::Kernel& kernel, const py::dict& values, k::Scope scope = k::Scope::dispatcher,
                   std::map<std::string, std::string>* dropped = nullptr) {
@@ -304,44 +275,6 @@ PYBIND11_MODULE(_native, m) {
 
     m.def("under_valgrind", &k::counters::under_valgrind,
           "Whether this process runs under valgrind (the instructions measure runs it under callgrind).");
-
-    m.def("run_program", [](const py::dict& values, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& agents,
-                            const std::vector<std::vector<std::uint32_t>>& subscribers,
-                            const std::vector<std::vector<std::vector<std::uint32_t>>>& senders, double timeout_s) {
-        k::Program program;
-        for (const auto& [coop, group] : agents) program.agents.push_back({coop, group});
-        program.subscribers = subscribers;
-        program.senders = senders;
-        program.timeout_s = timeout_s;
-        const auto given = given_values("program", values);
-        k::ProgramLog log;
-        {
-            py::gil_scoped_release released;
-            log = k::run_program(program, given);
-        }
-        py::list received, sent;
-        for (const auto& deliveries : log.received) {
-            py::list l;
-            for (const auto& d : deliveries) l.append(py::make_tuple(d.from, d.channel, d.message, d.step));
-            received.append(l);
-        }
-        for (const auto& sends : log.sent) {
-            py::list l;
-            for (const auto& s : sends) l.append(py::make_tuple(s.target, s.message, s.step));
-            sent.append(l);
-        }
-        py::dict d;
-        d["received"] = received;
-        d["sent"] = sent;
-        d["dropped"] = log.dropped;
-        return d;
-    }, py::arg("params"), py::arg("agents"), py::arg("subscribers"), py::arg("senders"),
-       py::arg("timeout_s") = 10.0,
-       "For property tests: runs a scripted program (native/kernels/program.hpp) on the dispatcher "
-       "`params` describe. agents: (coop, group) per agent; subscribers: the agents on each named "
-       "mbox; senders: per external thread, its routes (targets: agents, then mboxes). Returns "
-       "received[agent] = [(from, channel, message, step)], sent[agent or agents+sender] = "
-       "[(target, message, step)] and dropped.");
 
     m.def("allowed_cpus", &labctl::rt::allowed_cpus, "The CPUs this process may run on.");
 

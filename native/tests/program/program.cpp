@@ -7,10 +7,15 @@
 #include <string>
 #include <thread>
 
-#include "framework/dispatcher_params.hpp"
+#include "../../kernels/framework/dispatcher_params.hpp"
 
-namespace labctl::kernels {
+namespace labctl::testing {
 namespace {
+
+using kernels::DispatcherChoice;
+using kernels::Kernel;
+using kernels::ParamError;
+using kernels::Value;
 
 using Delivery = ProgramLog::Delivery;
 using Send = ProgramLog::Send;
@@ -98,7 +103,7 @@ const Kernel& program_schema() {
     static const Kernel schema = [] {
         Kernel kernel;
         kernel.name = "program";
-        kernel.params = dispatcher_params();
+        kernel.params = kernels::dispatcher_params();
         return kernel;
     }();
     return schema;
@@ -108,7 +113,7 @@ const Kernel& program_schema() {
 
 ProgramLog run_program(const Program& program, const std::map<std::string, Value>& given) {
     check(program);
-    DispatcherChoice choice(resolve(program_schema(), given));
+    DispatcherChoice choice(kernels::resolve(program_schema(), given));
     rt::Environment& env = choice.environment();
 
     const auto agent_count = std::uint32_t(program.agents.size());
@@ -172,4 +177,4 @@ ProgramLog run_program(const Program& program, const std::map<std::string, Value
     return log;
 }
 
-}  // namespace labctl::kernels
+}  // namespace labctl::testing

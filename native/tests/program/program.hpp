@@ -1,15 +1,17 @@
 // Scripted programs: agents that pass messages along given routes, on any dispatcher, with every
-// send and every delivery logged. Not a benchmark: the property tests (tests/test_program.py)
-// generate random programs and compare the logs with a sequential model of what must arrive.
+// send and every delivery logged. Not a benchmark, and not in the product: the property tests
+// (tests/test_program.py) generate random programs, run them through labctl._program (module.cpp
+// here, built for the editable install only) and compare the logs with a sequential model of what
+// must arrive. It stands on the kernels' framework (their dispatcher parameters), none of them.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
-#include "framework/kernel.hpp"
+#include "../../kernels/framework/kernel.hpp"
 
-namespace labctl::kernels {
+namespace labctl::testing {
 
 // Targets are numbered agents first, then named mboxes: target t < agents.size() is agent t,
 // target agents.size() + m is mbox m.
@@ -47,6 +49,6 @@ struct ProgramLog {
 // Runs the program on the dispatcher that `dispatcher_params` (the kernels' dispatcher
 // parameters) describe. Throws ParamError for a malformed program or bad parameters, and
 // std::runtime_error if the deliveries the routes imply have not all happened within timeout_s.
-ProgramLog run_program(const Program& program, const std::map<std::string, Value>& dispatcher_params);
+ProgramLog run_program(const Program& program, const std::map<std::string, kernels::Value>& dispatcher_params);
 
-}  // namespace labctl::kernels
+}  // namespace labctl::testing
