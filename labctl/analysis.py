@@ -342,7 +342,7 @@ def suite_summary(views: Mapping[str, tuple[Metric, pd.DataFrame]],
     return summaries
 
 
-# The metric of a kernel that times its sequential program (savina_parallel.hpp): the same
+# The metric of a kernel that times its sequential program (native/kernels/savina/parallel.hpp): the same
 # algorithm on the same input in one thread, without actors, after the phase.
 SEQUENTIAL = "sequential_ns"
 

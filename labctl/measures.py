@@ -5,7 +5,7 @@ at 70-200x the time) or `counters` (perf_event counters of the CPU and the kerne
 phase): the run side of each, what it needs, how its worker starts, and how its counts are
 read back. Their names and what each counts are labctl.metrics', which analysis reads.
 
-The phase's edges are marked in native code (native/kernels/phase.hpp), where MeasuredPhase
+The phase's edges are marked in native code (native/kernels/framework/phase.hpp), where MeasuredPhase
 starts and ends every kernel's phase, so every measure covers the same work as the clock. The
 analysis after the store never imports this module: only the functions that ask this build or
 run a kernel import the extension.

@@ -113,7 +113,7 @@ SAMPLE = _declare(
     Metric("involuntary_switches", COUNT, LOWER, "involuntary switches"),
 )
 # The counts of what a phase executed, in the order tables show them: callgrind's (instructions
-# measure) and perf_event's (counters measure, native/kernels/counters.cpp). Each is better lower.
+# measure) and perf_event's (counters measure, native/kernels/framework/counters.cpp). Each is better lower.
 # A new one is a line here and nothing else in Python: the store keeps counts by name.
 COUNTED = _declare(
     Metric("instructions", COUNT, LOWER, "instructions"),

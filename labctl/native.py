@@ -105,7 +105,7 @@ def dispatchers() -> list[dict]:
 
 @cache
 def studies() -> list[dict]:
-    """The published studies the kernels cite (native/kernels/studies.hpp)."""
+    """The published studies the kernels cite (native/kernels/framework/studies.hpp)."""
     return _call("studies")
 
 

@@ -1,5 +1,5 @@
 """The published studies labctl reproduces, cited by their publications. The table itself is
-native/kernels/studies.hpp (kernels cite it too), read through labctl.native; a Study is plain data
+native/kernels/framework/studies.hpp (kernels cite it too), read through labctl.native; a Study is plain data
 that a run stores, so a report can cite it without the extension."""
 
 from __future__ import annotations

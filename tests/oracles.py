@@ -228,7 +228,7 @@ def mixed(params: Params) -> Oracle:
 
 # -- Savina (the savina_ kernels: Imam and Sarkar's suite) ---------------------------------------
 
-# -- Savina's generators (native/kernels/savina_random.hpp) -------------------------------------
+# -- Savina's generators (native/kernels/savina/random.hpp) -------------------------------------
 
 _D_M64 = 2**64 - 1
 _D_GOLDEN = 0x9E3779B97F4A7C15
@@ -241,7 +241,7 @@ def _d_mix64(z: int) -> int:
 
 
 class SplitMix64:
-    """savina_random.hpp's SplitMix64: its state started at mix64(seed * 65536 + stream)."""
+    """savina/random.hpp's SplitMix64: its state started at mix64(seed * 65536 + stream)."""
 
     def __init__(self, seed: int, stream: int) -> None:
         self.state = _d_mix64((seed * 65536 + stream) & _D_M64)
@@ -260,7 +260,7 @@ class SplitMix64:
 
 
 class PseudoRandom:
-    """Savina's PseudoRandom (savina_random.hpp): value = (value * 1309 + 13849) & 65535."""
+    """Savina's PseudoRandom (savina/random.hpp): value = (value * 1309 + 13849) & 65535."""
 
     def __init__(self, seed: int) -> None:
         self.value = seed
@@ -274,7 +274,7 @@ class PseudoRandom:
 
 
 def busy_work(steps: int) -> int:
-    """savina_random.hpp's busy_work: `steps` steps of the 64-bit LCG
+    """savina/random.hpp's busy_work: `steps` steps of the 64-bit LCG
     x = x*6364136223846793005 + 1442695040888963407 from x = steps; its last state."""
     x = steps
     for _ in range(steps):

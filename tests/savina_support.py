@@ -1,6 +1,6 @@
 """What the savina_ kernels' test files share: the dispatchers each kernel is run on beside its
 oracle, parameters resolved as a run resolves them, and the bits and FNV-1a fold their hand-worked
-cases spell answers with (native/kernels/savina_random.hpp's fnv_fold)."""
+cases spell answers with (native/kernels/savina/random.hpp's fnv_fold)."""
 
 from __future__ import annotations
 

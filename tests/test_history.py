@@ -20,7 +20,7 @@ import pytest
 from labctl import bisect, builds, history, series
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNEL_FILE = "native/kernels/ping_pong.cpp"
+KERNEL_FILE = "native/kernels/classic/ping_pong.cpp"
 HANDLER = "        tallies_.count(ping);\n"
 # About 60 more instructions per ping (a volatile loop the compiler must keep): +30% on the point.
 REGRESSION = HANDLER + "        for (volatile int spin = 0; spin < 20; spin = spin + 1) {}\n"

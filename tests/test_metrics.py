@@ -17,7 +17,7 @@ SAMPLE_FIGURES = {
     "messages_processed": (MESSAGES, NEITHER), "peak_rss_kb": (KIB, LOWER),
     "voluntary_switches": (COUNT, LOWER), "involuntary_switches": (COUNT, LOWER),
 }
-# The counts of a phase: callgrind's and perf_event's (native/kernels/counters.cpp), each a
+# The counts of a phase: callgrind's and perf_event's (native/kernels/framework/counters.cpp), each a
 # number of events, better lower; task_clock_ns is a time.
 COUNT_UNITS = {"instructions": COUNT, "cycles": COUNT, "l1_misses": COUNT, "cache_misses": COUNT,
                "branch_misses": COUNT, "task_clock_ns": NS, "context_switches": COUNT,

@@ -1,9 +1,11 @@
 """Property test of the runtime: random small programs of sends between agents, on random
 dispatcher configurations, deliver exactly what a sequential model predicts, in per-sender order.
 
-A program (native/kernels/program.hpp) has agents in coops, named mboxes with subscribers, and
-external sender threads, each sending messages along routes: whoever receives a message at step
-s forwards it to the route's target s + 1. The runtime logs every send and every delivery."""
+A program (native/tests/program/program.hpp) has agents in coops, named mboxes with subscribers,
+and external sender threads, each sending messages along routes: whoever receives a message at
+step s forwards it to the route's target s + 1. The runtime logs every send and every delivery.
+Programs run through labctl._program, a test driver the editable install builds beside
+labctl._native and a wheel does not carry."""
 
 from __future__ import annotations
 
@@ -14,6 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labctl import _native
+
+try:
+    from labctl import _program
+except ImportError as error:
+    raise ImportError("labctl._program, the property tests' driver, is built by the editable install "
+                      "only: pip install -e '.[test]' (README: set-up)") from error
 
 # Each registered dispatcher, with values for the settings its registry entry says it takes.
 SETTINGS = {
@@ -99,7 +107,7 @@ def check(agents, subscribers, senders, log):
 @given(programs())
 def test_random_programs_deliver_what_the_sequential_model_predicts(program):
     params, agents, subscribers, senders = program
-    log = _native.run_program(params, agents, subscribers, senders, timeout_s=30)
+    log = _program.run_program(params, agents, subscribers, senders, timeout_s=30)
     check(agents, subscribers, senders, log)
 
 
@@ -107,7 +115,7 @@ def test_the_checks_catch_a_lost_a_duplicated_and_a_reordered_message():
     # The property above can fail: each kind of wrong log is caught.
     params, agents, subscribers = {"dispatcher": "one_thread"}, [(0, 0), (0, 0)], []
     senders = [[[0, 1], [0]], [[1]]]
-    log = _native.run_program(params, agents, subscribers, senders)
+    log = _program.run_program(params, agents, subscribers, senders)
     check(agents, subscribers, senders, log)
 
     lost = {**log, "received": [got[:-1] for got in log["received"]]}
@@ -120,6 +128,6 @@ def test_the_checks_catch_a_lost_a_duplicated_and_a_reordered_message():
 
 def test_a_malformed_program_is_refused_with_a_clear_error():
     with pytest.raises(_native.ParamError, match="out of range"):
-        _native.run_program({"dispatcher": "one_thread"}, [(0, 0)], [], [[[5]]])
+        _program.run_program({"dispatcher": "one_thread"}, [(0, 0)], [], [[[5]]])
     with pytest.raises(_native.ParamError, match="dispatcher"):
-        _native.run_program({"dispatcher": "nope"}, [(0, 0)], [], [[[0]]])
+        _program.run_program({"dispatcher": "nope"}, [(0, 0)], [], [[[0]]])

@@ -26,7 +26,7 @@ public:
     }
 
     // A function set() calls in the setting thread right after it reads the clock: where a
-    // measured phase that ends at this completion stops its counters (kernels/counters.hpp), as
+    // measured phase that ends at this completion stops its counters (kernels/framework/counters.hpp), as
     // its clock stops there, not when the waiting thread wakes up. Give it before any thread can
     // call set().
     void call_on_set(void (*hook)() noexcept) noexcept { on_set_ = hook; }

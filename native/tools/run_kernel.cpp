@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "kernels/kernel.hpp"
+#include "kernels/framework/kernel.hpp"
 
 namespace k = labctl::kernels;
 
