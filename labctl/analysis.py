@@ -4,7 +4,7 @@ words, the figure's axes, the scenarios of a kernel and the runtimes ranked side
 
 Everything here reads the frames of labctl.results and the run's catalogue that travels with them
 (results.catalogue_of); nothing needs the extension. A kernel is given by name (looked up in that
-catalogue) or as a labctl.schema.Kernel.
+catalogue) or as a labctl.vocabulary.schema.Kernel.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from labctl import results, stats
-from labctl.metrics import COUNTS, Metric, lookup
-from labctl.schema import OURS, RUNTIME, Floor, Kernel, Param
-from labctl.text import show
+from labctl import results
+from labctl.vocabulary import stats
+from labctl.vocabulary.metrics import COUNTS, Metric, lookup
+from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param
+from labctl.vocabulary.text import show
 
 # Short names of parameters in labels and legends.
 SHORT = {"max_demands_at_once": "mda", "spin_us": "spin", "threads": "threads"}
@@ -42,7 +43,7 @@ THROUGHPUT = lookup("msgs_per_s")
 
 
 def counted(samples: pd.DataFrame) -> list[Metric]:
-    """The counts (instructions, cache misses...; labctl.metrics.COUNTS) these samples have
+    """The counts (instructions, cache misses...; labctl.vocabulary.metrics.COUNTS) these samples have
     values of, in that order: what the instructions and counters measures add beside the time."""
     return [lookup(name) for name in COUNTS if name in samples and samples[name].notna().any()]
 
@@ -99,7 +100,7 @@ def busy_text(point) -> str:
 def _native_parallelism(samples: pd.DataFrame) -> pd.Series:
     """Each sample's busy runtime threads (the fingerprint's parallelism), where its measure
     times natively: under valgrind the threads run one at a time."""
-    from labctl.metrics import MEASURE
+    from labctl.vocabulary.metrics import MEASURE
 
     if samples.empty:
         return pd.Series(dtype=float)
@@ -470,7 +471,7 @@ def sort_key(value):
 
 # -- fingerprints ---------------------------------------------------------------------------------
 # What a workload is, beside how fast it ran, from the counts our runtime keeps of every phase
-# (labctl.metrics.RUNTIME_COUNTS; native/runtime/stats.hpp): "Run, Actor, Run" (Blessing et al.,
+# (labctl.vocabulary.metrics.RUNTIME_COUNTS; native/runtime/stats.hpp): "Run, Actor, Run" (Blessing et al.,
 # AGERE 2019) found that benchmarks of one category behave unlike each other and benchmarks of
 # different ones alike. Each axis: its column, its words, and whether groups compare it on a log
 # scale (rates and depths span orders of magnitude; shares do not).
@@ -576,7 +577,7 @@ def fingerprint_rows(samples: pd.DataFrame) -> pd.DataFrame:
 def fingerprints(samples: pd.DataFrame) -> Fingerprints | None:
     """The fingerprints of the points in `samples` (one machine's) that hold runtime counts under
     a native clock; None if fewer than two points do."""
-    from labctl.metrics import MEASURE
+    from labctl.vocabulary.metrics import MEASURE
 
     native = samples["measure"].map(lambda m: MEASURE[m].native_time if m in MEASURE else False)
     timed = samples[native.astype(bool)]

@@ -15,7 +15,7 @@ from labctl import __version__
 from labctl.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
 from labctl.native import ExtensionMissing
 from labctl.store import StoreError
-from labctl.text import printable
+from labctl.vocabulary.text import printable
 
 # Each command's module under labctl.commands, in the order `labctl --help` lists them.
 COMMANDS = ("kernels", "run", "experiments", "plan", "sweep", "runs", "show", "fingerprint", "report",

@@ -52,9 +52,9 @@ from labctl.runner import (
     SampleEvent,
     StartedEvent,
 )
-from labctl.sample import Sample
+from labctl.vocabulary.sample import Sample
 from labctl.store import now
-from labctl.text import printable
+from labctl.vocabulary.text import printable
 
 # The resource every point asks for and every worker offers once: one point at a time per host.
 RESOURCE = "host"

@@ -25,14 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl import analysis, results, stats, text
-from labctl.metrics import COMPARABLE, lookup
-from labctl.schema import Catalogue, Kernel
+from labctl import analysis, results
+from labctl.vocabulary import stats, text
+from labctl.vocabulary.metrics import COMPARABLE, lookup
+from labctl.vocabulary.schema import Catalogue, Kernel
 from labctl.store import Store
 
 ALPHA = 0.05
 DEFAULT_METRIC = "elapsed_ns"
-# Metrics of every sample with a direction (labctl.metrics.COMPARABLE: the counts where its
+# Metrics of every sample with a direction (labctl.vocabulary.metrics.COMPARABLE: the counts where its
 # measure took them); a kernel's own (round_trip_p50_ns, ...) come with its samples.
 SAMPLE_METRICS = COMPARABLE
 # A sample is quiet when its values spread (max - min) by at most this share of its median: an

@@ -1,7 +1,7 @@
 """What every `labctl` command prints with: its two consoles, one-line errors (Failed, which the
 command group turns into the exit code), free text wrapped to the output's width, parameters,
 tables of points, and the store and outputs a command opens. Everything that came from outside (a
-file, a store, a peer) is escaped here (labctl.text.printable) and never read as rich markup.
+file, a store, a peer) is escaped here (labctl.vocabulary.text.printable) and never read as rich markup.
 
 Nothing here imports the extension or the run side: the commands that only read a store use it.
 """
@@ -19,16 +19,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from labctl import files
-from labctl.schema import Catalogue, Kernel
+from labctl.vocabulary import files
+from labctl.vocabulary.schema import Catalogue, Kernel
 from labctl.store import Store, StoreError
-from labctl.text import printable, show
+from labctl.vocabulary.text import printable, show
 
 if TYPE_CHECKING:
     from labctl.experiment import Plan
 
-# Exit codes (README: "Exit codes"), declared in labctl.exits; the commands take them from here.
-from labctl.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE  # noqa: E402,F401
+# Exit codes (README: "Exit codes"), declared in labctl.vocabulary.exits; the commands take them from here.
+from labctl.vocabulary.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE  # noqa: E402,F401
 
 # Piped output is 100 columns wide (rich would take 80): tables fit it, and free text that can
 # be long is wrapped to it (wrapped); a line of a log (a path, a message) is never broken.
@@ -134,7 +134,7 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]], ca
 
 def write_output(output: str, stores: list[str], force: bool, write: Callable[[Path], None] | None = None) -> None:
     """Checks --output (with no `write`), or writes it beside and renames it into place: never
-    onto a store, nor onto anything labctl did not write unless --force (labctl.files)."""
+    onto a store, nor onto anything labctl did not write unless --force (labctl.vocabulary.files)."""
     try:
         if write is None:
             files.check_target("--output", Path(output), [Path(s) for s in stores], force)

@@ -26,9 +26,10 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import inputs, kernels, metrics, native, shipped, studies
-from labctl.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Study, StudyRan
-from labctl.text import printable
+from labctl import kernels, native, studies
+from labctl.vocabulary import inputs, metrics, shipped
+from labctl.vocabulary.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Study, StudyRan
+from labctl.vocabulary.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 
@@ -105,7 +106,7 @@ class FigureSpec(BaseModel):
 
 class StudyRanSpec(BaseModel):
     """What the study ran for a table: its values of our kernel's parameters, the statistic it
-    published of its runs, and what differs that is no parameter of ours (labctl.schema.StudyRan)."""
+    published of its runs, and what differs that is no parameter of ours (labctl.vocabulary.schema.StudyRan)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -137,7 +138,7 @@ class ReferenceSpec(BaseModel):
 
 class ClaimSpec(BaseModel):
     """A study's statement across two benchmarks, as the ratio of two of its figures: judged on
-    the same ratio of our points (labctl.schema.Claim)."""
+    the same ratio of our points (labctl.vocabulary.schema.Claim)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -237,7 +238,7 @@ class Plan:
 
     @property
     def catalogue(self) -> Catalogue:
-        """What its analysis needs besides the samples, kept with the run (labctl.schema)."""
+        """What its analysis needs besides the samples, kept with the run (labctl.vocabulary.schema)."""
         catalogue = kernels.catalogue_of([point.kernel for point in self.points])
         catalogue.studies, catalogue.references = list(self.studies), list(self.references)
         catalogue.claims, catalogue.groups = list(self.claims), dict(self.groups)

@@ -14,8 +14,8 @@ import pandas as pd
 
 from labctl.analysis import SHORT, UNDERUSED_SHARE, Metric, _key, fixed, heatmap_panels, label, sort_key, varying
 from labctl.references import Comparison
-from labctl.schema import Kernel
-from labctl.text import show
+from labctl.vocabulary.schema import Kernel
+from labctl.vocabulary.text import show
 
 # Values spanning more than this ratio get a log scale.
 LOG_SPAN = 30.0

@@ -20,11 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import files, inputs, metrics, results, shipped, text
+from labctl import results
+from labctl.vocabulary import files, inputs, metrics, shipped, text
 from labctl.store import Store, now
 
 EXPERIMENT = "gate"
-METRIC = "instructions"  # the count judged (labctl.metrics), taken by the instructions measure
+METRIC = "instructions"  # the count judged (labctl.vocabulary.metrics), taken by the instructions measure
 THRESHOLD = 2.0  # percent more instructions than the baseline that fails a point
 # ... whose counts are schedule-dependent (labctl.measures.schedule_dependent): they vary between
 # runs by up to 2% (counting_actor: how far its sender runs ahead of the counter decides how
@@ -156,7 +157,7 @@ def written_by_labctl(path: Path, experiment: str) -> bool:
 
 
 def check_target(path: Path, experiment: str, stores: Iterable[Path] = (), force: bool = False) -> None:
-    """Refuses a baseline path as any output is refused (labctl.files.check_target): a store, a
+    """Refuses a baseline path as any output is refused (labctl.vocabulary.files.check_target): a store, a
     link, anything but a regular file; an existing file unless it is this experiment's baseline
     labctl wrote, or `force`. Raises files.OutputError."""
     files.check_target("--baseline", path, stores, force=True)  # a store, a link, a device...
@@ -167,7 +168,7 @@ def check_target(path: Path, experiment: str, stores: Iterable[Path] = (), force
 
 
 def write(baseline: dict, path: Path, stores: Iterable[Path] = (), force: bool = False) -> None:
-    """Writes a baseline as any output (labctl.files.write_file): beside `path`, renamed into
+    """Writes a baseline as any output (labctl.vocabulary.files.write_file): beside `path`, renamed into
     place, never onto a store (`stores`) nor in place of anything but a regular file; an existing
     file only when it is a baseline labctl wrote of the same experiment, or with `force`. Raises
     files.OutputError."""

@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import builds, experiment, native, sysinfo, text
-from labctl.exits import EXIT_INTERRUPTED
+from labctl import builds, experiment, native, sysinfo
+from labctl.vocabulary import text
+from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
 
 # The compiled extension a process loads instead of its installed one (labctl.native), and the

@@ -12,7 +12,7 @@ from functools import cache
 
 from labctl import native, runtimes, studies
 from labctl.native import ParamError, Resolved, VerificationError  # noqa: F401 - the catalogue's errors
-from labctl.schema import ALLOCATOR, RUNTIME, Catalogue, Dispatcher, Floor, Kernel, Param
+from labctl.vocabulary.schema import ALLOCATOR, RUNTIME, Catalogue, Dispatcher, Floor, Kernel, Param
 
 DISPATCHER = "dispatcher"  # our runtime's scheduler, which a peer may map onto its own
 

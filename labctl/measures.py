@@ -3,7 +3,7 @@
 measured phase, and simulates its cache misses: the same count run after run on a noisy machine,
 at 70-200x the time) or `counters` (perf_event counters of the CPU and the kernel around the
 phase): the run side of each, what it needs, how its worker starts, and how its counts are
-read back. Their names and what each counts are labctl.metrics', which analysis reads.
+read back. Their names and what each counts are labctl.vocabulary.metrics', which analysis reads.
 
 The phase's edges are marked in native code (native/kernels/phase.hpp), where MeasuredPhase
 starts and ends every kernel's phase, so every measure covers the same work as the clock. The
@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from labctl.metrics import COUNTERS, INSTRUCTIONS, TIME
+from labctl.vocabulary.metrics import COUNTERS, INSTRUCTIONS, TIME
 
 # How a worker of the instructions measure starts: under callgrind, instrumenting nothing until
 # the phase begins (Python's start-up and the kernel's set-up run at valgrind's plain speed and
@@ -48,7 +48,7 @@ AT_WORK = 0.10
 
 
 class Measure:
-    """The run side of a way of measuring a point (labctl.metrics.MEASURE says what analysis
+    """The run side of a way of measuring a point (labctl.vocabulary.metrics.MEASURE says what analysis
     needs of it): what this machine needs for it, which points it cannot take, how its worker
     starts, and what a run counts. The clock, with nothing counted besides it."""
 
@@ -125,12 +125,12 @@ class Counters(Measure):
                 dict(result["unsupported"]))
 
 
-# One per name of labctl.metrics.MEASURES (tests/test_measures.py holds the two to each other).
+# One per name of labctl.vocabulary.metrics.MEASURES (tests/test_measures.py holds the two to each other).
 RUN_SIDE = {measure.name: measure for measure in (Measure(), Instructions(), Counters())}
 
 
 def get(name: str) -> Measure:
-    """The measure called `name` (one of labctl.metrics.MEASURES)."""
+    """The measure called `name` (one of labctl.vocabulary.metrics.MEASURES)."""
     return RUN_SIDE[name]
 
 

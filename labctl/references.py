@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from labctl.analysis import _key, point_table
-from labctl.metrics import RATE, Metric, lookup
+from labctl.vocabulary.metrics import RATE, Metric, lookup
 from labctl.results import param_columns
-from labctl.schema import OURS, RUNTIME, Claim, Figure, Reference
-from labctl.text import show
+from labctl.vocabulary.schema import OURS, RUNTIME, Claim, Figure, Reference
+from labctl.vocabulary.text import show
 
 # A verdict, as data: of a reference's ranking (the study's ordered pairs checked on ours), or of
 # a claim. "no order": the study's figures are all ties; "no ranking": fewer than two of ours
@@ -99,7 +99,7 @@ class Difference:
 
 
 def statistic(values: Sequence[float], name: str, lower_is_better: bool) -> float:
-    """The statistic `name` (labctl.schema.STATISTICS) of our samples' values; the median where
+    """The statistic `name` (labctl.vocabulary.schema.STATISTICS) of our samples' values; the median where
     the study's is not recorded or is a single run of unknown kind."""
     if name == "mean":
         return float(np.mean(values))

@@ -20,7 +20,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import __version__, files, results
+from labctl import __version__, results
+from labctl.vocabulary import files
 from labctl.sections import across, kernels, overview, studies, threads
 from labctl.sections.data import MachineSection, ReportData, Section
 from labctl.store import Store, now

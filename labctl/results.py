@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl.metrics import COUNTS, RUNTIME_COUNTS, measured_only
-from labctl.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
-from labctl.sample import POINT_COLUMNS
-from labctl.schema import Catalogue
+from labctl.vocabulary.metrics import COUNTS, RUNTIME_COUNTS, measured_only
+from labctl.vocabulary.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
+from labctl.vocabulary.sample import POINT_COLUMNS
+from labctl.vocabulary.schema import Catalogue
 from labctl.store import Store
-from labctl.text import machine_line
+from labctl.vocabulary.text import machine_line
 
 
 def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
@@ -25,11 +25,11 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     is the kind of machine the sample's point ran on (its CPU, CPUs, cores, SMT and OS kernel:
     hosts alike in these are one machine) and `host` the host's name. `measure` is the point's
     (under `instructions`, elapsed_ns was taken under valgrind); the counts (instructions,
-    cycles, ...; labctl.metrics.COUNTS) are empty where the measure did not count them, and
+    cycles, ...; labctl.vocabulary.metrics.COUNTS) are empty where the measure did not count them, and
     `unsupported` says why a counter the measure counts is empty on this machine. A count the
     store holds that the registry does not name (a store written by a newer labctl) gets a
     column of its own after the kernel metrics. A kernel metric a sample did not measure is empty,
-    never 0 (labctl.metrics.measured: a stored NaN or 0 ns is read as absent); one whose name is
+    never 0 (labctl.vocabulary.metrics.measured: a stored NaN or 0 ns is read as absent); one whose name is
     taken by a parameter or a column is given as `metric_<name>`."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run) if run is not None else None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labctl import sysinfo
-from labctl.exits import EXIT_INTERRUPTED
+from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
 
 INSTALLED = "installed"  # a side that is the extension this labctl runs with

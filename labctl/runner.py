@@ -31,11 +31,12 @@ from typing import Protocol
 
 import psutil
 
-from labctl import experiment, kernels, measures, metrics, runtimes, stats, sysinfo, text
+from labctl import experiment, kernels, measures, runtimes, sysinfo
+from labctl.vocabulary import metrics, stats, text
 from labctl.experiment import Plan
-from labctl.sample import Sample
+from labctl.vocabulary.sample import Sample
 from labctl.store import Store, now
-from labctl.text import printable
+from labctl.vocabulary.text import printable
 
 
 @dataclass(frozen=True)

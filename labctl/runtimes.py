@@ -39,9 +39,10 @@ from typing import Annotated
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labctl import inputs, native, sample, shipped
-from labctl.schema import OURS
-from labctl.text import printable
+from labctl import native
+from labctl.vocabulary import inputs, sample, shipped
+from labctl.vocabulary.schema import OURS
+from labctl.vocabulary.text import printable
 
 CAF = "caf"
 

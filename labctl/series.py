@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from labctl import metrics, results
+from labctl import results
+from labctl.vocabulary import metrics
 from labctl.store import COMMIT_KEYS, Store
 
 # A commit as a run's context records it (labctl.sysinfo.commit): the fields of Commit, in order.

@@ -10,7 +10,7 @@ compare/A-B.html is labctl.compare's table. The pages are Jinja2 templates (labc
 autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
 never read as markup.
 
-The folder is written as labctl.files writes a report folder: built beside it and renamed into
+The folder is written as labctl.vocabulary.files writes a report folder: built beside it and renamed into
 place, never onto a store, and only in place of a folder that is new, empty, or a site labctl wrote
 (SITE_MARKER) holding nothing but the files it lists, unchanged.
 """
@@ -32,7 +32,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from labctl import __version__, files, metrics, results, series, text
+from labctl import __version__, results, series
+from labctl.vocabulary import files, metrics, text
 from labctl.store import RunRow, Store, now
 
 # The file labctl leaves in every site it writes: the store it came from, and each file written
@@ -138,7 +139,7 @@ class _Series:
 
     @property
     def words(self) -> str:
-        """Its figure in words (labctl.metrics)."""
+        """Its figure in words (labctl.vocabulary.metrics)."""
         return metrics.lookup(self.metric).words
 
 
@@ -541,7 +542,7 @@ def _render(template: str, title: str, depth: int, **values: object) -> str:
 
 
 def _text(value: object, limit: int = CELL_SHOWN) -> str:
-    """A text from the store for a page: one line of printable characters (labctl.text.printable),
+    """A text from the store for a page: one line of printable characters (labctl.vocabulary.text.printable),
     cut at `limit` characters with the count of those left out; the template escapes it."""
     shown = text.printable(value)
     if len(shown) > limit:

@@ -22,9 +22,9 @@ from typing import Protocol
 
 import psutil
 
-from labctl import inputs, sample, schema
-from labctl.schema import Catalogue
-from labctl.text import printable
+from labctl.vocabulary import inputs, sample, schema
+from labctl.vocabulary.schema import Catalogue
+from labctl.vocabulary.text import printable
 
 
 class Planned(Protocol):
@@ -77,7 +77,7 @@ CREATE TABLE runs (
     status TEXT NOT NULL,                   -- running, interrupted, finished
     pid INTEGER,                            -- of the process running it, while it runs
     host TEXT,
-    catalogue TEXT                          -- JSON (labctl.schema.Catalogue): its kernels, studies
+    catalogue TEXT                          -- JSON (labctl.vocabulary.schema.Catalogue): its kernels, studies
                                             -- and published figures (v3, NULL in older runs)
 );
 CREATE TABLE points (
@@ -138,7 +138,7 @@ _V5_SAMPLES = """CREATE TABLE samples_v5 (
     UNIQUE (point_id, repeat)
 )"""
 # Version 6 keeps a sample's counts as one JSON object, {name: integer}, in `counts`, not a column
-# each: a new count (labctl.metrics) is a new name, not a table rebuild. A column per count would
+# each: a new count (labctl.vocabulary.metrics) is a new name, not a table rebuild. A column per count would
 # let SQL filter on one, but nothing reads them apart from their sample (the report and the gate
 # read whole samples through labctl.results), and a table of (sample, name, value) rows would be a
 # join on every read for nothing more. The migration moves each non-NULL count into the object
@@ -702,7 +702,7 @@ class Store:
         return next(r for r in self.runs() if r.id == run_id)
 
     def catalogue(self, run_id: int) -> Catalogue:
-        """What the run's analysis needs besides its samples (labctl.schema.Catalogue), as the
+        """What the run's analysis needs besides its samples (labctl.vocabulary.schema.Catalogue), as the
         run stored it; for a run of a store older than v3, what its points show of it."""
         row = self.db.execute("SELECT catalogue FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row and row[0]:

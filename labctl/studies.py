@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from labctl.schema import Study
+from labctl.vocabulary.schema import Study
 
 
 @cache

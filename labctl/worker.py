@@ -34,8 +34,9 @@ import traceback
 
 import psutil
 
-from labctl import kernels, measures, metrics, native, runtimes
-from labctl.sample import Sample
+from labctl import kernels, measures, native, runtimes
+from labctl.vocabulary import metrics
+from labctl.vocabulary.sample import Sample
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang", "outside_work")
 EXIT_PARAM = 2

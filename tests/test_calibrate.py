@@ -15,7 +15,8 @@ import pytest
 from conftest import run_labctl
 from test_cli import assert_one_line_error
 
-from labctl import compare, stats
+from labctl import compare
+from labctl.vocabulary import stats
 
 # A machine whose state moves between runs by a factor exp(N(0, DRIFT)) that all samples of a
 # run share (the samples of a point run back to back), and a sample by exp(N(0, JITTER)).

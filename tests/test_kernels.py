@@ -10,7 +10,8 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels, metrics
+from labctl import _native, kernels
+from labctl.vocabulary import metrics
 
 SMALL = {
     "skynet": {"leaves": 1000},

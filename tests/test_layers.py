@@ -29,7 +29,7 @@ STANDS_ON = {
 }
 # Each top-level module or package of labctl by layer ("" is labctl itself: __version__).
 MEMBERS = {
-    "vocabulary": ["", "exits", "metrics", "schema", "sample", "stats", "text", "files", "inputs", "shipped"],
+    "vocabulary": ["", "vocabulary"],
     "catalogue": ["native", "kernels", "runtimes", "studies", "measures"],
     "plan": ["experiment"],
     "store": ["store"],

@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import _native, experiment, gate, measures, metrics, results, runner
-from labctl.sample import Sample
+from labctl import _native, experiment, gate, measures, results, runner
+from labctl.vocabulary import metrics
+from labctl.vocabulary.sample import Sample
 from labctl.store import Store
 
 needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),

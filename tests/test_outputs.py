@@ -22,9 +22,10 @@ import click
 import pytest
 from test_faults import labctl_here
 
-from labctl import cli, experiment, files, gate
+from labctl import cli, experiment, gate
+from labctl.vocabulary import files
 from labctl.report import SLUG_LENGTH, slug
-from labctl.sample import Sample
+from labctl.vocabulary.sample import Sample
 from labctl.store import Store
 
 WRITES_FILE = "writes a file"  # replaced only when a regular file, and only with --force

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from labctl import kernels, runner, runtimes
-from labctl.sample import Sample
+from labctl.vocabulary.sample import Sample
 
 ghc_missing = runtimes.runtimes()["ghc"].missing if "ghc" in runtimes.runtimes() else "no peers/ghc"
 pytestmark = pytest.mark.skipif(bool(ghc_missing), reason=f"the GHC peer cannot run here: {ghc_missing}")

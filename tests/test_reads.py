@@ -20,7 +20,8 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl import experiment, gate, inputs, runtimes
+from labctl import experiment, gate, runtimes
+from labctl.vocabulary import inputs
 from labctl.store import Store, StoreError
 
 SMALL = 'name = "small"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 1000 }\n'
@@ -40,7 +41,7 @@ def one_line(result, code: int, *words: str) -> str:
     return lines[0]
 
 
-# -- the one reader: labctl.inputs -----------------------------------------------------------
+# -- the one reader: labctl.vocabulary.inputs -----------------------------------------------------------
 
 @pytest.mark.parametrize("make, says", [
     ("fifo", "a FIFO, not a regular file"),

@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import analysis, experiment, references, results, schema
-from labctl.metrics import lookup
+from labctl import analysis, experiment, references, results
+from labctl.vocabulary import schema
+from labctl.vocabulary.metrics import lookup
 
 EXPERIMENT = '''
 name = "tiny study"

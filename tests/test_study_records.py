@@ -9,7 +9,7 @@ import pytest
 from labctl import experiment
 from labctl.analysis import _key
 from labctl.references import Comparison, Match, statistic
-from labctl.schema import Figure, Reference, StudyRan
+from labctl.vocabulary.schema import Figure, Reference, StudyRan
 
 STUDIES = sorted(name for name, path in experiment.shipped_experiments().items()
                  if experiment.load(path).references)

@@ -11,7 +11,8 @@ import statistics
 
 import pytest
 
-from labctl import experiment, results, schema
+from labctl import experiment, results
+from labctl.vocabulary import schema
 from labctl.experiment import ExperimentError
 
 SUITE = '''

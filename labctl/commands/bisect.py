@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from labctl import bisect, builds, metrics
+from labctl import bisect, builds
+from labctl.vocabulary import metrics
 from labctl.commands.options import cache_option, percent, repo_option
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
 

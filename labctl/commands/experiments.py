@@ -11,7 +11,7 @@ from labctl import experiment, runner
 from labctl.commands.options import db_option, store_failures
 from labctl.console import past_runs, safe, stdout
 from labctl.store import Store
-from labctl.text import format_seconds
+from labctl.vocabulary.text import format_seconds
 
 
 @click.command("experiments")

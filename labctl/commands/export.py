@@ -9,7 +9,7 @@ import click
 from labctl.commands.options import db_option, force_option, output_option, store_failures
 from labctl.console import EXIT_USAGE, fail, open_store, write_output
 from labctl.store import StoreError
-from labctl.text import printable
+from labctl.vocabulary.text import printable
 
 
 @click.command("export")
@@ -45,7 +45,7 @@ def export_command(run: str, db: str, fmt: str, output: str | None, force: bool)
         return
     if fmt == "csv" and output is None:
         # On a terminal, text from outside (a kernel's answer, a failure, a parameter) is shown
-        # escaped, as every other output shows it (labctl.text.printable); a file keeps it exact.
+        # escaped, as every other output shows it (labctl.vocabulary.text.printable); a file keeps it exact.
         # JSON escapes it itself.
         for column in frame.select_dtypes(include=["object", "string"]).columns:
             frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)

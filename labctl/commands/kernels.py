@@ -10,7 +10,7 @@ from rich.table import Table
 
 from labctl import kernels, runtimes, studies
 from labctl.console import EXIT_USAGE, fail, stdout, wrapped
-from labctl.schema import Kernel
+from labctl.vocabulary.schema import Kernel
 
 
 @click.command("kernels")
@@ -46,7 +46,7 @@ def kernel_json(kernel: Kernel) -> dict:
         "source": kernel.source,
         "studies": [{"part": part, **studies.catalogue()[key].to_dict()} for key, part in kernel.sources],
         "verifies": kernel.verifies,
-        "metrics": list(kernel.metrics),  # its own figures, beside every sample's (labctl.metrics)
+        "metrics": list(kernel.metrics),  # its own figures, beside every sample's (labctl.vocabulary.metrics)
         "params": [{"name": p.name, "type": p.type, "default": p.default, "default_for": dict(p.default_for),
                     "allowed": p.allowed(), "applies_to": list(p.applies_to), "runtimes": list(p.runtimes),
                     "help": p.help}

@@ -10,7 +10,7 @@ import sqlite3
 import click
 
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail
-from labctl.schema import SCALES
+from labctl.vocabulary.schema import SCALES
 from labctl.store import explain, failure_kind
 
 DEFAULT_DB = "results.db"
@@ -33,7 +33,7 @@ force_option = click.option("--force", is_flag=True,
 
 
 def output_option(help_text: str):
-    # A path, unchecked by click: labctl.files checks it (a folder, a link, a device, a store) and
+    # A path, unchecked by click: labctl.vocabulary.files checks it (a folder, a link, a device, a store) and
     # refuses in one line naming the option, where click's check prints a usage of three.
     return click.option("--output", "-o", "output", type=click.Path(), help=help_text)
 

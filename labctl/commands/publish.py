@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from labctl import files
+from labctl.vocabulary import files
 from labctl.commands.options import db_option, output_option, store_failures
 from labctl.console import fail, safe, stdout
 from labctl.store import Store, StoreError

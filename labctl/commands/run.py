@@ -6,11 +6,12 @@ import json
 
 import click
 
-from labctl import experiment, kernels, metrics, runner, stats
+from labctl import experiment, kernels, runner
+from labctl.vocabulary import metrics, stats
 from labctl.commands.options import old_spelling
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout
-from labctl.sample import Sample
-from labctl.text import format_duration
+from labctl.vocabulary.sample import Sample
+from labctl.vocabulary.text import format_duration
 
 
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labctl import metrics
+from labctl.vocabulary import metrics
 from labctl.commands.options import db_option, store_failures
 from labctl.console import fail, open_store, params_text, print_points, safe, stdout
-from labctl.schema import Catalogue
+from labctl.vocabulary.schema import Catalogue
 from labctl.store import PointRow, RunRow, StoreError
-from labctl.text import format_duration, machine_line
+from labctl.vocabulary.text import format_duration, machine_line
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,10 +10,10 @@ import pandas as pd
 
 from labctl import analysis
 from labctl.analysis import AXES, format_axis, label, runtime_ranking, suite_summary, varying
-from labctl.schema import OURS, RUNTIME
+from labctl.vocabulary.schema import OURS, RUNTIME
 from labctl.sections.data import Machine, ReportData
 from labctl.sections.markdown import assignments, blocks, named, title
-from labctl.text import markdown_table, printable, show
+from labctl.vocabulary.text import markdown_table, printable, show
 
 
 def suite(run: ReportData, machine: Machine) -> list[str]:

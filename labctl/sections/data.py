@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl import metrics, results
+from labctl import results
+from labctl.vocabulary import metrics
 from labctl.analysis import Metric, counted, kernel_metric, machines, point_table
-from labctl.schema import Catalogue
+from labctl.vocabulary.schema import Catalogue
 from labctl.store import RunRow
 
 
@@ -34,7 +35,7 @@ class Machine:
     kinds are never pooled: a section per machine is written for each, naming it (`on`)."""
 
     on: str  # m1, m2, ... where the run has several kinds of machine, else ""
-    line: str  # the machine in words (labctl.text.machine_line), "" where none is known
+    line: str  # the machine in words (labctl.vocabulary.text.machine_line), "" where none is known
     hosts: tuple[str, ...]
     samples: pd.DataFrame
     views: tuple[View, ...]

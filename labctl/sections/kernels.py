@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from labctl import metrics, stats
+from labctl.vocabulary import metrics, stats
 from labctl.analysis import (
     SHORT,
     UNDERUSED_SHARE,
@@ -21,10 +21,10 @@ from labctl.analysis import (
     varying,
 )
 from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines
-from labctl.schema import Kernel
+from labctl.vocabulary.schema import Kernel
 from labctl.sections.data import ReportData, View
 from labctl.sections.markdown import blocks, figure, title
-from labctl.text import markdown_table, printable, show
+from labctl.vocabulary.text import markdown_table, printable, show
 
 
 def summary(run: ReportData) -> list[str]:

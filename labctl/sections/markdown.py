@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from labctl.figures import save
 from labctl.sections.data import ReportData
-from labctl.text import printable, show
+from labctl.vocabulary.text import printable, show
 
 
 def title(words: str, on: str = "") -> str:

@@ -8,7 +8,7 @@ import shlex
 from labctl.analysis import SHORT, _key
 from labctl.sections.data import ReportData
 from labctl.sections.markdown import blocks
-from labctl.text import machine_line, markdown_table, printable, show
+from labctl.vocabulary.text import machine_line, markdown_table, printable, show
 
 # A stored failure is a paragraph; its table cell keeps this much of it.
 REASON_SHOWN = 300

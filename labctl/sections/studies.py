@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labctl import metrics
+from labctl.vocabulary import metrics
 from labctl.analysis import Metric
 from labctl.figures import plot_reference, save
 from labctl.references import (
@@ -19,10 +19,10 @@ from labctl.references import (
     rank,
     ranks,
 )
-from labctl.schema import OURS, RUNTIME, STATISTICS, Claim, Figure, Reference
+from labctl.vocabulary.schema import OURS, RUNTIME, STATISTICS, Claim, Figure, Reference
 from labctl.sections.data import Machine, ReportData
 from labctl.sections.markdown import assignments, blocks, bullets, title
-from labctl.text import markdown_table, number, printable
+from labctl.vocabulary.text import markdown_table, number, printable
 
 
 def references(run: ReportData, machine: Machine) -> list[str]:
@@ -148,7 +148,7 @@ def _statistic(ref: Reference | Claim) -> str:
 
 
 def _beside_the_verdict(comparison: Comparison) -> list[str]:
-    """What the verdict compares, derived from what the study ran (labctl.schema.StudyRan) and
+    """What the verdict compares, derived from what the study ran (labctl.vocabulary.schema.StudyRan) and
     this run's points: the statistic on each side, every parameter whose value differs, and
     what differs that is no parameter of ours."""
     study = comparison.reference.study

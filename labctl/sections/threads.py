@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
-from labctl import analysis, metrics
+from labctl import analysis
+from labctl.vocabulary import metrics
 from labctl.analysis import TURN_FIGURES, Scaling
 from labctl.sections.data import Machine, ReportData
 from labctl.sections.markdown import blocks, named, or_dash, share, times, title
-from labctl.text import markdown_table, printable
+from labctl.vocabulary.text import markdown_table, printable
 
 TIME = metrics.lookup("elapsed_ns")
 

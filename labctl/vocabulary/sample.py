@@ -2,14 +2,14 @@
 as the worker reports them (Sample), the store keeps them (STORED: a column each) and
 labctl.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
 migration of the store (labctl.store.MIGRATIONS); a new count is none of these, only an entry of
-labctl.metrics' registry: counts are kept by name. Metric names a kernel or an external program
+labctl.vocabulary.metrics' registry: counts are kept by name. Metric names a kernel or an external program
 reports may not be any of the column names."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from labctl import metrics
+from labctl.vocabulary import metrics
 
 
 @dataclass
@@ -31,15 +31,15 @@ class Sample:
     peak_rss_kb: int | None = None
     voluntary_switches: int | None = None
     involuntary_switches: int | None = None
-    # How the point is measured (labctl.metrics.MEASURE): kept with the point, not the sample.
+    # How the point is measured (labctl.vocabulary.metrics.MEASURE): kept with the point, not the sample.
     # Under `instructions` the elapsed time was taken under valgrind.
     measure: str = "time"
-    # What the measured phase executed, counted, by name (labctl.metrics.COUNTS): instructions,
+    # What the measured phase executed, counted, by name (labctl.vocabulary.metrics.COUNTS): instructions,
     # l1_misses and cache_misses are callgrind's (simulated misses) under `instructions`; under
     # `counters`, perf_event's (the CPU's instructions in user space). A count the measure does
     # not take, or this machine lacks, is absent, never 0.
     # Beside them, under every measure, what our runtime counted of the phase
-    # (labctl.metrics.RUNTIME_COUNTS: agents created, inbox takes, idle time...); a peer has none.
+    # (labctl.vocabulary.metrics.RUNTIME_COUNTS: agents created, inbox takes, idle time...); a peer has none.
     counts: dict[str, int] = field(default_factory=dict)
     unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is absent here
     schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
@@ -76,10 +76,10 @@ STORED: tuple[tuple[str, str], ...] = (
 JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 
 # The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
-# where it comes from, what was stored (a column per count of labctl.metrics.COUNTS, nullable;
+# where it comes from, what was stored (a column per count of labctl.vocabulary.metrics.COUNTS, nullable;
 # the kernel's metrics, and a count the registry does not name, get columns of their own), what
 # is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
-# the kind, labctl.text.machine_line; host: its host name).
+# the kind, labctl.vocabulary.text.machine_line; host: its host name).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",

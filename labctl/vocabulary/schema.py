@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from labctl.text import show
+from labctl.vocabulary.text import show
 
 OURS = "labctl"  # our runtime's name: `runtime = "labctl"`
 RUNTIME = "runtime"  # the parameter every kernel of ours has: the runtime it runs on

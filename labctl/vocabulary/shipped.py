@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # labctl/, above this layer's folder
 
 
 def folder(name: str) -> Path | None:

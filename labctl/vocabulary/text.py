@@ -1,6 +1,6 @@
 """How labctl writes values for people, on a terminal and in a report: parameter values,
 numbers, durations, markdown tables, the machine a run ran on (a metric's value in its unit is
-labctl.metrics'). Text that came from outside (an experiment file, a peer's output, a stored
+labctl.vocabulary.metrics'). Text that came from outside (an experiment file, a peer's output, a stored
 failure) goes through `printable` first, so no control character (an escape sequence, a
 bidirectional override, a newline in a name) reaches a terminal or a report raw."""
 
@@ -26,7 +26,7 @@ def show(value: object) -> str:
 
 
 def cell(value: object) -> str:
-    """A table cell: one line, no control character (labctl.text.printable), pipes escaped."""
+    """A table cell: one line, no control character (labctl.vocabulary.text.printable), pipes escaped."""
     return printable(value).replace("|", "\\|")
 
 

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from labctl.text import format_duration, number
+from labctl.vocabulary.text import format_duration, number
 
 # Directions: which way a figure is better. A figure with none is a fact of the run (the messages
 # it processed), not a figure of merit; it is never ranked.
@@ -102,7 +102,7 @@ def _declare(*metrics: Metric) -> dict[str, Metric]:
     return {metric.name: metric for metric in metrics}
 
 
-# The figures every sample has (labctl.sample.Sample, and those labctl.results derives from it).
+# The figures every sample has (labctl.vocabulary.sample.Sample, and those labctl.results derives from it).
 SAMPLE = _declare(
     Metric("elapsed_ns", NS, LOWER, "time per run"),
     Metric("msgs_per_s", RATE, HIGHER, "throughput"),
