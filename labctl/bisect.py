@@ -35,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import builds, history, kernels, profiles
+from labctl import builds, history, profiles
+from labctl.catalogue import kernels
 from labctl.vocabulary import metrics
 
 THRESHOLD = 2.0  # percent, as the gate's

@@ -13,7 +13,7 @@ import click
 
 from labctl import __version__
 from labctl.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
-from labctl.native import ExtensionMissing
+from labctl.catalogue.native import ExtensionMissing
 from labctl.store import StoreError
 from labctl.vocabulary.text import printable
 

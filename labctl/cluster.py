@@ -125,7 +125,7 @@ def require() -> None:
 def host_report() -> dict:
     """What a host says about itself when the sweep connects (Client.run on every worker): its
     labctl, the extension's build (importing it proves it is there), the machine and its state."""
-    from labctl import native
+    from labctl.catalogue import native
 
     return {"labctl": labctl.__version__, "build": native.build_info(),
             "machine": sysinfo.machine(), "context": sysinfo.host_context()}

@@ -26,7 +26,7 @@ from pydantic import (
     ValidationError,
 )
 
-from labctl import kernels, native, studies
+from labctl.catalogue import kernels, native, studies
 from labctl.vocabulary import inputs, metrics, shipped
 from labctl.vocabulary.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Study, StudyRan
 from labctl.vocabulary.text import printable
@@ -164,7 +164,7 @@ class StudySpec(BaseModel):
     url: Annotated[str, Field(min_length=1)]
 
 
-StudyRef = Union[StrictStr, StudySpec]  # a key of labctl.studies, or a publication in full
+StudyRef = Union[StrictStr, StudySpec]  # a key of labctl.catalogue.studies, or a publication in full
 
 
 class ExperimentSpec(BaseModel):
@@ -179,7 +179,7 @@ class ExperimentSpec(BaseModel):
     timeout_s: TimeoutS = 600.0
     # The worker's address-space limit (RLIMIT_AS) in MiB; thread stacks count (8 MiB each).
     rlimit_mb: RlimitMb | None = None
-    # How each point is measured (labctl.measures): the clock, or counts of what its phase ran.
+    # How each point is measured (labctl.catalogue.measures): the clock, or counts of what its phase ran.
     measure: Measure = "time"
     order: Literal["random", "grid"] = "random"
     seed: Seed | None = None  # of the random order; derived from the text when absent, recorded
@@ -200,7 +200,7 @@ class PlannedPoint:
     env: dict[str, str] = field(default_factory=dict)
     cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
     rlimit_mb: int | None = None  # the worker's address-space limit
-    measure: str = metrics.TIME  # time, instructions or counters (labctl.measures)
+    measure: str = metrics.TIME  # time, instructions or counters (labctl.catalogue.measures)
     skip: str = ""  # why it cannot run on this machine (a runtime, an allocator, valgrind missing); stored, not run
 
     @property

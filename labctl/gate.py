@@ -27,7 +27,7 @@ from labctl.store import Store, now
 EXPERIMENT = "gate"
 METRIC = "instructions"  # the count judged (labctl.vocabulary.metrics), taken by the instructions measure
 THRESHOLD = 2.0  # percent more instructions than the baseline that fails a point
-# ... whose counts are schedule-dependent (labctl.measures.schedule_dependent): they vary between
+# ... whose counts are schedule-dependent (labctl.catalogue.measures.schedule_dependent): they vary between
 # runs by up to 2% (counting_actor: how far its sender runs ahead of the counter decides how
 # many envelopes the pool must find), so a tighter rule would fail on noise.
 DEPENDENT_THRESHOLD = 5.0

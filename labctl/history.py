@@ -21,12 +21,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import builds, experiment, native, sysinfo
+from labctl import builds, experiment, sysinfo
+from labctl.catalogue import native
 from labctl.vocabulary import text
 from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
 
-# The compiled extension a process loads instead of its installed one (labctl.native), and the
+# The compiled extension a process loads instead of its installed one (labctl.catalogue.native), and the
 # commit it was built from (labctl.sysinfo): set by `labctl history` and `labctl bisect` for the
 # sweeps they start, inherited by their workers.
 NATIVE_ENV = native.NATIVE_ENV

@@ -17,7 +17,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from labctl import measures, runner
+from labctl import runner
+from labctl.catalogue import measures
 
 OUT_FILE = "profile.out"
 

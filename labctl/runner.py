@@ -31,7 +31,8 @@ from typing import Protocol
 
 import psutil
 
-from labctl import experiment, kernels, measures, runtimes, sysinfo
+from labctl import experiment, sysinfo
+from labctl.catalogue import kernels, measures, runtimes
 from labctl.vocabulary import metrics, stats, text
 from labctl.experiment import Plan
 from labctl.vocabulary.sample import Sample

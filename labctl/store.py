@@ -174,7 +174,7 @@ MIGRATIONS = {
         "ALTER TABLE points ADD COLUMN context TEXT",
         "ALTER TABLE points ADD COLUMN started_at TEXT",
         "ALTER TABLE points ADD COLUMN finished_at TEXT"],
-    # The measures (labctl.measures): a point's measure, and a sample's counts.
+    # The measures (labctl.catalogue.measures): a point's measure, and a sample's counts.
     4: ["ALTER TABLE points ADD COLUMN measure TEXT",
         _V5_SAMPLES,
         f"INSERT INTO samples_v5 ({_V4_SAMPLE_COLUMNS}) SELECT {_V4_SAMPLE_COLUMNS} FROM samples",
@@ -349,7 +349,7 @@ class PointRow:
     context: dict | None = None  # that host's state and labctl at its start; None: the run's
     started_at: str | None = None  # its worker process's start and end, on the host's clock
     finished_at: str | None = None
-    measure: str = "time"  # time, instructions or counters (labctl.measures)
+    measure: str = "time"  # time, instructions or counters (labctl.catalogue.measures)
 
 
 class Store:

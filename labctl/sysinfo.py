@@ -14,7 +14,8 @@ from pathlib import Path
 import psutil
 
 import labctl
-from labctl import measures, native, store
+from labctl import store
+from labctl.catalogue import measures, native
 
 # The commit a history's extension was built from ({"sha", "subject", "date", "build"}: the
 # build cache's key), set by `labctl history` and `labctl bisect` for the sweeps they start and

@@ -4,7 +4,7 @@ stdout as one JSON line, the moment it exists. Never run in the CLI's own proces
 Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
 "rlimit_mb"?, "parent"?, "measure"?, "counts_folder"?}. The params name the runtime (ours, CAF
 built in, or an external program run once per sample) and the allocator (preloaded by the caller;
-checked here). The measure (labctl.measures) says what else a sample counts: under
+checked here). The measure (labctl.catalogue.measures) says what else a sample counts: under
 `instructions` the caller started this worker under callgrind, which writes each phase's counts
 to counts_folder/callgrind.out.N; under `counters`, perf_event counters are read around each
 phase. Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
@@ -34,7 +34,7 @@ import traceback
 
 import psutil
 
-from labctl import kernels, measures, native, runtimes
+from labctl.catalogue import kernels, measures, native, runtimes
 from labctl.vocabulary import metrics
 from labctl.vocabulary.sample import Sample
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from labctl import kernels, runner, studies
+from labctl import runner
+from labctl.catalogue import kernels, studies
 
 
 def assert_one_line_error(result, code: int, *words: str) -> None:

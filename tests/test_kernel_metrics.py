@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import _native, kernels, runner, runtimes
+from labctl import _native, runner
+from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary.schema import Kernel
 
 DECLARED = {k["name"]: {m["name"]: m["absent_when"] for m in k["metrics"]} for k in _native.kernels()}

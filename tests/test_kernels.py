@@ -10,7 +10,8 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels
+from labctl import _native
+from labctl.catalogue import kernels
 from labctl.vocabulary import metrics
 
 SMALL = {

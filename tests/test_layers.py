@@ -30,7 +30,7 @@ STANDS_ON = {
 # Each top-level module or package of labctl by layer ("" is labctl itself: __version__).
 MEMBERS = {
     "vocabulary": ["", "vocabulary"],
-    "catalogue": ["native", "kernels", "runtimes", "studies", "measures"],
+    "catalogue": ["catalogue"],
     "plan": ["experiment"],
     "store": ["store"],
     "run": ["runner", "worker", "cluster", "sysinfo"],
@@ -41,7 +41,7 @@ MEMBERS = {
 }
 LAYER_OF = {member: layer for layer, members in MEMBERS.items() for member in members}
 EXTENSION = "labctl._native"
-DOOR = "labctl.native"  # the only module that imports the extension
+DOOR = "labctl.catalogue.native"  # the only module that imports the extension
 
 
 def module_name(path: Path) -> str:
@@ -140,7 +140,7 @@ def test_each_module_imports_only_its_layer_and_the_layers_below():
 @pytest.mark.parametrize("source, expected", [
     ("from labctl import runner\n", "imports labctl.runner (run)"),
     ("def f():\n    from labctl.history import series\n", "imports labctl.history (history)"),
-    ("import importlib\nimportlib.import_module('labctl.measures')\n", "imports labctl.measures (catalogue)"),
+    ("import importlib\nimportlib.import_module('labctl.catalogue.measures')\n", "imports labctl.catalogue.measures (catalogue)"),
     ("from labctl import _native\n", "imports the extension"),
     ("from . import console\n", "imports labctl.console (cli)"),
 ])

@@ -1,4 +1,4 @@
-"""The measures (labctl.measures): instruction counts under callgrind cover the measured phase
+"""The measures (labctl.catalogue.measures): instruction counts under callgrind cover the measured phase
 alone and repeat, perf_event counters say which this machine lacks instead of counting 0, a
 machine without valgrind skips the points that need it, schedule-dependent counts are marked; and
 the gate (labctl.gate) judges a run's counts against a baseline."""
@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import _native, experiment, gate, measures, results, runner
+from labctl import _native, experiment, gate, results, runner
+from labctl.catalogue import measures
 from labctl.vocabulary import metrics
 from labctl.vocabulary.sample import Sample
 from labctl.store import Store

@@ -97,11 +97,11 @@ def test_each_unit_has_its_scale_on_an_axis():
 def test_the_analysis_side_never_imports_the_run_side_nor_the_extension():
     # metrics itself imports nothing heavy; report, gate and the rest read no run-side module.
     code = ("import sys; import labctl.vocabulary.metrics; "
-            "heavy = [m for m in ('labctl._native', 'pandas', 'numpy', 'labctl.measures') if m in sys.modules]; "
+            "heavy = [m for m in ('labctl._native', 'pandas', 'numpy', 'labctl.catalogue.measures') if m in sys.modules]; "
             "assert not heavy, heavy; "
             "import labctl.report, labctl.gate, labctl.analysis, labctl.compare, labctl.results, "
             "labctl.figures, labctl.references, labctl.vocabulary.stats; "
-            "run_side = [m for m in ('labctl.measures', 'labctl._native') if m in sys.modules]; "
+            "run_side = [m for m in ('labctl.catalogue.measures', 'labctl._native') if m in sys.modules]; "
             "assert not run_side, run_side")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from labctl import kernels, runner, runtimes
+from labctl import runner
+from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary.sample import Sample
 
 ghc_missing = runtimes.runtimes()["ghc"].missing if "ghc" in runtimes.runtimes() else "no peers/ghc"

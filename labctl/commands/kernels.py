@@ -8,7 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from labctl import kernels, runtimes, studies
+from labctl.catalogue import kernels, runtimes, studies
 from labctl.console import EXIT_USAGE, fail, stdout, wrapped
 from labctl.vocabulary.schema import Kernel
 

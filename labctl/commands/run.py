@@ -6,7 +6,8 @@ import json
 
 import click
 
-from labctl import experiment, kernels, runner
+from labctl import experiment, runner
+from labctl.catalogue import kernels
 from labctl.vocabulary import metrics, stats
 from labctl.commands.options import old_spelling
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout

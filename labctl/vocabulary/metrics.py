@@ -10,7 +10,7 @@ entry of REGISTRY: the store keeps counts by name (labctl.store), so it needs no
 
 Plain data, standard library only: the report, the comparison and the gate read it on a machine
 without the extension. The run side of the measures (valgrind, callgrind's files) is
-labctl.measures.
+labctl.catalogue.measures.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def measured_only(figures: dict) -> dict[str, float]:
 
 # -- measures -------------------------------------------------------------------------------------
 # How a point is measured. The run side of each (how its worker starts, how its counts are read)
-# is labctl.measures; what analysis needs of them is here.
+# is labctl.catalogue.measures; what analysis needs of them is here.
 
 TIME = "time"
 INSTRUCTIONS = "instructions"

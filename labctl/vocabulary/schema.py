@@ -19,7 +19,7 @@ SCALES = ("default", "full")
 
 @dataclass(frozen=True)
 class Study:
-    """A publication a run reproduces (labctl.studies reads the native table of them)."""
+    """A publication a run reproduces (labctl.catalogue.studies reads the native table of them)."""
 
     key: str  # how kernels and experiment files name it; empty for one an experiment describes
     title: str
@@ -66,7 +66,7 @@ class Param:
 
     def taken_by(self, runtime: str) -> bool:
         """Whether `runtime` takes it at all (whether it fits a point's dispatcher, C++ decides:
-        labctl.kernels.resolve_point)."""
+        labctl.catalogue.kernels.resolve_point)."""
         return not self.runtimes or runtime in self.runtimes
 
     def scope(self) -> str:
@@ -124,7 +124,7 @@ class Kernel:
     name: str
     summary: str
     description: str
-    sources: tuple[tuple[str, str], ...]  # (study key, the part of it followed): labctl.studies
+    sources: tuple[tuple[str, str], ...]  # (study key, the part of it followed): labctl.catalogue.studies
     source: str  # the same in words: "Title (Author, Year), the part it follows; ..."
     verifies: str
     params: tuple[Param, ...]

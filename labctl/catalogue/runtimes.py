@@ -7,7 +7,7 @@
   describes a program following labctl's protocol: it reads {"kernel", "params"} as JSON on stdin,
   runs the kernel once and prints one JSON line {"elapsed_ns", "messages", "answer", "metrics"?}.
   labctl builds it at first use into its cache, and verifies its answer and message count against
-  what our kernel states they must be (labctl.native.expect).
+  what our kernel states they must be (labctl.catalogue.native.expect).
 
 A runtime that cannot run here (CAF not built in, a tool missing from PATH, a broken peer.toml)
 is still known, with the reason: `labctl kernels` shows it and a sweep skips its points with it.
@@ -39,7 +39,7 @@ from typing import Annotated
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labctl import native
+from labctl.catalogue import native
 from labctl.vocabulary import inputs, sample, shipped
 from labctl.vocabulary.schema import OURS
 from labctl.vocabulary.text import printable

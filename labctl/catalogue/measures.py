@@ -95,7 +95,7 @@ class Instructions(Measure):
     def missing(self) -> str:
         if shutil.which("valgrind") is None:
             return "measure instructions: valgrind not found on PATH (apt-get install valgrind)"
-        from labctl import native
+        from labctl.catalogue import native
 
         why = native.build_info().get("callgrind_missing", "")
         return f"measure instructions: {why}" if why else ""

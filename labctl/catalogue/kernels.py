@@ -1,7 +1,7 @@
 """The kernel catalogue, read from the native registry, and parameter resolution.
 
 The schema of every parameter is declared once, in C++; this module only reads it. A kernel of
-ours may also run on other runtimes (labctl.runtimes): its schema then starts with `runtime`, and
+ours may also run on other runtimes (labctl.catalogue.runtimes): its schema then starts with `runtime`, and
 each parameter says which runtimes take it. `allocator` picks the malloc of the worker process.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 
-from labctl import native, runtimes, studies
-from labctl.native import ParamError, Resolved, VerificationError  # noqa: F401 - the catalogue's errors
+from labctl.catalogue import native, runtimes, studies
+from labctl.catalogue.native import ParamError, Resolved, VerificationError  # noqa: F401 - the catalogue's errors
 from labctl.vocabulary.schema import ALLOCATOR, RUNTIME, Catalogue, Dispatcher, Floor, Kernel, Param
 
 DISPATCHER = "dispatcher"  # our runtime's scheduler, which a peer may map onto its own
@@ -207,7 +207,7 @@ def unavailable(params: Mapping[str, object], measure: str) -> str:
     """Why a point cannot run on this machine (its runtime or allocator, or its measure's tools,
     are missing here); empty if it can. Asked where the point is planned (it is then stored as
     skipped) and again where it runs."""
-    from labctl import measures
+    from labctl.catalogue import measures
 
     return missing(params) or measures.get(measure).missing()
 
@@ -217,7 +217,7 @@ def point(name: str, values: Mapping[str, object], measure: str, drop: bool = Fa
     parameters, what was dropped from them and why (`drop`: a grid's; otherwise a parameter that
     does not apply is refused), and its measure checked against its runtime. Raises ParamError
     (param 'measure' for a measure the runtime cannot take)."""
-    from labctl import measures
+    from labctl.catalogue import measures
 
     resolved = _resolve(name, values, drop)
     params = {name: value for name, value in resolved.params.items() if value is not None}
