@@ -25,7 +25,7 @@ from labctl.store import Store, StoreError
 from labctl.vocabulary.text import printable, show
 
 if TYPE_CHECKING:
-    from labctl.experiment import Plan
+    from labctl.plan.experiment import Plan
 
 # Exit codes (README: "Exit codes"), declared in labctl.vocabulary.exits; the commands take them from here.
 from labctl.vocabulary.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE  # noqa: E402,F401
@@ -65,7 +65,7 @@ def open_store(path: str, create: bool = True) -> Store:
 def load_plan(path: str, seed: int | None, scale: str = "default") -> Plan:
     """An experiment file (or a shipped experiment's name) expanded; each problem of a bad one is
     a line of the error (exit 2)."""
-    from labctl import experiment
+    from labctl.plan import experiment
 
     try:
         return experiment.load(path, seed, scale)

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import builds, experiment, sysinfo
+from labctl import builds, sysinfo
+from labctl.plan import experiment
 from labctl.catalogue import native
 from labctl.vocabulary import text
 from labctl.vocabulary.exits import EXIT_INTERRUPTED

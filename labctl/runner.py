@@ -31,10 +31,11 @@ from typing import Protocol
 
 import psutil
 
-from labctl import experiment, sysinfo
+from labctl import sysinfo
+from labctl.plan import experiment
 from labctl.catalogue import kernels, measures, runtimes
 from labctl.vocabulary import metrics, stats, text
-from labctl.experiment import Plan
+from labctl.plan.experiment import Plan
 from labctl.vocabulary.sample import Sample
 from labctl.store import Store, now
 from labctl.vocabulary.text import printable

@@ -28,7 +28,7 @@ from labctl.vocabulary.text import printable
 
 
 class Planned(Protocol):
-    """What the store records of a plan before any point runs (labctl.experiment.Plan is one):
+    """What the store records of a plan before any point runs (labctl.plan.experiment.Plan is one):
     the store reads and writes plain data, and imports nothing above it."""
 
     name: str
@@ -38,7 +38,7 @@ class Planned(Protocol):
     order: str
     seed: int | None
     catalogue: Catalogue
-    points: list  # labctl.experiment.PlannedPoint: key, kernel, params, env, cpus, repeats, warmup,
+    points: list  # labctl.plan.experiment.PlannedPoint: key, kernel, params, env, cpus, repeats, warmup,
     #               timeout_s, rlimit_mb, measure, skip
 
 

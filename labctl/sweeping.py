@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from labctl import experiment, runner
+from labctl import runner
+from labctl.plan import experiment
 from labctl.vocabulary import text
 from labctl.console import (
     EXIT_FAILED,

@@ -19,7 +19,8 @@ import pytest
 from conftest import run_labctl
 from test_hostile import one_line
 
-from labctl import cluster, compare, experiment, results, runner
+from labctl import cluster, compare, results, runner
+from labctl.plan import experiment
 from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary import metrics
 from labctl.store import Store

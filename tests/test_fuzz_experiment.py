@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labctl import experiment
+from labctl.plan import experiment
 from labctl.commands.plan import print_plan
 from labctl.store import Store
 

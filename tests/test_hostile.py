@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import experiment, results
+from labctl import results
+from labctl.plan import experiment
 from labctl.store import Store
 
 SMALL = '''

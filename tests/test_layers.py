@@ -31,7 +31,7 @@ STANDS_ON = {
 MEMBERS = {
     "vocabulary": ["", "vocabulary"],
     "catalogue": ["catalogue"],
-    "plan": ["experiment"],
+    "plan": ["plan"],
     "store": ["store"],
     "run": ["runner", "worker", "cluster", "sysinfo"],
     "read": ["results", "analysis", "figures", "references", "compare", "gate", "report", "sections",

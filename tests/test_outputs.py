@@ -22,7 +22,8 @@ import click
 import pytest
 from test_faults import labctl_here
 
-from labctl import cli, experiment, gate
+from labctl import cli, gate
+from labctl.plan import experiment
 from labctl.vocabulary import files
 from labctl.report import SLUG_LENGTH, slug
 from labctl.vocabulary.sample import Sample

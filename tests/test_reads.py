@@ -20,7 +20,8 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl import experiment, gate
+from labctl import gate
+from labctl.plan import experiment
 from labctl.catalogue import runtimes
 from labctl.vocabulary import inputs
 from labctl.store import Store, StoreError

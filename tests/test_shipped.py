@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from labctl import experiment
+from labctl.plan import experiment
 from labctl.catalogue import runtimes, studies
 
 ROOT = Path(__file__).resolve().parent.parent

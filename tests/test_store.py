@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import experiment, results
+from labctl import results
+from labctl.plan import experiment
 from labctl.vocabulary import metrics, sample
 from labctl import store as store_module
 from labctl.vocabulary.sample import Sample

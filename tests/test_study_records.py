@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import experiment
+from labctl.plan import experiment
 from labctl.analysis import _key
 from labctl.references import Comparison, Match, statistic
 from labctl.vocabulary.schema import Figure, Reference, StudyRan

@@ -11,9 +11,10 @@ import statistics
 
 import pytest
 
-from labctl import experiment, results
+from labctl import results
+from labctl.plan import experiment
 from labctl.vocabulary import schema
-from labctl.experiment import ExperimentError
+from labctl.plan.experiment import ExperimentError
 
 SUITE = '''
 name = "tiny suite"

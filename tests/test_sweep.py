@@ -16,7 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from labctl import experiment, results, sysinfo
+from labctl import results, sysinfo
+from labctl.plan import experiment
 from labctl.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from labctl import builds, compare, experiment, history, rounds
+from labctl import builds, compare, history, rounds
+from labctl.plan import experiment
 from labctl.commands.options import cache_option, db_option, percent, repo_option, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from labctl import compare, experiment, rounds
+from labctl import compare, rounds
+from labctl.plan import experiment
 from labctl.vocabulary import stats, text
 from labctl.commands.options import db_option, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from labctl import experiment, runner, sweeping
+from labctl import runner, sweeping
+from labctl.plan import experiment
 from labctl.vocabulary import files
 from labctl.commands.options import db_option, percent, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, load_plan, safe, stdout

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from labctl import builds, experiment, history, series
+from labctl import builds, history, series
+from labctl.plan import experiment
 from labctl.commands.options import cache_option, db_option, repo_option, store_failures
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.store import StoreError

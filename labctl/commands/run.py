@@ -6,7 +6,8 @@ import json
 
 import click
 
-from labctl import experiment, runner
+from labctl import runner
+from labctl.plan import experiment
 from labctl.catalogue import kernels
 from labctl.vocabulary import metrics, stats
 from labctl.commands.options import old_spelling
