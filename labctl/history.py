@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import builds, sysinfo
+from labctl import builds
+from labctl.run import sysinfo
 from labctl.plan import experiment
 from labctl.catalogue import native
 from labctl.vocabulary import text
@@ -29,7 +30,7 @@ from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
 
 # The compiled extension a process loads instead of its installed one (labctl.catalogue.native), and the
-# commit it was built from (labctl.sysinfo): set by `labctl history` and `labctl bisect` for the
+# commit it was built from (labctl.run.sysinfo): set by `labctl history` and `labctl bisect` for the
 # sweeps they start, inherited by their workers.
 NATIVE_ENV = native.NATIVE_ENV
 COMMIT_ENV = sysinfo.COMMIT_ENV

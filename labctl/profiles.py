@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from labctl import runner
+from labctl.run import runner
 from labctl.catalogue import measures
 
 OUT_FILE = "profile.out"

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import sysinfo
+from labctl.run import sysinfo
 from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
 

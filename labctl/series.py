@@ -14,7 +14,7 @@ from labctl import results
 from labctl.vocabulary import metrics
 from labctl.store import COMMIT_KEYS, Store
 
-# A commit as a run's context records it (labctl.sysinfo.commit): the fields of Commit, in order.
+# A commit as a run's context records it (labctl.run.sysinfo.commit): the fields of Commit, in order.
 
 # The figures a history follows, by the point's measure: what the measure measures, and whether
 # it repeats to a few parts per million (labctl.changes.detect's `exact`). Under instructions the

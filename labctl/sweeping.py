@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from labctl import runner
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.vocabulary import text
 from labctl.console import (
@@ -25,7 +25,7 @@ from labctl.console import (
     stderr,
     stdout,
 )
-from labctl.runner import Point
+from labctl.run.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
 
 

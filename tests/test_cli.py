@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from labctl import runner
+from labctl.run import runner
 from labctl.catalogue import kernels, studies
 
 
@@ -150,7 +150,7 @@ def test_the_worker_is_gone_after_a_timeout():
     with pytest.raises(runner.PointFailed) as failure:
         list(runner.run_point(point))
     assert failure.value.kind == "timeout"
-    leftover = subprocess.run(["pgrep", "-f", "labctl.worker"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", "labctl.run.worker"], capture_output=True, text=True)
     assert str(os.getpid()) not in leftover.stdout
 
 

@@ -19,7 +19,8 @@ import pytest
 from conftest import run_labctl
 from test_hostile import one_line
 
-from labctl import cluster, compare, results, runner
+from labctl import compare, results
+from labctl.run import cluster, runner
 from labctl.plan import experiment
 from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary import metrics

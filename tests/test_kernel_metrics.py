@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import _native, runner
+from labctl import _native
+from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary.schema import Kernel
 

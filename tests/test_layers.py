@@ -33,7 +33,7 @@ MEMBERS = {
     "catalogue": ["catalogue"],
     "plan": ["plan"],
     "store": ["store"],
-    "run": ["runner", "worker", "cluster", "sysinfo"],
+    "run": ["run"],
     "read": ["results", "analysis", "figures", "references", "compare", "gate", "report", "sections",
              "site", "series", "changes"],
     "history": ["history", "builds", "bisect", "profiles", "rounds"],
@@ -138,7 +138,7 @@ def test_each_module_imports_only_its_layer_and_the_layers_below():
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from labctl import runner\n", "imports labctl.runner (run)"),
+    ("from labctl.run import runner\n", "imports labctl.run.runner (run)"),
     ("def f():\n    from labctl.history import series\n", "imports labctl.history (history)"),
     ("import importlib\nimportlib.import_module('labctl.catalogue.measures')\n", "imports labctl.catalogue.measures (catalogue)"),
     ("from labctl import _native\n", "imports the extension"),

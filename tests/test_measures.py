@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import _native, gate, results, runner
+from labctl import _native, gate, results
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.catalogue import measures
 from labctl.vocabulary import metrics

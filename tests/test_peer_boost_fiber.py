@@ -13,7 +13,8 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from labctl import cli, runner
+from labctl import cli
+from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
 
 NAME = "boost_fiber"

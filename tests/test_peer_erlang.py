@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import runner
+from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
 
 erlang_missing = runtimes.runtimes()["erlang"].missing if "erlang" in runtimes.runtimes() else "no peers/erlang"

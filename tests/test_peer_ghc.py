@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from labctl import runner
+from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
 from labctl.vocabulary.sample import Sample
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from labctl import cli, runner
+from labctl import cli
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.catalogue import kernels, runtimes
 from labctl.store import Store

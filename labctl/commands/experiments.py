@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from labctl import runner
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.commands.options import db_option, store_failures
 from labctl.console import past_runs, safe, stdout

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from labctl import runner, sweeping
+from labctl import sweeping
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.vocabulary import files
 from labctl.commands.options import db_option, percent, store_failures
@@ -77,7 +78,8 @@ def _baseline_path(source: str, baseline: str | None) -> Path:
 def _check_baseline(path: Path) -> None:
     """Refuses, before a sweep, a baseline that cannot judge it: malformed, or taken with another
     build than this labctl's extension, libc and valgrind."""
-    from labctl import gate, sysinfo
+    from labctl import gate
+    from labctl.run import sysinfo
 
     try:
         gate.same_build(gate.read(path), path, sysinfo.host_context())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from labctl import runner
+from labctl.run import runner
 from labctl.vocabulary import metrics
 from labctl.commands.options import db_option, scale_option, seed_option, store_failures
 from labctl.console import load_plan, past_runs, print_points, safe, stdout

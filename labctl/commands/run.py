@@ -6,7 +6,7 @@ import json
 
 import click
 
-from labctl import runner
+from labctl.run import runner
 from labctl.plan import experiment
 from labctl.catalogue import kernels
 from labctl.vocabulary import metrics, stats

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from labctl import cluster, runner, sweeping
+from labctl import sweeping
+from labctl.run import cluster, runner
 from labctl.commands.options import (
     db_option,
     old_spelling,

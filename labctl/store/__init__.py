@@ -44,7 +44,7 @@ class Planned(Protocol):
 
 SCHEMA_VERSION = 6
 APPLICATION = "labctl"
-# The keys of the commit a run's context records as "commit" (labctl.sysinfo reads them from
+# The keys of the commit a run's context records as "commit" (labctl.run.sysinfo reads them from
 # LABCTL_COMMIT, labctl.series reads them back).
 COMMIT_KEYS = ("sha", "subject", "date", "build")
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store

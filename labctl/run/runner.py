@@ -5,7 +5,7 @@ handed back the moment the worker reports it.
 
 Where points run is one small interface, Backend: it takes points and yields events (a point
 started on a host, a sample, a point done, a point failed, a note about the hosts). LocalBackend
-runs them one at a time in local worker processes; labctl.cluster's DaskBackend hands them to a
+runs them one at a time in local worker processes; labctl.run.cluster's DaskBackend hands them to a
 Dask cluster, where each runs in the same kind of worker process. The sweep, the store and the
 reports never care where a sample came from: each point records the machine it ran on.
 """
@@ -31,7 +31,7 @@ from typing import Protocol
 
 import psutil
 
-from labctl import sysinfo
+from labctl.run import sysinfo
 from labctl.plan import experiment
 from labctl.catalogue import kernels, measures, runtimes
 from labctl.vocabulary import metrics, stats, text
@@ -131,10 +131,10 @@ class LocalBackend:
 
 
 def worker_command() -> list[str]:
-    """The command that starts a worker (labctl.worker), before its measure's prefix."""
+    """The command that starts a worker (labctl.run.worker), before its measure's prefix."""
     # -P: do not put the current directory first on sys.path, so that a checkout's labctl/
     # folder (which has no compiled _native) cannot shadow the installed package.
-    return [sys.executable, "-P", "-m", "labctl.worker"]
+    return [sys.executable, "-P", "-m", "labctl.run.worker"]
 
 
 # -- memory: a limit on by default ----------------------------------------------------------------
@@ -153,7 +153,7 @@ def default_memory_mb() -> int:
     running = 1
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if "labctl.worker" in (process.info["cmdline"] or []):
+            if "labctl.run.worker" in (process.info["cmdline"] or []):
                 running += 1
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue

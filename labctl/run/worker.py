@@ -108,7 +108,7 @@ def run(request: dict) -> None:
     own = {k: v for k, v in params.items() if k not in (kernels.RUNTIME, kernels.ALLOCATOR)}
     if measure == metrics.INSTRUCTIONS and not native.under_valgrind():
         raise RuntimeError("measure instructions: this worker does not run under valgrind "
-                           "(labctl.runner starts it so)")
+                           "(labctl.run.runner starts it so)")
     warmup = int(request.get("warmup", 0))
     for index in range(warmup + int(request.get("repeat", 1))):
         if runtime.kind == "external":

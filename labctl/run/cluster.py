@@ -41,8 +41,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import labctl
-from labctl import runner, sysinfo
-from labctl.runner import (
+from labctl.run import runner, sysinfo
+from labctl.run.runner import (
     DoneEvent,
     Event,
     FailureEvent,
