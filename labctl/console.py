@@ -108,7 +108,7 @@ def print_points(points: list[tuple[str, dict]], extra: dict[str, list[str]], ca
     """One table per kernel (its parameters as `catalogue` has them): its points, the parameters that vary among them, then `extra`
     columns (one value per point, in `points` order); its fixed parameters underneath. Where the
     table is too wide, only the `folding` columns fold onto more lines; no figure is cut."""
-    from labctl.analysis import varying  # pandas: imported by the commands that print points
+    from labctl.read.analysis import varying  # pandas: imported by the commands that print points
 
     for kernel in dict.fromkeys(kernel for kernel, _ in points):
         indices = [i for i, (k, _) in enumerate(points) if k == kernel]

@@ -1,5 +1,5 @@
 """History: an experiment measured on each commit of a repository (`labctl history`), and the
-series over commits that change points are found on (labctl.changes).
+series over commits that change points are found on (labctl.read.changes).
 
 What is measured is each commit's compiled extension (the runtime and the kernels, native/);
 what measures it is this labctl (the sweep, the workers, the store, the experiment file), as asv

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 from test_cli import assert_one_line_error
 
-from labctl import compare
+from labctl.read import compare
 from labctl.vocabulary import stats
 from labctl.vocabulary.metrics import lookup
 

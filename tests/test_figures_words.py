@@ -19,7 +19,8 @@ import pytest
 from conftest import run_labctl
 from test_hostile import one_line
 
-from labctl import compare, results
+from labctl import results
+from labctl.read import compare
 from labctl.run import cluster, runner
 from labctl.plan import experiment
 from labctl.catalogue import kernels, runtimes

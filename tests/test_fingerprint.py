@@ -11,7 +11,8 @@ import pytest
 
 from test_cli import assert_one_line_error
 
-from labctl import _native, analysis, results
+from labctl import _native, results
+from labctl.read import analysis
 from labctl.vocabulary import metrics
 
 EXPERIMENT = '''

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import bisect, builds, history, series
+from labctl import bisect, builds, history
+from labctl.read import series
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_FILE = "native/kernels/ping_pong.cpp"

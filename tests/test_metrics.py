@@ -99,8 +99,8 @@ def test_the_analysis_side_never_imports_the_run_side_nor_the_extension():
     code = ("import sys; import labctl.vocabulary.metrics; "
             "heavy = [m for m in ('labctl._native', 'pandas', 'numpy', 'labctl.catalogue.measures') if m in sys.modules]; "
             "assert not heavy, heavy; "
-            "import labctl.report, labctl.gate, labctl.analysis, labctl.compare, labctl.results, "
-            "labctl.figures, labctl.references, labctl.vocabulary.stats; "
+            "import labctl.read.report, labctl.read.gate, labctl.read.analysis, labctl.read.compare, labctl.results, "
+            "labctl.read.figures, labctl.read.references, labctl.vocabulary.stats; "
             "run_side = [m for m in ('labctl.catalogue.measures', 'labctl._native') if m in sys.modules]; "
             "assert not run_side, run_side")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

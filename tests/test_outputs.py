@@ -22,10 +22,11 @@ import click
 import pytest
 from test_faults import labctl_here
 
-from labctl import cli, gate
+from labctl import cli
+from labctl.read import gate
 from labctl.plan import experiment
 from labctl.vocabulary import files
-from labctl.report import SLUG_LENGTH, slug
+from labctl.read.report import SLUG_LENGTH, slug
 from labctl.vocabulary.sample import Sample
 from labctl.store import Store
 

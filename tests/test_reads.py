@@ -20,7 +20,7 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl import gate
+from labctl.read import gate
 from labctl.plan import experiment
 from labctl.catalogue import runtimes
 from labctl.vocabulary import inputs

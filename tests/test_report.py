@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import analysis, references, results
+from labctl import results
+from labctl.read import analysis, references
 from labctl.plan import experiment
 from labctl.vocabulary import schema
 from labctl.vocabulary.metrics import lookup

@@ -1,13 +1,14 @@
 """`labctl calibrate EXPERIMENT`: the installed build measured against itself in interleaved
 rounds (labctl.rounds), and what that says of this machine: per point, the spread between runs,
 the change a comparison can detect, and how often a comparison of two runs would call identical
-code different (labctl.compare)."""
+code different (labctl.read.compare)."""
 
 from __future__ import annotations
 
 import click
 
-from labctl import compare, rounds
+from labctl import rounds
+from labctl.read import compare
 from labctl.plan import experiment
 from labctl.vocabulary import stats, text
 from labctl.commands.options import db_option, store_failures

@@ -1,4 +1,4 @@
-"""`labctl compare A B`: two runs point by point, a verdict on each (labctl.compare). Reads
+"""`labctl compare A B`: two runs point by point, a verdict on each (labctl.read.compare). Reads
 the stores only."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def compare_command(run_a: str, run_b: str, db: str, db_b: str | None, metric: s
                     across_machines: bool, output: str | None, force: bool, as_json: bool) -> None:
     """Compare RUN_B with RUN_A (ids or 'latest') point by point: the ratio of medians with its
     interval, and a verdict from a rank test (none below 3 samples a side). A markdown table."""
-    from labctl import compare
+    from labctl.read import compare
 
     stores = [db, db_b or db]
     if output is not None:

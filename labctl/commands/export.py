@@ -21,7 +21,7 @@ from labctl.vocabulary.text import printable
 @store_failures
 def export_command(run: str, db: str, fmt: str, output: str | None, force: bool) -> None:
     """Every sample of a RUN as CSV, Parquet or JSON: one row per sample."""
-    from labctl import results
+    from labctl.read import results
 
     open_store(db, create=False).close()
     if output is None and fmt == "parquet":

@@ -19,7 +19,7 @@ from labctl.store import StoreError
 def fingerprint_command(run: str, db: str) -> None:
     """Each point's fingerprint in RUN (an id or 'latest') and the groups of points that behave
     alike, on each machine of the run."""
-    from labctl import analysis, results
+    from labctl.read import analysis, results
 
     store = open_store(db, create=False)
     try:
@@ -44,7 +44,7 @@ def fingerprint_command(run: str, db: str) -> None:
 
 def print_fingerprints(prints) -> None:
     """A table of points by group, then each group's kernels and each kernel's nearest other."""
-    from labctl import analysis
+    from labctl.read import analysis
 
     table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     table.add_column("group", no_wrap=True)

@@ -1,4 +1,4 @@
-"""`labctl gate`: CI's regression gate on instruction counts (labctl.gate)."""
+"""`labctl gate`: CI's regression gate on instruction counts (labctl.read.gate)."""
 
 from __future__ import annotations
 
@@ -48,10 +48,10 @@ def gate_command(file: str, db: str, baseline: str | None, run: str | None, upda
 
 def baseline_target(source: str, name: str, baseline: str | None, db: str, force: bool) -> Path:
     """Where `--update` writes the baseline of experiment `name` (from `source`), checked as any
-    output is (labctl.gate.check_target); ends labctl with its code where it may not. Without
+    output is (labctl.read.gate.check_target); ends labctl with its code where it may not. Without
     --baseline, a shipped experiment's folder inside an installed package is refused: a baseline
     is the user's file, committed with their change, not a file of labctl's install."""
-    from labctl import gate
+    from labctl.read import gate
 
     path = _baseline_path(source, baseline)
     if baseline is None and gate.installed(path):
@@ -65,7 +65,7 @@ def baseline_target(source: str, name: str, baseline: str | None, db: str, force
 
 
 def _baseline_path(source: str, baseline: str | None) -> Path:
-    from labctl import gate
+    from labctl.read import gate
 
     if baseline is not None:
         return Path(baseline)
@@ -78,7 +78,7 @@ def _baseline_path(source: str, baseline: str | None) -> Path:
 def _check_baseline(path: Path) -> None:
     """Refuses, before a sweep, a baseline that cannot judge it: malformed, or taken with another
     build than this labctl's extension, libc and valgrind."""
-    from labctl import gate
+    from labctl.read import gate
     from labctl.run import sysinfo
 
     try:
@@ -91,7 +91,7 @@ def print_gate(db: str, run: str, baseline: str | None, update: bool, threshold:
                force: bool = False) -> None:
     """`labctl gate` once its run is stored: writes the baseline from it (`update`), or judges it
     against the baseline, prints the table and ends labctl with 1 where a point fails."""
-    from labctl import gate
+    from labctl.read import gate
 
     try:
         with Store(db, create=False) as store:

@@ -1,4 +1,4 @@
-"""`labctl publish`: the store as a static site in a folder (labctl.site). Reads the store only."""
+"""`labctl publish`: the store as a static site in a folder (labctl.read.site). Reads the store only."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def publish_command(output: str | None, db: str) -> None:
     experiment's history over commits with the changes found, the regressions, and each
     experiment's two latest runs compared. Plain files with relative links, read from file:// or
     any static host."""
-    from labctl import site
+    from labctl.read import site
 
     try:
         Store(db, create=False).close()

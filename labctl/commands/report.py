@@ -1,4 +1,4 @@
-"""`labctl report RUN`: a run's report folder (labctl.report). Reads the store only."""
+"""`labctl report RUN`: a run's report folder (labctl.read.report). Reads the store only."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from labctl.store import StoreError
 def report_command(run: str, db: str, output: str | None, out: str | None) -> None:
     """Write the report of a RUN (an id or 'latest'): report.md with its figures, the medians,
     the failures, the machine, and the published figures beside ours."""
-    from labctl import report
+    from labctl.read import report
 
     store = open_store(db, create=False)
     try:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 @store_failures
 def show_command(run: str, db: str) -> None:
     """Medians per point of a RUN (an id or 'latest'), with their spread and failures."""
-    from labctl import results
+    from labctl.read import results
 
     store = open_store(db, create=False)
     try:
@@ -40,7 +40,7 @@ def show_command(run: str, db: str) -> None:
 def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, samples: pd.DataFrame,
                db: str) -> None:
     """A run: its machine, each point's median with its interval and spread, its failures."""
-    from labctl import analysis
+    from labctl.read import analysis
 
     stdout.print(f"[bold]run {row.id}[/bold]: {safe(row.name)} ({safe(row.source)}), "
                  f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
@@ -69,7 +69,7 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
 def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Catalogue) -> None:
     """The medians of the points of `samples` (one machine's), a table per kernel: the time, and
     each count the points' measures took (instructions, cache misses...)."""
-    from labctl import analysis
+    from labctl.read import analysis
 
     table = analysis.point_table(samples, analysis.TIME).sort_values("position")
     measured = {p.id: p for p in points}

@@ -175,7 +175,7 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
     """One run of an external program, verified as our kernels verify themselves."""
     expected = native.expect(kernel, params)
     # Its metrics may take no parameter name of any kernel (its own, and another's in the same
-    # run: a column of labctl.results holds a parameter or a metric, never both).
+    # run: a column of labctl.read.results holds a parameter or a metric, never both).
     run = runtimes.run_external(runtime, kernel, params, reserved=parameter_names())
     if run.answer != expected["answer"]:
         raise native.VerificationError(f"{runtime.name}: {kernel}: wrong answer: got '{run.answer}', "

@@ -45,7 +45,7 @@ class Planned(Protocol):
 SCHEMA_VERSION = 6
 APPLICATION = "labctl"
 # The keys of the commit a run's context records as "commit" (labctl.run.sysinfo reads them from
-# LABCTL_COMMIT, labctl.series reads them back).
+# LABCTL_COMMIT, labctl.read.series reads them back).
 COMMIT_KEYS = ("sha", "subject", "date", "build")
 BUSY_TIMEOUT_S = 60  # how long a writer waits for another process holding the store
 TEXT_CHUNK = 10_000  # rows whose text _check_text decodes at once
@@ -140,7 +140,7 @@ _V5_SAMPLES = """CREATE TABLE samples_v5 (
 # Version 6 keeps a sample's counts as one JSON object, {name: integer}, in `counts`, not a column
 # each: a new count (labctl.vocabulary.metrics) is a new name, not a table rebuild. A column per count would
 # let SQL filter on one, but nothing reads them apart from their sample (the report and the gate
-# read whole samples through labctl.results), and a table of (sample, name, value) rows would be a
+# read whole samples through labctl.read.results), and a table of (sample, name, value) rows would be a
 # join on every read for nothing more. The migration moves each non-NULL count into the object
 # (json_patch drops the members whose value is null: absent stays absent, never 0).
 _V5_COUNTS = ("instructions", "l1_misses", "cache_misses", "cycles", "branch_misses",

@@ -51,7 +51,7 @@ class Metric:
 
     @property
     def column(self) -> str:
-        """The DataFrame column of labctl.results that holds it: its name."""
+        """The DataFrame column of labctl.read.results that holds it: its name."""
         return self.name
 
     @property
@@ -102,7 +102,7 @@ def _declare(*metrics: Metric) -> dict[str, Metric]:
     return {metric.name: metric for metric in metrics}
 
 
-# The figures every sample has (labctl.vocabulary.sample.Sample, and those labctl.results derives from it).
+# The figures every sample has (labctl.vocabulary.sample.Sample, and those labctl.read.results derives from it).
 SAMPLE = _declare(
     Metric("elapsed_ns", NS, LOWER, "time per run"),
     Metric("msgs_per_s", RATE, HIGHER, "throughput"),
@@ -127,7 +127,7 @@ COUNTED = _declare(
     Metric("page_faults", COUNT, LOWER, "page faults"),
 )
 # What our runtime counted of the phase, on every run of one of our kernels under any measure
-# (native/runtime/stats.hpp): the workload's facts, for its fingerprint (labctl.analysis
+# (native/runtime/stats.hpp): the workload's facts, for its fingerprint (labctl.read.analysis
 # .fingerprints), never figures of merit. Kept in a sample's counts beside the measure's.
 RUNTIME = _declare(
     Metric("agents_created", COUNT, NEITHER, "agents created"),

@@ -1,6 +1,6 @@
 """What a sample is, in one place: the fields every sample of every kernel has, on every runtime,
 as the worker reports them (Sample), the store keeps them (STORED: a column each) and
-labctl.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
+labctl.read.results gives them (COLUMNS). A new field is one line of Sample and of STORED, and a
 migration of the store (labctl.store.MIGRATIONS); a new count is none of these, only an entry of
 labctl.vocabulary.metrics' registry: counts are kept by name. Metric names a kernel or an external program
 reports may not be any of the column names."""
@@ -75,7 +75,7 @@ STORED: tuple[tuple[str, str], ...] = (
 )
 JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 
-# The columns labctl.results gives every sample, before the parameters and metrics of its kernel:
+# The columns labctl.read.results gives every sample, before the parameters and metrics of its kernel:
 # where it comes from, what was stored (a column per count of labctl.vocabulary.metrics.COUNTS, nullable;
 # the kernel's metrics, and a count the registry does not name, get columns of their own), what
 # is derived from it (msgs_per_s, verified, cpu_ns), and the machine its point ran on (machine:
@@ -85,6 +85,6 @@ COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repea
            "cpu_ns", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
            "involuntary_switches", *metrics.COUNTS, *metrics.RUNTIME_COUNTS, "unsupported", "schedule_dependent", "recorded_at",
            "machine", "host"]
-# The columns labctl.results.points gives every point besides its parameters.
+# The columns labctl.read.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",
                  "status", "failure_kind", "failure", "machine", "host", "started_at", "finished_at"]

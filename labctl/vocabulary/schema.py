@@ -188,7 +188,7 @@ class Figure:
 
 
 # The statistics a study may have published of its runs, and how ours is taken of our samples
-# to compare like with like (labctl.references.statistic).
+# to compare like with like (labctl.read.references.statistic).
 STATISTICS = {
     "median": "the median",
     "mean": "the mean",

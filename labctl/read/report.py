@@ -7,10 +7,10 @@ failed points with their reasons, the machine and the command to rerun, and, whe
 carries published figures, those figures beside ours, compared as ratios and rankings.
 
 The report is SECTIONS, in order: each a function of the run's data, read once from the store
-(labctl.sections.data.ReportData: labctl.results and the run's catalogue), returning its lines;
-the sections live in labctl.sections, a module per role. A report needs no extension. The
-analysis is labctl.analysis', the figures labctl.figures', the published figures
-labctl.references'.
+(labctl.read.sections.data.ReportData: labctl.read.results and the run's catalogue), returning its lines;
+the sections live in labctl.read.sections, a module per role. A report needs no extension. The
+analysis is labctl.read.analysis', the figures labctl.read.figures', the published figures
+labctl.read.references'.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import __version__, results
+from labctl import __version__
+from labctl.read import results
 from labctl.vocabulary import files
-from labctl.sections import across, kernels, overview, studies, threads
-from labctl.sections.data import MachineSection, ReportData, Section
+from labctl.read.sections import across, kernels, overview, studies, threads
+from labctl.read.sections.data import MachineSection, ReportData, Section
 from labctl.store import Store, now
 
 
@@ -107,7 +108,7 @@ def each_machine(*sections: MachineSection) -> Section:
     return written
 
 
-# The report, in order: each section a function of the run's data (labctl.sections.data), its
+# The report, in order: each section a function of the run's data (labctl.read.sections.data), its
 # lines or none.
 SECTIONS: tuple[Section, ...] = (
     overview.heading, overview.machines, overview.warnings, overview.pending,

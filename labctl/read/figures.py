@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl.analysis import SHORT, UNDERUSED_SHARE, Metric, _key, fixed, heatmap_panels, label, sort_key, varying
-from labctl.references import Comparison
+from labctl.read.analysis import SHORT, UNDERUSED_SHARE, Metric, _key, fixed, heatmap_panels, label, sort_key, varying
+from labctl.read.references import Comparison
 from labctl.vocabulary.schema import Kernel
 from labctl.vocabulary.text import show
 

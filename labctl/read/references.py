@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from labctl.analysis import _key, point_table
+from labctl.read.analysis import _key, point_table
 from labctl.vocabulary.metrics import RATE, Metric, lookup
-from labctl.results import param_columns
+from labctl.read.results import param_columns
 from labctl.vocabulary.schema import OURS, RUNTIME, Claim, Figure, Reference
 from labctl.vocabulary.text import show
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import results
+from labctl.read import results
 from labctl.vocabulary import files, inputs, metrics, shipped, text
 from labctl.store import Store, now
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import shlex
 
-from labctl.analysis import SHORT, _key
-from labctl.sections.data import ReportData
-from labctl.sections.markdown import blocks
+from labctl.read.analysis import SHORT, _key
+from labctl.read.sections.data import ReportData
+from labctl.read.sections.markdown import blocks
 from labctl.vocabulary.text import machine_line, markdown_table, printable, show
 
 # A stored failure is a paragraph; its table cell keeps this much of it.

@@ -2,7 +2,7 @@
 
 Points are matched by kernel, parameters, environment, CPUs and measure (what makes a point key),
 less the parameters the caller ignores, and by the kind of machine each point ran on
-(labctl.results' `machine`): a point of one kind of host is compared with one of another kind only
+(labctl.read.results' `machine`): a point of one kind of host is compared with one of another kind only
 when asked (across_machines), and the header says so. For each point measured in both runs: the ratio of medians B/A of
 a metric with its 95% bootstrap interval, the Mann-Whitney U test (two-sided), and a verdict.
 Below 3 samples on a side there is no verdict: two single values are never "significant". Where
@@ -10,7 +10,7 @@ the test cannot reach alpha at the sample sizes (3 against 3: p is never below 0
 rather than "no difference". A metric that reproduces (instruction counts: each side's values
 within QUIET_SPREAD of each other) is judged without the test, which has nothing to rank there:
 two such samples whose ranges do not overlap differ, however little. Pure functions over the
-frames of labctl.results, and a markdown renderer.
+frames of labctl.read.results, and a markdown renderer.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labctl import analysis, results
+from labctl.read import analysis, results
 from labctl.vocabulary import stats, text
 from labctl.vocabulary.metrics import COMPARABLE, lookup
 from labctl.vocabulary.schema import Catalogue, Kernel
@@ -283,7 +283,7 @@ class Run:
 
 @dataclass
 class Side:
-    """One run's samples and points, as labctl.results gives them."""
+    """One run's samples and points, as labctl.read.results gives them."""
 
     run: Run
     samples: pd.DataFrame  # results.load

@@ -2,11 +2,11 @@
 static host, with relative links only, nothing fetched from elsewhere and no script needed to read.
 
 index.html lists the store's runs, its experiments with a history and the comparisons of each
-experiment's two latest runs. runs/RUN.html holds a run's points and its report (labctl.report,
+experiment's two latest runs. runs/RUN.html holds a run's points and its report (labctl.read.report,
 written into runs/RUN/ and rendered from markdown). history/EXPERIMENT.html follows each point's
-figures over commits (labctl.series.series), with the changes labctl.changes finds plotted and
+figures over commits (labctl.read.series.series), with the changes labctl.read.changes finds plotted and
 listed; regressions.html gathers the changes that make a figure worse, biggest first; and
-compare/A-B.html is labctl.compare's table. The pages are Jinja2 templates (labctl/templates/),
+compare/A-B.html is labctl.read.compare's table. The pages are Jinja2 templates (labctl/read/templates/),
 autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
 never read as markup.
 
@@ -32,7 +32,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from labctl import __version__, results, series
+from labctl import __version__
+from labctl.read import results, series
 from labctl.vocabulary import files, metrics, text
 from labctl.store import RunRow, Store, now
 
@@ -134,7 +135,7 @@ class _Series:
     label: str
     metric: str
     rows: pd.DataFrame  # series.series' rows of this point and figure, in commit order
-    changes: list  # labctl.changes.Change, indexed by commit order
+    changes: list  # labctl.read.changes.Change, indexed by commit order
     plot: str  # its PNG, relative to the history page
 
     @property
@@ -144,7 +145,7 @@ class _Series:
 
 
 def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: Callable[[str], None]) -> None:
-    (site / STYLE_FILE).write_text(resources.files("labctl").joinpath("templates", STYLE_FILE)
+    (site / STYLE_FILE).write_text(resources.files("labctl.read").joinpath("templates", STYLE_FILE)
                                    .read_text(encoding="utf-8"), encoding="utf-8")
     by_name: dict[str, list[RunRow]] = {}
     for row in rows:
@@ -198,7 +199,7 @@ def _write(site: Path, relative: str, page: str, published: Published) -> None:
 
 
 def _histories(db: Path) -> tuple[dict[str, pd.DataFrame], str | None]:
-    """Each experiment's history series (labctl.series.series), by experiment; and, where the
+    """Each experiment's history series (labctl.read.series.series), by experiment; and, where the
     store's histories cannot be read (a commit whose date is no date), why, for the index."""
     try:
         frame = series.series(str(db))
@@ -208,8 +209,8 @@ def _histories(db: Path) -> tuple[dict[str, pd.DataFrame], str | None]:
 
 
 def _file_name(name: str) -> str:
-    """An experiment's name as a file name: labctl.report's folder name (never two names alike)."""
-    from labctl.report import slug
+    """An experiment's name as a file name: labctl.read.report's folder name (never two names alike)."""
+    from labctl.read.report import slug
 
     return slug(name)
 
@@ -241,7 +242,7 @@ def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, h
     folder = site / "runs" / str(row.id)
     report, no_report = None, None
     try:
-        from labctl import report as reports
+        from labctl.read import report as reports
 
         reports.write(db, row.id, folder, option="OUT")
         report = render_markdown((folder / "report.md").read_text(encoding="utf-8"), folder, f"{row.id}/")
@@ -253,9 +254,9 @@ def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, h
 
 def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
     """A run's points as its page lists them: position, kernel, parameters, status, failure, and
-    the median of the kernel's figure (labctl.analysis.kernel_metric: time where every run did
+    the median of the kernel's figure (labctl.read.analysis.kernel_metric: time where every run did
     the same work, else throughput); and, where the medians cannot be had, why."""
-    from labctl.analysis import kernel_metric, point_table
+    from labctl.read.analysis import kernel_metric, point_table
 
     points = results.points(db, run)
     if points.empty:
@@ -285,7 +286,7 @@ def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
 
 def _follow(frame: pd.DataFrame, plots: Path) -> list[_Series]:
     """Each point and followed figure of an experiment's history, with its changes
-    (labctl.series.follow) and its plot, written into `plots`."""
+    (labctl.read.series.follow) and its plot, written into `plots`."""
     commits = _commits(frame)
     vary = _varying(frame)
     found = []
@@ -334,7 +335,7 @@ def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, 
     import matplotlib
     from matplotlib.figure import Figure
 
-    from labctl.figures import DPI, STYLE
+    from labctl.read.figures import DPI, STYLE
 
     figure_of = metrics.lookup(metric)
     values = [v for vs in rows["values"] for v in vs if _finite(v)]
@@ -444,8 +445,8 @@ def _regressions_page(worse: list[tuple[str, _Series, object]], pages: dict[str,
 
 
 def _compare_page(db: Path, name: str, a: int, b: int) -> str:
-    """Run b against run a (labctl.compare's markdown, rendered), or why there is no comparison."""
-    from labctl import compare
+    """Run b against run a (labctl.read.compare's markdown, rendered), or why there is no comparison."""
+    from labctl.read import compare
 
     comparison, problem = None, None
     try:
@@ -497,7 +498,7 @@ def render_markdown(markdown: str, folder: Path | None, base: str) -> Markup:
     return Markup(parser.renderer.render(tokens, parser.options, {}))
 
 
-# The raw HTML a report writes itself, kept as markup: a folded section (labctl.report's
+# The raw HTML a report writes itself, kept as markup: a folded section (labctl.read.report's
 # "Every point's fingerprint"), its summary plain text.
 FOLDING = re.compile(r"(<details>)?(<summary>[^<>&]*</summary>)?|</details>")
 
@@ -524,9 +525,9 @@ def _local(url: str, folder: Path | None) -> str | None:
 
 @functools.cache
 def _templates() -> jinja2.Environment:
-    """The site's templates (labctl/templates/), autoescaped, with the filters they write store
+    """The site's templates (labctl/read/templates/), autoescaped, with the filters they write store
     text with."""
-    environment = jinja2.Environment(loader=jinja2.PackageLoader("labctl", "templates"), autoescape=True,
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("labctl.read", "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(text=_text, counted=_counted, when=_when, kind=lambda error: type(error).__name__,
                                machine=text.machine_short, machine_line=text.machine_line)

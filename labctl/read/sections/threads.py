@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-from labctl import analysis
+from labctl.read import analysis
 from labctl.vocabulary import metrics
-from labctl.analysis import TURN_FIGURES, Scaling
-from labctl.sections.data import Machine, ReportData
-from labctl.sections.markdown import blocks, named, or_dash, share, times, title
+from labctl.read.analysis import TURN_FIGURES, Scaling
+from labctl.read.sections.data import Machine, ReportData
+from labctl.read.sections.markdown import blocks, named, or_dash, share, times, title
 from labctl.vocabulary.text import markdown_table, printable
 
 TIME = metrics.lookup("elapsed_ns")

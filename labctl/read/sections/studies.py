@@ -1,5 +1,5 @@
 """The report's sections on the studies it reproduces: each set of published figures beside ours,
-compared by ratio and ranking (labctl.references), and the studies' claims across benchmarks,
+compared by ratio and ranking (labctl.read.references), and the studies' claims across benchmarks,
 each judged on the same ratio of our points; their verdicts go to verdicts.json as well."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from labctl.vocabulary import metrics
-from labctl.analysis import Metric
-from labctl.figures import plot_reference, save
-from labctl.references import (
+from labctl.read.analysis import Metric
+from labctl.read.figures import plot_reference, save
+from labctl.read.references import (
     TIE_RATIO,
     Comparison,
     Match,
@@ -20,8 +20,8 @@ from labctl.references import (
     ranks,
 )
 from labctl.vocabulary.schema import OURS, RUNTIME, STATISTICS, Claim, Figure, Reference
-from labctl.sections.data import Machine, ReportData
-from labctl.sections.markdown import assignments, blocks, bullets, title
+from labctl.read.sections.data import Machine, ReportData
+from labctl.read.sections.markdown import assignments, blocks, bullets, title
 from labctl.vocabulary.text import markdown_table, number, printable
 
 
@@ -51,7 +51,7 @@ def references(run: ReportData, machine: Machine) -> list[str]:
 
 def claims(run: ReportData, machine: Machine) -> list[str]:
     """The study's statements across two of its benchmarks, each judged on the same ratio of our
-    points (labctl.references.judge_claim)."""
+    points (labctl.read.references.judge_claim)."""
     if not run.catalogue.claims:
         return []
     lines = blocks(title("The studies' claims across benchmarks", machine.on),

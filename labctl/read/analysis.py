@@ -2,7 +2,7 @@
 median of its metric and its 95% interval (point_table), which parameters vary, a configuration in
 words, the figure's axes, the scenarios of a kernel and the runtimes ranked side by side.
 
-Everything here reads the frames of labctl.results and the run's catalogue that travels with them
+Everything here reads the frames of labctl.read.results and the run's catalogue that travels with them
 (results.catalogue_of); nothing needs the extension. A kernel is given by name (looked up in that
 catalogue) or as a labctl.vocabulary.schema.Kernel.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from labctl import results
+from labctl.read import results
 from labctl.vocabulary import stats
 from labctl.vocabulary.metrics import COUNTS, Metric, lookup
 from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from labctl.vocabulary import metrics, stats
-from labctl.analysis import (
+from labctl.read.analysis import (
     SHORT,
     UNDERUSED_SHARE,
     _key,
@@ -20,10 +20,10 @@ from labctl.analysis import (
     sort_key,
     varying,
 )
-from labctl.figures import file_name, plot_bars, plot_heatmap, plot_lines
+from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
 from labctl.vocabulary.schema import Kernel
-from labctl.sections.data import ReportData, View
-from labctl.sections.markdown import blocks, figure, title
+from labctl.read.sections.data import ReportData, View
+from labctl.read.sections.markdown import blocks, figure, title
 from labctl.vocabulary.text import markdown_table, printable, show
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 
-from labctl.figures import save
-from labctl.sections.data import ReportData
+from labctl.read.figures import save
+from labctl.read.sections.data import ReportData
 from labctl.vocabulary.text import printable, show
 
 
@@ -52,6 +52,6 @@ def share(value: float | None) -> str:
 
 
 def figure(run: ReportData, plot, name: str, alt: str, svg: bool = False) -> list[str]:
-    """Saves `plot` into the report's figures (labctl.figures.save) and shows it, as blocks."""
+    """Saves `plot` into the report's figures (labctl.read.figures.save) and shows it, as blocks."""
     path = save(plot, run.folder, name, run.figures, svg=svg)
     return blocks(f"![{alt}]({printable(path)})")

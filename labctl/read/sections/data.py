@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from labctl import results
+from labctl.read import results
 from labctl.vocabulary import metrics
-from labctl.analysis import Metric, counted, kernel_metric, machines, point_table
+from labctl.read.analysis import Metric, counted, kernel_metric, machines, point_table
 from labctl.vocabulary.schema import Catalogue
 from labctl.store import RunRow
 
@@ -54,7 +54,7 @@ class Machine:
 @dataclass(frozen=True)
 class ReportData:
     """The run's data as every section reads it, and the two things sections add to: the figures
-    written under `folder` (their paths, labctl.figures.save's list) and the verdicts of the
+    written under `folder` (their paths, labctl.read.figures.save's list) and the verdicts of the
     published figures and claims they judged (verdicts.json)."""
 
     row: RunRow
@@ -71,7 +71,7 @@ class ReportData:
     @classmethod
     def read(cls, row: RunRow, samples: pd.DataFrame, points: pd.DataFrame, folder: Path,
              db: str | Path, command: str | None, figures: list[str]) -> ReportData:
-        """The data of the run `row`, from its samples and points (labctl.results)."""
+        """The data of the run `row`, from its samples and points (labctl.read.results)."""
         groups = machines(samples)
         several = len(groups) > 1
         found = tuple(Machine(f"m{number}" if several else "", line, tuple(hosts), part,
@@ -116,5 +116,5 @@ def _views(samples: pd.DataFrame, on: str) -> tuple[View, ...]:
 
 # A section: the run's data -> its lines of markdown, [] where it does not apply.
 Section = Callable[[ReportData], list[str]]
-# A section written once for each kind of machine (labctl.report.each_machine).
+# A section written once for each kind of machine (labctl.read.report.each_machine).
 MachineSection = Callable[[ReportData, Machine], list[str]]

@@ -1,6 +1,6 @@
-"""A history read back from the store (`labctl history`'s runs, labctl.site's pages): the runs
+"""A history read back from the store (`labctl history`'s runs, labctl.read.site's pages): the runs
 that carry a commit in their context (labctl.history measures them), their series over commits,
-and the changes labctl.changes finds in each. Reads the store only: no extension, no run side."""
+and the changes labctl.read.changes finds in each. Reads the store only: no extension, no run side."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from labctl import results
+from labctl.read import results
 from labctl.vocabulary import metrics
 from labctl.store import COMMIT_KEYS, Store
 
 # A commit as a run's context records it (labctl.run.sysinfo.commit): the fields of Commit, in order.
 
 # The figures a history follows, by the point's measure: what the measure measures, and whether
-# it repeats to a few parts per million (labctl.changes.detect's `exact`). Under instructions the
+# it repeats to a few parts per million (labctl.read.changes.detect's `exact`). Under instructions the
 # clock runs under valgrind and is followed by nobody.
 FOLLOWED = {metrics.TIME: ("elapsed_ns",), metrics.INSTRUCTIONS: ("instructions",),
             metrics.COUNTERS: ("elapsed_ns", "instructions", "cycles")}
@@ -114,17 +114,17 @@ class Followed:
     metric: str
     rows: pd.DataFrame  # series' rows, one per measured commit (one measured twice: all its samples)
     samples: list[list[float]]  # per commit of the experiment's history in order; [] where not measured
-    changes: list  # labctl.changes.Change, indexing `samples` (each at the first commit of its build)
+    changes: list  # labctl.read.changes.Change, indexing `samples` (each at the first commit of its build)
 
 
 def follow(frame: pd.DataFrame) -> list[Followed]:
-    """Each point and figure of `series`' frame with its changes (labctl.changes.detect), found
+    """Each point and figure of `series`' frame with its changes (labctl.read.changes.detect), found
     over its experiment's commits: one it was not measured on (a commit that does not build)
     keeps its place, empty. Consecutive commits with one build (commits that changed no C++)
     ran the same code: they cannot differ but by noise, so they are one element of the series
     detect segments, their samples pooled (which also shows the noise between runs, such as a
     schedule-dependent count's), and a change is placed on the first commit of its build."""
-    from labctl import changes as found
+    from labctl.read import changes as found
 
     followed = []
     for name, one in frame.groupby("experiment", sort=False):
@@ -157,7 +157,7 @@ CHANGE_COLUMNS = ["experiment", "kernel", "key", "label", "metric", "kind", "sta
 
 
 def changes(db: str, experiment_name: str | None = None) -> pd.DataFrame:
-    """The changes (labctl.changes) of every series of the store's histories: one row per change,
+    """The changes (labctl.read.changes) of every series of the store's histories: one row per change,
     with its first and last commit (`start`, `end`: equal for a step), `where` as a person reads
     it, the subject of the commit that made it (a drift's last), and whether it made the figure
     worse (every figure a history follows is better lower). Largest first."""
