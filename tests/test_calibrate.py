@@ -1,4 +1,4 @@
-"""Verdicts that know their error rate (labctl.read.compare, labctl.rounds): Holm's adjustment; on
+"""Verdicts that know their error rate (labctl.read.compare, labctl.history.rounds): Holm's adjustment; on
 simulated machines whose state drifts between runs, how often identical code is called different
 by the rank test of two runs alone, by the test against an A/A calibration and by interleaved
 rounds, and how often each finds a real 5% change (seeded, so each figure is the same every

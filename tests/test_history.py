@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import bisect, builds, history
+from labctl import history
+from labctl.history import bisect, builds
 from labctl.read import series
 
 ROOT = Path(__file__).resolve().parent.parent

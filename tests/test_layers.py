@@ -35,7 +35,7 @@ MEMBERS = {
     "store": ["store"],
     "run": ["run"],
     "read": ["read", "results"],
-    "history": ["history", "builds", "bisect", "profiles", "rounds"],
+    "history": ["history"],
     "cli": ["cli", "console", "sweeping", "commands", "__main__"],
 }
 LAYER_OF = {member: layer for layer, members in MEMBERS.items() for member in members}

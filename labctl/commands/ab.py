@@ -1,5 +1,5 @@
 """`labctl ab EXPERIMENT A B`: two builds measured in interleaved rounds, then compared round by
-round (labctl.rounds, labctl.read.compare)."""
+round (labctl.history.rounds, labctl.read.compare)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from labctl import builds, history, rounds
+from labctl import history
+from labctl.history import builds, rounds
 from labctl.read import compare
 from labctl.plan import experiment
 from labctl.commands.options import cache_option, db_option, percent, repo_option, store_failures

@@ -1,4 +1,4 @@
-"""`labctl bisect GOOD BAD KERNEL`: the first commit where a point's figure moves (labctl.bisect)."""
+"""`labctl bisect GOOD BAD KERNEL`: the first commit where a point's figure moves (labctl.history.bisect)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from labctl import bisect, builds
+from labctl.history import bisect, builds
 from labctl.vocabulary import metrics
 from labctl.commands.options import cache_option, percent, repo_option
 from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout

@@ -1,5 +1,5 @@
 """`labctl calibrate EXPERIMENT`: the installed build measured against itself in interleaved
-rounds (labctl.rounds), and what that says of this machine: per point, the spread between runs,
+rounds (labctl.history.rounds), and what that says of this machine: per point, the spread between runs,
 the change a comparison can detect, and how often a comparison of two runs would call identical
 code different (labctl.read.compare)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from labctl import rounds
+from labctl.history import rounds
 from labctl.read import compare
 from labctl.plan import experiment
 from labctl.vocabulary import stats, text

@@ -1,5 +1,5 @@
 """`labctl history`: an experiment measured on each commit of a repository, and the changes
-found in its series (labctl.history, labctl.builds, labctl.read.changes)."""
+found in its series (labctl.history, labctl.history.builds, labctl.read.changes)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from labctl import builds, history
+from labctl import history
+from labctl.history import builds
 from labctl.read import series
 from labctl.plan import experiment
 from labctl.commands.options import cache_option, db_option, repo_option, store_failures

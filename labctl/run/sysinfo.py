@@ -21,7 +21,7 @@ from labctl.catalogue import measures, native
 # build cache's key), set by `labctl history` and `labctl bisect` for the sweeps they start and
 # recorded in each run's context as "commit" (labctl.history).
 COMMIT_ENV = "LABCTL_COMMIT"
-# The round of an interleaved comparison a sweep is (labctl.rounds: `labctl ab`, `labctl
+# The round of an interleaved comparison a sweep is (labctl.history.rounds: `labctl ab`, `labctl
 # calibrate`): a JSON object with ROUND_KEYS, recorded in the run's context under "interleaved".
 ROUND_ENV = "LABCTL_ROUND"
 ROUND_KEYS = {"group": str, "side": str, "round": int, "rounds": int, "build": str, "same_build": bool}
@@ -152,7 +152,7 @@ def run_context(experiment_file: str | None = None) -> dict:
 
 def round_context() -> dict | None:
     """The round of an interleaved comparison this sweep is (ROUND_ENV); None for a plain sweep.
-    A value that is not the object labctl.rounds writes is refused."""
+    A value that is not the object labctl.history.rounds writes is refused."""
     found = _env_object(ROUND_ENV, lambda value: all(type(value.get(k)) is t for k, t in ROUND_KEYS.items()),
                         "a JSON object with " + ", ".join(f"{k} ({t.__name__})" for k, t in ROUND_KEYS.items()))
     return {k: found[k] for k in ROUND_KEYS} if found is not None else None

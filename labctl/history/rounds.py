@@ -5,7 +5,7 @@ measured the same way against itself (`labctl calibrate`), whose round-to-round 
 `labctl compare` holds two runs that were not interleaved to.
 
 Each sweep runs in a process of its own, as history's do: a side that is a commit loads that
-commit's extension from the build cache (labctl.builds). Each is a run of the store whose
+commit's extension from the build cache (labctl.history.builds). Each is a run of the store whose
 context records its round (sysinfo.ROUND_ENV: group, side, round); labctl.read.compare pairs the two
 sides' medians round by round.
 """

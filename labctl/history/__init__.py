@@ -4,7 +4,7 @@ series over commits that change points are found on (labctl.read.changes).
 What is measured is each commit's compiled extension (the runtime and the kernels, native/);
 what measures it is this labctl (the sweep, the workers, the store, the experiment file), as asv
 measures each commit of a project with the benchmarks of today. A commit's extension is loaded
-from the build cache (labctl.builds) through NATIVE_ENV, and the commit it was built from is
+from the build cache (labctl.history.builds) through NATIVE_ENV, and the commit it was built from is
 recorded in each run's context under "commit" (COMMIT_ENV): a history is the runs of a store
 that carry one, in the commits' order.
 """
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl import builds
+from labctl.history import builds
 from labctl.run import sysinfo
 from labctl.plan import experiment
 from labctl.catalogue import native

@@ -19,7 +19,7 @@ BAD is measured instead (toward GOOD when there is none), and if the answer lies
 commits that could not be measured, the result says the first move is among them.
 
 Attribution: the first moving commit and the one before it are run once more under callgrind
-with per-function costs (labctl.profiles), and the functions whose own instruction counts moved
+with per-function costs (labctl.history.profiles), and the functions whose own instruction counts moved
 most are named.
 """
 
@@ -35,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labctl import builds, history, profiles
+from labctl import history
+from labctl.history import builds, profiles
 from labctl.catalogue import kernels
 from labctl.vocabulary import metrics
 
