@@ -160,7 +160,7 @@ def test_a_point_runs_in_another_process():
 
 
 def test_no_kernel_parameter_shadows_an_option_of_run():
-    from labctl.commands.run import run_command
+    from labctl.cli.commands.run import run_command
 
     options = {p.name for p in run_command.params} | {"as_json", "json", "help"}
     for kernel in kernels.catalogue().values():

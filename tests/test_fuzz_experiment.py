@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labctl.plan import experiment
-from labctl.commands.plan import print_plan
+from labctl.cli.commands.plan import print_plan
 from labctl.store import Store
 
 KERNEL_PARAMS = ["leaves", "branching", "deregister", "messages", "mbox", "payload_bytes", "dispatcher",

@@ -36,7 +36,7 @@ MEMBERS = {
     "run": ["run"],
     "read": ["read", "results"],
     "history": ["history"],
-    "cli": ["cli", "console", "sweeping", "commands", "__main__"],
+    "cli": ["cli", "__main__"],
 }
 LAYER_OF = {member: layer for layer, members in MEMBERS.items() for member in members}
 EXTENSION = "labctl._native"
@@ -141,7 +141,7 @@ def test_each_module_imports_only_its_layer_and_the_layers_below():
     ("def f():\n    from labctl.history import series\n", "imports labctl.history (history)"),
     ("import importlib\nimportlib.import_module('labctl.catalogue.measures')\n", "imports labctl.catalogue.measures (catalogue)"),
     ("from labctl import _native\n", "imports the extension"),
-    ("from .. import console\n", "imports labctl.console (cli)"),
+    ("from ..cli import console\n", "imports labctl.cli.console (cli)"),
 ])
 def test_an_import_against_the_layers_is_found(tmp_path, monkeypatch, source, expected):
     # A read-side module (labctl/read/gate.py's place) importing upward or sideways is named with its line.

@@ -12,8 +12,8 @@ from labctl import history
 from labctl.history import builds, rounds
 from labctl.read import compare
 from labctl.plan import experiment
-from labctl.commands.options import cache_option, db_option, percent, repo_option, store_failures
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.cli.commands.options import cache_option, db_option, percent, repo_option, store_failures
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 
 
 @click.command("ab")

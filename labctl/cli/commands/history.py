@@ -13,8 +13,8 @@ from labctl import history
 from labctl.history import builds
 from labctl.read import series
 from labctl.plan import experiment
-from labctl.commands.options import cache_option, db_option, repo_option, store_failures
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.cli.commands.options import cache_option, db_option, repo_option, store_failures
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.store import StoreError
 
 

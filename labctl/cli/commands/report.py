@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from labctl.vocabulary import files
-from labctl.commands.options import db_option, old_spelling, output_option, store_failures
-from labctl.console import fail, open_store, safe, stdout
+from labctl.cli.commands.options import db_option, old_spelling, output_option, store_failures
+from labctl.cli.console import fail, open_store, safe, stdout
 from labctl.store import StoreError
 
 

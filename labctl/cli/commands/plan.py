@@ -6,8 +6,8 @@ import click
 
 from labctl.run import runner
 from labctl.vocabulary import metrics
-from labctl.commands.options import db_option, scale_option, seed_option, store_failures
-from labctl.console import load_plan, past_runs, print_points, safe, stdout
+from labctl.cli.commands.options import db_option, scale_option, seed_option, store_failures
+from labctl.cli.console import load_plan, past_runs, print_points, safe, stdout
 from labctl.plan.experiment import Plan
 from labctl.store import Store
 

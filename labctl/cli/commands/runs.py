@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from labctl.commands.options import db_option, store_failures
-from labctl.console import open_store, safe, stdout
+from labctl.cli.commands.options import db_option, store_failures
+from labctl.cli.console import open_store, safe, stdout
 from labctl.store import RunRow
 
 

@@ -1,4 +1,4 @@
-"""The `labctl` command group. Each command is a module of labctl.commands, imported only when
+"""The `labctl` command group. Each command is a module of labctl.cli.commands, imported only when
 it runs (asv's layout): `labctl report` loads the store side and never the extension. A command
 ends by returning, or by raising console.Failed, which this group turns into its exit code
 (README: "Exit codes"); nothing below it ends the process.
@@ -12,12 +12,12 @@ import sys
 import click
 
 from labctl import __version__
-from labctl.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
+from labctl.cli.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
 from labctl.catalogue.native import ExtensionMissing
 from labctl.store import StoreError
 from labctl.vocabulary.text import printable
 
-# Each command's module under labctl.commands, in the order `labctl --help` lists them.
+# Each command's module under labctl.cli.commands, in the order `labctl --help` lists them.
 COMMANDS = ("kernels", "run", "experiments", "plan", "sweep", "runs", "show", "fingerprint", "report",
             "export", "gate", "compare", "calibrate", "ab", "history", "bisect", "publish")
 
@@ -38,7 +38,7 @@ class _Labctl(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        return importlib.import_module(f"labctl.commands.{name}").command
+        return importlib.import_module(f"labctl.cli.commands.{name}").command
 
     def invoke(self, ctx: click.Context):
         try:

@@ -7,8 +7,8 @@ import json
 
 import click
 
-from labctl.commands.options import db_option, force_option, output_option, percent, store_failures
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, write_output
+from labctl.cli.commands.options import db_option, force_option, output_option, percent, store_failures
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, write_output
 from labctl.store import StoreError
 
 

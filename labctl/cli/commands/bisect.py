@@ -8,8 +8,8 @@ import click
 
 from labctl.history import bisect, builds
 from labctl.vocabulary import metrics
-from labctl.commands.options import cache_option, percent, repo_option
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
+from labctl.cli.commands.options import cache_option, percent, repo_option
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
 
 
 @click.command("bisect", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

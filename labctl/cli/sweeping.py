@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from labctl.run import runner
 from labctl.plan import experiment
 from labctl.vocabulary import text
-from labctl.console import (
+from labctl.cli.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_USAGE,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from labctl.vocabulary import files
-from labctl.commands.options import db_option, output_option, store_failures
-from labctl.console import fail, safe, stdout
+from labctl.cli.commands.options import db_option, output_option, store_failures
+from labctl.cli.console import fail, safe, stdout
 from labctl.store import Store, StoreError
 
 DEFAULT_FOLDER = "site"

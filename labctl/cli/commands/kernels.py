@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from labctl.catalogue import kernels, runtimes, studies
-from labctl.console import EXIT_USAGE, fail, stdout, wrapped
+from labctl.cli.console import EXIT_USAGE, fail, stdout, wrapped
 from labctl.vocabulary.schema import Kernel
 
 

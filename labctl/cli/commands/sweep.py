@@ -1,21 +1,21 @@
 """`labctl sweep FILE`: an experiment run (or an interrupted run finished), here or on a Dask
-cluster; the sweep itself, its progress and its last line, are labctl.sweeping's."""
+cluster; the sweep itself, its progress and its last line, are labctl.cli.sweeping's."""
 
 from __future__ import annotations
 
 import click
 
-from labctl import sweeping
+from labctl.cli import sweeping
 from labctl.run import cluster, runner
-from labctl.commands.options import (
+from labctl.cli.commands.options import (
     db_option,
     old_spelling,
     scale_option,
     seed_option,
     store_failures,
 )
-from labctl.commands.plan import print_plan_of
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, load_plan, safe, stderr, stdout
+from labctl.cli.commands.plan import print_plan_of
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, load_plan, safe, stderr, stdout
 
 
 def _cluster(ctx: click.Context, param: click.Parameter, value: str | None) -> cluster.Spec | None:

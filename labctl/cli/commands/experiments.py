@@ -9,8 +9,8 @@ from rich.table import Table
 
 from labctl.run import runner
 from labctl.plan import experiment
-from labctl.commands.options import db_option, store_failures
-from labctl.console import past_runs, safe, stdout
+from labctl.cli.commands.options import db_option, store_failures
+from labctl.cli.console import past_runs, safe, stdout
 from labctl.store import Store
 from labctl.vocabulary.text import format_seconds
 

@@ -9,7 +9,7 @@ import sqlite3
 
 import click
 
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail
 from labctl.vocabulary.schema import SCALES
 from labctl.store import explain, failure_kind
 

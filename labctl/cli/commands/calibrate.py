@@ -11,8 +11,8 @@ from labctl.history import rounds
 from labctl.read import compare
 from labctl.plan import experiment
 from labctl.vocabulary import stats, text
-from labctl.commands.options import db_option, store_failures
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.cli.commands.options import db_option, store_failures
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 
 DEFAULT_ROUNDS = 6
 

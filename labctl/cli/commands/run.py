@@ -10,8 +10,8 @@ from labctl.run import runner
 from labctl.plan import experiment
 from labctl.catalogue import kernels
 from labctl.vocabulary import metrics, stats
-from labctl.commands.options import old_spelling
-from labctl.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout
+from labctl.cli.commands.options import old_spelling
+from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import format_duration
 
