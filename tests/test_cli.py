@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from labctl.run import runner
 from labctl.catalogue import kernels, studies
+from labctl.run import runner
 
 
 def assert_one_line_error(result, code: int, *words: str) -> None:

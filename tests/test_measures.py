@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 
 from labctl import _native, results
+from labctl.catalogue import measures
+from labctl.plan import experiment
 from labctl.read import gate
 from labctl.run import runner
-from labctl.plan import experiment
-from labctl.catalogue import measures
+from labctl.store import Store
 from labctl.vocabulary import metrics
 from labctl.vocabulary.sample import Sample
-from labctl.store import Store
 
 needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),
                                     reason=measures.get(metrics.INSTRUCTIONS).missing() or "")

@@ -23,12 +23,12 @@ import pytest
 from test_faults import labctl_here
 
 from labctl import cli
-from labctl.read import gate
 from labctl.plan import experiment
-from labctl.vocabulary import files
+from labctl.read import gate
 from labctl.read.report import SLUG_LENGTH, slug
-from labctl.vocabulary.sample import Sample
 from labctl.store import Store
+from labctl.vocabulary import files
+from labctl.vocabulary.sample import Sample
 
 WRITES_FILE = "writes a file"  # replaced only when a regular file, and only with --force
 WRITES_FOLDER = "writes a folder"  # a report folder: replaced only when it holds what labctl wrote

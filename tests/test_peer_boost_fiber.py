@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from labctl import cli
-from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
 
 NAME = "boost_fiber"
 FAULT_ENV = "LABCTL_BOOST_FIBER_FAULT"  # read by the peer: compute | reply (tests only)

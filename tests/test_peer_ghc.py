@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from labctl.run import runner
 from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
 from labctl.vocabulary.sample import Sample
 
 ghc_missing = runtimes.runtimes()["ghc"].missing if "ghc" in runtimes.runtimes() else "no peers/ghc"

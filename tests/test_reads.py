@@ -20,11 +20,11 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl.read import gate
-from labctl.plan import experiment
 from labctl.catalogue import runtimes
-from labctl.vocabulary import inputs
+from labctl.plan import experiment
+from labctl.read import gate
 from labctl.store import Store, StoreError
+from labctl.vocabulary import inputs
 
 SMALL = 'name = "small"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 1000 }\n'
 

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from labctl import results
-from labctl.read import analysis, references
 from labctl.plan import experiment
+from labctl.read import analysis, references
 from labctl.vocabulary import schema
 from labctl.vocabulary.metrics import lookup
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl.plan import experiment
 from labctl.catalogue import runtimes, studies
+from labctl.plan import experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_EXPERIMENTS = ("sobjectizer_tales22", "theron_303", "libcppa_2012", "skynet_fibers",

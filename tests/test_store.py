@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from labctl import results
-from labctl.plan import experiment
-from labctl.vocabulary import metrics, sample
 from labctl import store as store_module
-from labctl.vocabulary.sample import Sample
+from labctl.plan import experiment
 from labctl.store import SCHEMA_VERSION, Store, StoreError
+from labctl.vocabulary import metrics, sample
+from labctl.vocabulary.sample import Sample
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,8 +13,8 @@ import pytest
 
 from labctl import results
 from labctl.plan import experiment
-from labctl.vocabulary import schema
 from labctl.plan.experiment import ExperimentError
+from labctl.vocabulary import schema
 
 SUITE = '''
 name = "tiny suite"

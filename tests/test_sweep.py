@@ -17,8 +17,8 @@ import psutil
 import pytest
 
 from labctl import results
-from labctl.run import sysinfo
 from labctl.plan import experiment
+from labctl.run import sysinfo
 from labctl.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ import sys
 import click
 
 from labctl import __version__
-from labctl.cli.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
 from labctl.catalogue.native import ExtensionMissing
+from labctl.cli.console import EXIT_FAILED, EXIT_INTERRUPTED, Failed
 from labctl.store import StoreError
 from labctl.vocabulary.text import printable
 

@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from labctl.store import Store, StoreError
 from labctl.vocabulary import files
 from labctl.vocabulary.schema import Catalogue, Kernel
-from labctl.store import Store, StoreError
 from labctl.vocabulary.text import printable, show
 
 if TYPE_CHECKING:

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from labctl.run import runner
-from labctl.plan import experiment
-from labctl.vocabulary import text
 from labctl.cli.console import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -25,8 +22,11 @@ from labctl.cli.console import (
     stderr,
     stdout,
 )
+from labctl.plan import experiment
+from labctl.run import runner
 from labctl.run.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
+from labctl.vocabulary import text
 
 
 @dataclass(frozen=True)

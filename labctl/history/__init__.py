@@ -21,13 +21,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labctl.history import builds
-from labctl.run import sysinfo
-from labctl.plan import experiment
 from labctl.catalogue import native
+from labctl.history import builds
+from labctl.plan import experiment
+from labctl.run import sysinfo
+from labctl.store import Store
 from labctl.vocabulary import text
 from labctl.vocabulary.exits import EXIT_INTERRUPTED
-from labctl.store import Store
 
 # The compiled extension a process loads instead of its installed one (labctl.catalogue.native), and the
 # commit it was built from (labctl.run.sysinfo): set by `labctl history` and `labctl bisect` for the

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labctl import history
-from labctl.history import builds, profiles
 from labctl.catalogue import kernels
+from labctl.history import builds, profiles
 from labctl.vocabulary import metrics
 
 THRESHOLD = 2.0  # percent, as the gate's

@@ -17,8 +17,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from labctl.run import runner
 from labctl.catalogue import measures
+from labctl.run import runner
 
 OUT_FILE = "profile.out"
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labctl.run import sysinfo
-from labctl.vocabulary.exits import EXIT_INTERRUPTED
 from labctl.store import Store
+from labctl.vocabulary.exits import EXIT_INTERRUPTED
 
 INSTALLED = "installed"  # a side that is the extension this labctl runs with
 MAX_ROUNDS = 1000

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from labctl.read import analysis, results
+from labctl.store import Store
 from labctl.vocabulary import stats, text
 from labctl.vocabulary.metrics import COMPARABLE, lookup
 from labctl.vocabulary.schema import Catalogue, Kernel
-from labctl.store import Store
 
 ALPHA = 0.05
 DEFAULT_METRIC = "elapsed_ns"

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labctl.read import results
-from labctl.vocabulary import files, inputs, metrics, shipped, text
 from labctl.store import Store, now
+from labctl.vocabulary import files, inputs, metrics, shipped, text
 
 EXPERIMENT = "gate"
 METRIC = "instructions"  # the count judged (labctl.vocabulary.metrics), taken by the instructions measure

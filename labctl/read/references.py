@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from labctl.read.analysis import _key, point_table
-from labctl.vocabulary.metrics import RATE, Metric, lookup
 from labctl.read.results import param_columns
+from labctl.vocabulary.metrics import RATE, Metric, lookup
 from labctl.vocabulary.schema import OURS, RUNTIME, Claim, Figure, Reference
 from labctl.vocabulary.text import show
 

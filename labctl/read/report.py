@@ -22,10 +22,10 @@ from pathlib import Path
 
 from labctl import __version__
 from labctl.read import results
-from labctl.vocabulary import files
 from labctl.read.sections import across, kernels, overview, studies, threads
 from labctl.read.sections.data import MachineSection, ReportData, Section
 from labctl.store import Store, now
+from labctl.vocabulary import files
 
 
 @dataclass

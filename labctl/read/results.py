@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from labctl.store import Store
 from labctl.vocabulary.metrics import COUNTS, RUNTIME_COUNTS, measured_only
 from labctl.vocabulary.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
 from labctl.vocabulary.sample import POINT_COLUMNS
 from labctl.vocabulary.schema import Catalogue
-from labctl.store import Store
 from labctl.vocabulary.text import machine_line
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from labctl.read import results
-from labctl.vocabulary import metrics
 from labctl.store import COMMIT_KEYS, Store
+from labctl.vocabulary import metrics
 
 # A commit as a run's context records it (labctl.run.sysinfo.commit): the fields of Commit, in order.
 

@@ -34,8 +34,8 @@ from markupsafe import Markup
 
 from labctl import __version__
 from labctl.read import results, series
-from labctl.vocabulary import files, metrics, text
 from labctl.store import RunRow, Store, now
+from labctl.vocabulary import files, metrics, text
 
 # The file labctl leaves in every site it writes: the store it came from, and each file written
 # there with its size and hash. A folder without it, or holding anything else, or any of those

@@ -52,8 +52,8 @@ from labctl.run.runner import (
     SampleEvent,
     StartedEvent,
 )
-from labctl.vocabulary.sample import Sample
 from labctl.store import now
+from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import printable
 
 # The resource every point asks for and every worker offers once: one point at a time per host.

@@ -31,13 +31,13 @@ from typing import Protocol
 
 import psutil
 
-from labctl.run import sysinfo
-from labctl.plan import experiment
 from labctl.catalogue import kernels, measures, runtimes
-from labctl.vocabulary import metrics, stats, text
+from labctl.plan import experiment
 from labctl.plan.experiment import Plan
-from labctl.vocabulary.sample import Sample
+from labctl.run import sysinfo
 from labctl.store import Store, now
+from labctl.vocabulary import metrics, stats, text
+from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import printable
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import click
 
 from labctl import history
-from labctl.history import builds, rounds
-from labctl.read import compare
-from labctl.plan import experiment
 from labctl.cli.commands.options import cache_option, db_option, percent, repo_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.history import builds, rounds
+from labctl.plan import experiment
+from labctl.read import compare
 
 
 @click.command("ab")

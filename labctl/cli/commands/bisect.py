@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from labctl.history import bisect, builds
-from labctl.vocabulary import metrics
 from labctl.cli.commands.options import cache_option, percent, repo_option
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
+from labctl.history import bisect, builds
+from labctl.vocabulary import metrics
 
 
 @click.command("bisect", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

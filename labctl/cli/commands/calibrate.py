@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import click
 
-from labctl.history import rounds
-from labctl.read import compare
-from labctl.plan import experiment
-from labctl.vocabulary import stats, text
 from labctl.cli.commands.options import db_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.history import rounds
+from labctl.plan import experiment
+from labctl.read import compare
+from labctl.vocabulary import stats, text
 
 DEFAULT_ROUNDS = 6
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from labctl.run import runner
-from labctl.plan import experiment
 from labctl.cli.commands.options import db_option, store_failures
 from labctl.cli.console import past_runs, safe, stdout
+from labctl.plan import experiment
+from labctl.run import runner
 from labctl.store import Store
 from labctl.vocabulary.text import format_seconds
 

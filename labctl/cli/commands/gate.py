@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from labctl.cli import sweeping
-from labctl.run import runner
-from labctl.plan import experiment
-from labctl.vocabulary import files
 from labctl.cli.commands.options import db_option, percent, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, load_plan, safe, stdout
+from labctl.plan import experiment
+from labctl.run import runner
 from labctl.store import Store, StoreError
+from labctl.vocabulary import files
 
 
 @click.command("gate")

@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 
 from labctl import history
-from labctl.history import builds
-from labctl.read import series
-from labctl.plan import experiment
 from labctl.cli.commands.options import cache_option, db_option, repo_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
+from labctl.history import builds
+from labctl.plan import experiment
+from labctl.read import series
 from labctl.store import StoreError
 
 

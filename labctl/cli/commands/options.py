@@ -10,8 +10,8 @@ import sqlite3
 import click
 
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail
-from labctl.vocabulary.schema import SCALES
 from labctl.store import explain, failure_kind
+from labctl.vocabulary.schema import SCALES
 
 DEFAULT_DB = "results.db"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from labctl.run import runner
-from labctl.vocabulary import metrics
 from labctl.cli.commands.options import db_option, scale_option, seed_option, store_failures
 from labctl.cli.console import load_plan, past_runs, print_points, safe, stdout
 from labctl.plan.experiment import Plan
+from labctl.run import runner
 from labctl.store import Store
+from labctl.vocabulary import metrics
 
 
 @click.command("plan")

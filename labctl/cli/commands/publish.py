@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from labctl.vocabulary import files
 from labctl.cli.commands.options import db_option, output_option, store_failures
 from labctl.cli.console import fail, safe, stdout
 from labctl.store import Store, StoreError
+from labctl.vocabulary import files
 
 DEFAULT_FOLDER = "site"
 

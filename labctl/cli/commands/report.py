@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from labctl.vocabulary import files
 from labctl.cli.commands.options import db_option, old_spelling, output_option, store_failures
 from labctl.cli.console import fail, open_store, safe, stdout
 from labctl.store import StoreError
+from labctl.vocabulary import files
 
 
 @click.command("report")

@@ -6,12 +6,12 @@ import json
 
 import click
 
-from labctl.run import runner
-from labctl.plan import experiment
 from labctl.catalogue import kernels
-from labctl.vocabulary import metrics, stats
 from labctl.cli.commands.options import old_spelling
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout
+from labctl.plan import experiment
+from labctl.run import runner
+from labctl.vocabulary import metrics, stats
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import format_duration
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labctl.vocabulary import metrics
 from labctl.cli.commands.options import db_option, store_failures
 from labctl.cli.console import fail, open_store, params_text, print_points, safe, stdout
-from labctl.vocabulary.schema import Catalogue
 from labctl.store import PointRow, RunRow, StoreError
+from labctl.vocabulary import metrics
+from labctl.vocabulary.schema import Catalogue
 from labctl.vocabulary.text import format_duration, machine_line
 
 if TYPE_CHECKING:

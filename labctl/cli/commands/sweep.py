@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from labctl.cli import sweeping
-from labctl.run import cluster, runner
 from labctl.cli.commands.options import (
     db_option,
     old_spelling,
@@ -16,6 +15,7 @@ from labctl.cli.commands.options import (
 )
 from labctl.cli.commands.plan import print_plan_of
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, load_plan, safe, stderr, stdout
+from labctl.run import cluster, runner
 
 
 def _cluster(ctx: click.Context, param: click.Parameter, value: str | None) -> cluster.Spec | None:

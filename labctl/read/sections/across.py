@@ -10,9 +10,9 @@ import pandas as pd
 
 from labctl.read import analysis
 from labctl.read.analysis import AXES, format_axis, label, runtime_ranking, suite_summary, varying
-from labctl.vocabulary.schema import OURS, RUNTIME
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import assignments, blocks, named, title
+from labctl.vocabulary.schema import OURS, RUNTIME
 from labctl.vocabulary.text import markdown_table, printable, show
 
 

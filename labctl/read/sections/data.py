@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 
 from labctl.read import results
-from labctl.vocabulary import metrics
 from labctl.read.analysis import Metric, counted, kernel_metric, machines, point_table
-from labctl.vocabulary.schema import Catalogue
 from labctl.store import RunRow
+from labctl.vocabulary import metrics
+from labctl.vocabulary.schema import Catalogue
 
 
 @dataclass(frozen=True)

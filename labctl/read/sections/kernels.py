@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from labctl.vocabulary import metrics, stats
 from labctl.read.analysis import (
     SHORT,
     UNDERUSED_SHARE,
@@ -21,9 +20,10 @@ from labctl.read.analysis import (
     varying,
 )
 from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
-from labctl.vocabulary.schema import Kernel
 from labctl.read.sections.data import ReportData, View
 from labctl.read.sections.markdown import blocks, figure, title
+from labctl.vocabulary import metrics, stats
+from labctl.vocabulary.schema import Kernel
 from labctl.vocabulary.text import markdown_table, printable, show
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labctl.vocabulary import metrics
 from labctl.read.analysis import Metric
 from labctl.read.figures import plot_reference, save
 from labctl.read.references import (
@@ -19,9 +18,10 @@ from labctl.read.references import (
     rank,
     ranks,
 )
-from labctl.vocabulary.schema import OURS, RUNTIME, STATISTICS, Claim, Figure, Reference
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import assignments, blocks, bullets, title
+from labctl.vocabulary import metrics
+from labctl.vocabulary.schema import OURS, RUNTIME, STATISTICS, Claim, Figure, Reference
 from labctl.vocabulary.text import markdown_table, number, printable
 
 

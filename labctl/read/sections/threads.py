@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 from labctl.read import analysis
-from labctl.vocabulary import metrics
 from labctl.read.analysis import TURN_FIGURES, Scaling
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import blocks, named, or_dash, share, times, title
+from labctl.vocabulary import metrics
 from labctl.vocabulary.text import markdown_table, printable
 
 TIME = metrics.lookup("elapsed_ns")
