@@ -30,7 +30,7 @@ def labctl():
 def peers(tmp_path, monkeypatch):
     """A folder of test peers named in LABCTL_PEERS, and a cache of their own; the catalogue
     is read again with them (and again after the test, without them)."""
-    from labctl import kernels, runtimes
+    from labctl.catalogue import kernels, runtimes
 
     root = tmp_path / "peers"
     root.mkdir()

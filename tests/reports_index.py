@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"
 INDEX = REPORTS / "README.md"
 RUNTIME = ("native", "CMakeLists.txt", "cmake")  # what the figures depend on besides the machine
-# The report's heading and its provenance table, as labctl.sections.overview writes them.
+# The report's heading and its provenance table, as labctl.read.sections.overview writes them.
 HEADING = re.compile(r"^# (.+): run (\d+)$", re.M)
 STARTED = re.compile(r"started (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC)")
 LABCTL_ROW = re.compile(r"^\| labctl \| [^|(]*\(([^)|]+)\) \|", re.M)

@@ -11,7 +11,8 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels, native
+from labctl import _native
+from labctl.catalogue import kernels, native
 
 CAF_KERNELS = sorted(k["name"] for k in _native.kernels() if k["runtime"] == "caf")
 

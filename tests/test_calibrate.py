@@ -1,4 +1,4 @@
-"""Verdicts that know their error rate (labctl.compare, labctl.rounds): Holm's adjustment; on
+"""Verdicts that know their error rate (labctl.read.compare, labctl.history.rounds): Holm's adjustment; on
 simulated machines whose state drifts between runs, how often identical code is called different
 by the rank test of two runs alone, by the test against an A/A calibration and by interleaved
 rounds, and how often each finds a real 5% change (seeded, so each figure is the same every
@@ -15,7 +15,8 @@ import pytest
 from conftest import run_labctl
 from test_cli import assert_one_line_error
 
-from labctl import compare, stats
+from labctl.read import compare
+from labctl.vocabulary import stats
 
 # A machine whose state moves between runs by a factor exp(N(0, DRIFT)) that all samples of a
 # run share (the samples of a point run back to back), and a sample by exp(N(0, JITTER)).

@@ -1,4 +1,4 @@
-"""Change points over commits (labctl.changes): planted steps and drifts in instruction counts and
+"""Change points over commits (labctl.read.changes): planted steps and drifts in instruction counts and
 wall time are found at their commits with their sizes; noise, failed builds and odd values are not.
 
 Every series is built here from its levels and a seeded generator, so the oracle is the plant.
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from labctl import changes
-from labctl.changes import DRIFT, STEP, Change
+from labctl.read import changes
+from labctl.read.changes import DRIFT, STEP, Change
 
 
 def counts(levels, samples=3, jitter=1e-6, seed=0) -> list[list[float]]:
@@ -211,11 +211,11 @@ def test_arguments_of_the_wrong_type_are_value_errors(samples, exact):
 
 
 def test_history_pools_commits_of_one_build_and_places_a_change_on_a_new_build():
-    """labctl.series.follow: commits that share a build ran the same code, so a blip among them
+    """labctl.read.series.follow: commits that share a build ran the same code, so a blip among them
     is noise (a schedule-dependent count), and a change lands on the first commit of its build."""
     import pandas as pd
 
-    from labctl import series
+    from labctl.read import series
 
     values = [[100.0] * 3, [101.0, 101.0, 100.0]] + [[100.0] * 3] * 5 + [[110.0] * 3] * 3
     builds = ["a", "a", "b", "b", "c", "c", "d", "e", "e", "e"]

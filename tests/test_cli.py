@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from labctl import kernels, runner, studies
+from labctl.catalogue import kernels, studies
+from labctl.run import runner
 
 
 def assert_one_line_error(result, code: int, *words: str) -> None:
@@ -149,7 +150,7 @@ def test_the_worker_is_gone_after_a_timeout():
     with pytest.raises(runner.PointFailed) as failure:
         list(runner.run_point(point))
     assert failure.value.kind == "timeout"
-    leftover = subprocess.run(["pgrep", "-f", "labctl.worker"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", "labctl.run.worker"], capture_output=True, text=True)
     assert str(os.getpid()) not in leftover.stdout
 
 
@@ -159,7 +160,7 @@ def test_a_point_runs_in_another_process():
 
 
 def test_no_kernel_parameter_shadows_an_option_of_run():
-    from labctl.commands.run import run_command
+    from labctl.cli.commands.run import run_command
 
     options = {p.name for p in run_command.params} | {"as_json", "json", "help"}
     for kernel in kernels.catalogue().values():

@@ -19,7 +19,8 @@ import psutil
 import pytest
 from test_sweep import LONG, SMALL, sample_counts, start_sweep, wait_for_samples
 
-from labctl import cluster, results
+from labctl import results
+from labctl.run import cluster
 from labctl.store import Store
 
 distributed = pytest.importorskip("distributed")

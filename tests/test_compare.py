@@ -12,8 +12,9 @@ import sqlite3
 import pytest
 from test_cli import assert_one_line_error
 
-from labctl import compare, stats
-from labctl.metrics import lookup
+from labctl.read import compare
+from labctl.vocabulary import stats
+from labctl.vocabulary.metrics import lookup
 
 A_FEW = [100.0, 102.0, 98.0, 101.0, 99.0]
 TWICE = [200.0, 204.0, 196.0, 202.0, 198.0]

@@ -59,7 +59,7 @@ DAMAGES = {
 
 def store_commands() -> list[str]:
     return [name for name in cli.COMMANDS
-            if any(p.name == "db" for p in importlib.import_module(f"labctl.commands.{name}").command.params)]
+            if any(p.name == "db" for p in importlib.import_module(f"labctl.cli.commands.{name}").command.params)]
 
 
 def test_every_command_that_takes_a_store_is_tried_or_says_why_not():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import experiment
-from labctl.experiment import ExperimentError
+from labctl.plan import experiment
+from labctl.plan.experiment import ExperimentError
 
 ROOT = Path(__file__).resolve().parent.parent
 

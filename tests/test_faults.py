@@ -378,7 +378,7 @@ def test_a_folder_given_as_the_store_is_refused(labctl, capsys, tmp_path, good_s
 def test_a_point_without_a_memory_limit_gets_the_default_one_which_kills_its_tree(monkeypatch):
     # The default is a share of the memory available: here made 200 MiB, which the worker's
     # 1 GiB of touched pages passes within a second.
-    from labctl import runner
+    from labctl.run import runner
 
     monkeypatch.setattr(runner, "default_memory_mb", lambda: 200)
     point = runner.Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,

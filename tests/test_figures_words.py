@@ -19,8 +19,13 @@ import pytest
 from conftest import run_labctl
 from test_hostile import one_line
 
-from labctl import cluster, compare, experiment, kernels, metrics, results, runner, runtimes
+from labctl import results
+from labctl.catalogue import kernels, runtimes
+from labctl.plan import experiment
+from labctl.read import compare
+from labctl.run import cluster, runner
 from labctl.store import Store
+from labctl.vocabulary import metrics
 
 
 def sweep(labctl, folder: Path, text: str, name: str = "e.toml", db: str = "r.db", env=None) -> Path:

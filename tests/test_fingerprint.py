@@ -11,7 +11,9 @@ import pytest
 
 from test_cli import assert_one_line_error
 
-from labctl import _native, analysis, metrics, results
+from labctl import _native, results
+from labctl.read import analysis
+from labctl.vocabulary import metrics
 
 EXPERIMENT = '''
 name = "fingerprints"

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labctl import experiment
-from labctl.commands.plan import print_plan
+from labctl.cli.commands.plan import print_plan
+from labctl.plan import experiment
 from labctl.store import Store
 
 KERNEL_PARAMS = ["leaves", "branching", "deregister", "messages", "mbox", "payload_bytes", "dispatcher",

@@ -26,7 +26,8 @@ from test_faults import labctl_here
 from test_fuzz_experiment import documents, near_valid_documents, to_toml, toml_string, toml_value
 from test_measures import fake_run
 
-from labctl import gate, kernels, runtimes
+from labctl.catalogue import kernels, runtimes
+from labctl.read import gate
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                                       HealthCheck.data_too_large])

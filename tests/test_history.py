@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from labctl import bisect, builds, history, series
+from labctl import history
+from labctl.history import bisect, builds
+from labctl.read import series
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_FILE = "native/kernels/classic/ping_pong.cpp"
@@ -295,7 +297,7 @@ def test_commits_reads_a_range_a_list_one_commit_and_every_nth(planted):
 def test_a_relative_cache_is_resolved_once_against_the_folder_labctl_started_in(tmp_path, monkeypatch):
     # git and CMake run in the repository and the build folder: a path left relative would put
     # the checkout inside the user's repository (a git worktree of it) and point CMake elsewhere.
-    from labctl import runtimes
+    from labctl.catalogue import runtimes
 
     monkeypatch.chdir(tmp_path)
     cache = builds.Cache(ROOT, Path("relative-cache"))

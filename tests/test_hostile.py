@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import experiment, results
+from labctl import results
+from labctl.plan import experiment
 from labctl.store import Store
 
 SMALL = '''
@@ -97,7 +98,7 @@ def test_a_marked_report_holding_other_files_or_another_experiments_is_refused(l
 
 
 def test_report_folders_follow_the_umask_and_names_never_share_a_folder(labctl, store, tmp_path):
-    from labctl.report import slug
+    from labctl.read.report import slug
 
     assert slug("quickstart") == "quickstart"
     assert len({slug("a/b"), slug("a_b"), slug("a:b"), slug("a b")}) == 4

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import _native, kernels, runner, runtimes
-from labctl.schema import Kernel
+from labctl import _native
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
+from labctl.vocabulary.schema import Kernel
 
 DECLARED = {k["name"]: {m["name"]: m["absent_when"] for m in k["metrics"]} for k in _native.kernels()}
 

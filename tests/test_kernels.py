@@ -10,7 +10,9 @@ import time
 import oracles
 import pytest
 
-from labctl import _native, kernels, metrics
+from labctl import _native
+from labctl.catalogue import kernels
+from labctl.vocabulary import metrics
 
 SMALL = {
     "skynet": {"leaves": 1000},

@@ -1,7 +1,7 @@
-"""The measures (labctl.measures): instruction counts under callgrind cover the measured phase
+"""The measures (labctl.catalogue.measures): instruction counts under callgrind cover the measured phase
 alone and repeat, perf_event counters say which this machine lacks instead of counting 0, a
 machine without valgrind skips the points that need it, schedule-dependent counts are marked; and
-the gate (labctl.gate) judges a run's counts against a baseline."""
+the gate (labctl.read.gate) judges a run's counts against a baseline."""
 
 from __future__ import annotations
 
@@ -15,9 +15,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import _native, experiment, gate, measures, metrics, results, runner
-from labctl.sample import Sample
+from labctl import _native, results
+from labctl.catalogue import measures
+from labctl.plan import experiment
+from labctl.read import gate
+from labctl.run import runner
 from labctl.store import Store
+from labctl.vocabulary import metrics
+from labctl.vocabulary.sample import Sample
 
 needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),
                                     reason=measures.get(metrics.INSTRUCTIONS).missing() or "")
@@ -269,7 +274,7 @@ def stored_counts(db: Path, per_point: list[list[int]], text: str = COUNTED) -> 
 
 
 def test_the_report_has_a_column_and_a_figure_per_count(tmp_path):
-    from labctl import report
+    from labctl.read import report
 
     db = tmp_path / "r.db"
     run = stored_counts(db, [[12_000, 12_000, 12_001], [12_500, 12_500, 12_500]])
@@ -284,7 +289,7 @@ def test_the_report_has_a_column_and_a_figure_per_count(tmp_path):
 
 
 def test_the_report_never_plots_a_time_under_valgrind_beside_a_native_one(tmp_path):
-    from labctl import report
+    from labctl.read import report
 
     db = tmp_path / "r.db"
     mixed = COUNTED + '[[grid]]\nkernel = "ping_pong"\nparams = { messages = 100 }\naxes = { spin_us = [0, 20] }\nmeasure = "time"\n'
@@ -296,7 +301,7 @@ def test_the_report_never_plots_a_time_under_valgrind_beside_a_native_one(tmp_pa
 
 
 def test_compare_matches_points_by_measure_and_compares_their_counts(tmp_path, labctl):
-    from labctl import compare
+    from labctl.read import compare
 
     db = tmp_path / "r.db"
     a = stored_counts(db, [[12_000] * 3, [12_500] * 3])

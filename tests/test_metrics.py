@@ -1,4 +1,4 @@
-"""The vocabulary of figures (labctl.metrics): every metric's unit and direction from one registry,
+"""The vocabulary of figures (labctl.vocabulary.metrics): every metric's unit and direction from one registry,
 the naming rule for the figures it does not declare, and the analysis side free of the run side."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from labctl import metrics, sample
-from labctl.metrics import COUNT, HIGHER, KIB, LOWER, MESSAGES, NEITHER, NS, NUMBER, RATE, lookup
+from labctl.vocabulary import metrics, sample
+from labctl.vocabulary.metrics import COUNT, HIGHER, KIB, LOWER, MESSAGES, NEITHER, NS, NUMBER, RATE, lookup
 
 # What each figure of a sample is, written out here rather than read back from the registry.
 SAMPLE_FIGURES = {
@@ -96,12 +96,12 @@ def test_each_unit_has_its_scale_on_an_axis():
 
 def test_the_analysis_side_never_imports_the_run_side_nor_the_extension():
     # metrics itself imports nothing heavy; report, gate and the rest read no run-side module.
-    code = ("import sys; import labctl.metrics; "
-            "heavy = [m for m in ('labctl._native', 'pandas', 'numpy', 'labctl.measures') if m in sys.modules]; "
+    code = ("import sys; import labctl.vocabulary.metrics; "
+            "heavy = [m for m in ('labctl._native', 'pandas', 'numpy', 'labctl.catalogue.measures') if m in sys.modules]; "
             "assert not heavy, heavy; "
-            "import labctl.report, labctl.gate, labctl.analysis, labctl.compare, labctl.results, "
-            "labctl.figures, labctl.references, labctl.stats; "
-            "run_side = [m for m in ('labctl.measures', 'labctl._native') if m in sys.modules]; "
+            "import labctl.read.report, labctl.read.gate, labctl.read.analysis, labctl.read.compare, labctl.results, "
+            "labctl.read.figures, labctl.read.references, labctl.vocabulary.stats; "
+            "run_side = [m for m in ('labctl.catalogue.measures', 'labctl._native') if m in sys.modules]; "
             "assert not run_side, run_side")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -22,10 +22,13 @@ import click
 import pytest
 from test_faults import labctl_here
 
-from labctl import cli, experiment, files, gate
-from labctl.report import SLUG_LENGTH, slug
-from labctl.sample import Sample
+from labctl import cli
+from labctl.plan import experiment
+from labctl.read import gate
+from labctl.read.report import SLUG_LENGTH, slug
 from labctl.store import Store
+from labctl.vocabulary import files
+from labctl.vocabulary.sample import Sample
 
 WRITES_FILE = "writes a file"  # replaced only when a regular file, and only with --force
 WRITES_FOLDER = "writes a folder"  # a report folder: replaced only when it holds what labctl wrote
@@ -83,7 +86,7 @@ def path_params() -> dict[tuple[str, str], click.Parameter]:
     """Every path-valued parameter of every command of the group, found by introspection."""
     found = {}
     for name in cli.COMMANDS:
-        command = importlib.import_module(f"labctl.commands.{name}").command
+        command = importlib.import_module(f"labctl.cli.commands.{name}").command
         for param in command.params:
             if isinstance(param.type, click.Path) or PATH_NAME.search(param.name or ""):
                 found[(name, param.name)] = param
@@ -107,7 +110,7 @@ def test_every_path_option_is_classified():
     assert not sorted(set(CLASSIFIED) - set(found)), "CLASSIFIED names options that are gone"
     assert sorted(WRITERS) == writers()
     for key in writers():  # a writing option takes --force where it replaces files
-        command = importlib.import_module(f"labctl.commands.{key[0]}").command
+        command = importlib.import_module(f"labctl.cli.commands.{key[0]}").command
         assert CLASSIFIED[key] == WRITES_FOLDER or any(p.name == "force" for p in command.params), key
 
 

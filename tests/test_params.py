@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from labctl import kernels
-from labctl.kernels import ParamError
+from labctl.catalogue import kernels
+from labctl.catalogue.kernels import ParamError
 
 
 def refused(kernel: str, **values) -> ParamError:

@@ -13,7 +13,9 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from labctl import cli, kernels, runner, runtimes
+from labctl import cli
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
 
 NAME = "boost_fiber"
 FAULT_ENV = "LABCTL_BOOST_FIBER_FAULT"  # read by the peer: compute | reply (tests only)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import kernels, runner, runtimes
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
 
 erlang_missing = runtimes.runtimes()["erlang"].missing if "erlang" in runtimes.runtimes() else "no peers/erlang"
 pytestmark = pytest.mark.skipif(bool(erlang_missing), reason=f"the Erlang peer cannot run here: {erlang_missing}")

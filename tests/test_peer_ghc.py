@@ -9,8 +9,9 @@ import subprocess
 
 import pytest
 
-from labctl import kernels, runner, runtimes
-from labctl.sample import Sample
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
+from labctl.vocabulary.sample import Sample
 
 ghc_missing = runtimes.runtimes()["ghc"].missing if "ghc" in runtimes.runtimes() else "no peers/ghc"
 pytestmark = pytest.mark.skipif(bool(ghc_missing), reason=f"the GHC peer cannot run here: {ghc_missing}")

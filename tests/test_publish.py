@@ -295,9 +295,9 @@ def planted_series() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> Path:
-    """The site of a store without runs whose history is planted_series (labctl.series.series
+    """The site of a store without runs whose history is planted_series (labctl.read.series.series
     replaced)."""
-    from labctl import series, site
+    from labctl.read import series, site
     from labctl.store import Store
 
     folder = tmp_path_factory.mktemp("planted")
@@ -414,7 +414,7 @@ def test_a_missing_or_empty_store_is_refused_in_one_line(tmp_path):
 def test_a_history_axis_shows_the_level_and_draws_a_count_that_barely_moves_flat():
     from matplotlib.figure import Figure
 
-    from labctl import site
+    from labctl.read import site
 
     ax = Figure().add_subplot()
     medians = [339_380_000.0, 339_380_016.0, 339_380_000.0]  # 16 instructions in 3.4 * 10^8

@@ -20,8 +20,11 @@ from test_faults import labctl_here
 from test_measures import fake_run
 from test_runtimes import write_peer
 
-from labctl import experiment, gate, inputs, runtimes
+from labctl.catalogue import runtimes
+from labctl.plan import experiment
+from labctl.read import gate
 from labctl.store import Store, StoreError
+from labctl.vocabulary import inputs
 
 SMALL = 'name = "small"\nrepeats = 1\nwarmup = 0\n[[grid]]\nkernel = "skynet"\nparams = { leaves = 1000 }\n'
 
@@ -40,7 +43,7 @@ def one_line(result, code: int, *words: str) -> str:
     return lines[0]
 
 
-# -- the one reader: labctl.inputs -----------------------------------------------------------
+# -- the one reader: labctl.vocabulary.inputs -----------------------------------------------------------
 
 @pytest.mark.parametrize("make, says", [
     ("fifo", "a FIFO, not a regular file"),

@@ -13,8 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import analysis, experiment, references, results, schema
-from labctl.metrics import lookup
+from labctl import results
+from labctl.plan import experiment
+from labctl.read import analysis, references
+from labctl.vocabulary import schema
+from labctl.vocabulary.metrics import lookup
 
 EXPERIMENT = '''
 name = "tiny study"

@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from labctl import cli, experiment, kernels, runner, runtimes
+from labctl import cli
+from labctl.catalogue import kernels, runtimes
+from labctl.plan import experiment
+from labctl.run import runner
 from labctl.store import Store
 
 # One program for every behaviour: counting_actor's answer, honest or not (argv[1] says how).

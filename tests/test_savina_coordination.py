@@ -7,7 +7,8 @@ from __future__ import annotations
 import oracles
 import pytest
 
-from labctl import _native, kernels
+from labctl import _native
+from labctl.catalogue import kernels
 
 CAF_KERNELS = {k["name"] for k in _native.kernels() if k["runtime"] == "caf"}
 needs_caf = pytest.mark.skipif(

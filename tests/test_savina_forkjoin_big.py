@@ -8,7 +8,8 @@ from __future__ import annotations
 import oracles
 import pytest
 
-from labctl import _native, kernels, native
+from labctl import _native
+from labctl.catalogue import kernels, native
 
 CAF_KERNELS = {k["name"] for k in _native.kernels() if k["runtime"] == "caf"}
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import oracles
 import pytest
 
-from labctl import _native, kernels
+from labctl import _native
+from labctl.catalogue import kernels
 
 THREADED = {"dispatcher": "thread_pool", "threads": 2}
 

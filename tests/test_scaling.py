@@ -11,7 +11,8 @@ import statistics
 
 import pytest
 
-from labctl import analysis, results
+from labctl import results
+from labctl.read import analysis
 
 EXPERIMENT = '''
 name = "scaling"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl import experiment, runtimes, studies
+from labctl.catalogue import runtimes, studies
+from labctl.plan import experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY_EXPERIMENTS = ("sobjectizer_tales22", "theron_303", "libcppa_2012", "skynet_fibers",
@@ -80,7 +81,7 @@ def test_an_experiment_may_cite_a_publication_labctl_does_not_know():
 
 
 def test_every_study_of_the_table_is_cited_by_a_kernel_or_an_experiment():
-    from labctl import kernels
+    from labctl.catalogue import kernels
 
     cited = {key for k in kernels.catalogue().values() for key, _ in k.sources}
     cited |= {s.key for name in experiment.shipped_experiments() for s in experiment.load(name).studies}
@@ -142,7 +143,7 @@ def test_a_library_the_linker_cache_names_but_that_is_gone_is_missing(tmp_path, 
 
 @pytest.mark.parametrize("scale, threads", [("default", {1, 2}), ("full", {1, 2, 4, 8, 16})])
 def test_scaling_sweeps_six_kernels_over_threads_on_every_pool_beside_the_floors(scale, threads):
-    from labctl import kernels
+    from labctl.catalogue import kernels
 
     plan = experiment.load("scaling", scale=scale)
     swept = ["skynet", "ping_pong", "one_to_many", "thread_ring", "producer_consumer", "counting_actor"]

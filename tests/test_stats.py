@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import stats
+from labctl.vocabulary import stats
 
 
 def test_summary_of_known_values():

@@ -15,10 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labctl import experiment, metrics, results, sample
+from labctl import results
 from labctl import store as store_module
-from labctl.sample import Sample
+from labctl.plan import experiment
 from labctl.store import SCHEMA_VERSION, Store, StoreError
+from labctl.vocabulary import metrics, sample
+from labctl.vocabulary.sample import Sample
 
 DATA = Path(__file__).parent / "data"
 
@@ -291,7 +293,7 @@ def test_a_store_written_by_schema_version_5_keeps_every_count_exactly_and_none_
 
 
 def test_a_count_the_schema_never_saw_is_stored_and_read_back_without_a_migration(tmp_path):
-    # Counts are kept by name: a new one (a line of labctl.metrics' registry) changes no table.
+    # Counts are kept by name: a new one (a line of labctl.vocabulary.metrics' registry) changes no table.
     assert "l2_misses" not in metrics.COUNTS
     with Store(tmp_path / "r.db") as store:
         run = make_run(store)

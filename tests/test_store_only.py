@@ -43,7 +43,8 @@ WITHOUT_EXTENSION = textwrap.dedent('''
 
     sys.meta_path.insert(0, NoExtension())
     db, out = sys.argv[1], sys.argv[2]
-    from labctl import compare, report, results
+    from labctl import results
+    from labctl.read import compare, report
 
     frame = results.load(db, 1)
     assert len(frame) == 6 and results.param_columns(frame)[:3] == ["runtime", "leaves", "branching"]

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from labctl import experiment
-from labctl.analysis import _key
-from labctl.references import Comparison, Match, statistic
-from labctl.schema import Figure, Reference, StudyRan
+from labctl.plan import experiment
+from labctl.read.analysis import _key
+from labctl.read.references import Comparison, Match, statistic
+from labctl.vocabulary.schema import Figure, Reference, StudyRan
 
 STUDIES = sorted(name for name, path in experiment.shipped_experiments().items()
                  if experiment.load(path).references)
 
 
 def matched(plan: experiment.Plan, reference: Reference, figure: Figure) -> list[dict]:
-    """The planned points a figure of ours stands for (as labctl.references matches samples)."""
+    """The planned points a figure of ours stands for (as labctl.read.references matches samples)."""
     wanted = {**reference.where, **figure.params}
     return [point.params for point in plan.points if point.kernel == reference.kernel
             and all(_key(point.params.get(name)) == _key(value) for name, value in wanted.items())]
@@ -77,8 +77,8 @@ def test_a_study_with_no_number_of_its_own_sets_ours_beside_its_peers_results(tm
     """libcppa's posts print graphs for libcppa and prose for its peers (Erlang's 600 s, Theron's
     crash): ours is measured and shown beside them, never ranked, and a crash is printed as the
     result it is. The oracle is written out by hand."""
-    from labctl.references import rank
-    from labctl.sections.studies import published
+    from labctl.read.references import rank
+    from labctl.read.sections.studies import published
 
     ours = Figure(None, {"dispatcher": "thread_pool"}, name="libcppa (a graph only)")
     erlang = Figure(600.0, {}, peer="Erlang")
@@ -106,8 +106,8 @@ def test_the_studys_runtimes_run_here_are_ranked_with_ours_and_one_not_run_says_
     run stays a peer with the reason. Oracle: the orders written out by hand (study: fibers 0.05 <
     Go 0.42 < Erlang 0.63 < pthread 54; here: fibers 0.9 µs < Erlang 4 µs < Go 5 µs < 60 µs, so
     Go vs Erlang alone reverses, of six pairs)."""
-    from labctl.references import rank
-    from labctl.sections.studies import published
+    from labctl.read.references import rank
+    from labctl.read.sections.studies import published
 
     fibers = Figure(0.05, {"runtime": "boost_fiber", "threads": 2}, name="fiber (work stealing)")
     go = Figure(0.42, {"runtime": "go"}, name="Go go1.8.1")
@@ -138,7 +138,7 @@ def test_the_studys_runtimes_run_here_are_ranked_with_ours_and_one_not_run_says_
 def test_a_peer_run_here_with_the_studys_only_number_is_set_beside_ours_not_ranked():
     """libcppa's mailbox post prints Erlang's 600 s and no number of libcppa's: with Erlang run
     here, both are measured, and still no order of the study's own runtime exists to check."""
-    from labctl.references import rank
+    from labctl.read.references import rank
 
     ours = Figure(None, {"dispatcher": "thread_pool", "sender": "thread"}, name="libcppa (a graph only)")
     erlang = Figure(600.0, {"runtime": "erlang"}, name="Erlang (20 sender actors, 12 cores)")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from labctl.references import VERDICTS
-from labctl.report import VERDICTS_FILE
+from labctl.read.references import VERDICTS
+from labctl.read.report import VERDICTS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "studies.md"

@@ -11,8 +11,10 @@ import statistics
 
 import pytest
 
-from labctl import experiment, results, schema
-from labctl.experiment import ExperimentError
+from labctl import results
+from labctl.plan import experiment
+from labctl.plan.experiment import ExperimentError
+from labctl.vocabulary import schema
 
 SUITE = '''
 name = "tiny suite"

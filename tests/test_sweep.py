@@ -16,7 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from labctl import experiment, results, sysinfo
+from labctl import results
+from labctl.plan import experiment
+from labctl.run import sysinfo
 from labctl.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,7 +204,7 @@ def worker_processes() -> list[str]:
     found = []
     for process in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if "labctl.worker" in " ".join(process.info["cmdline"] or []) and \
+            if "labctl.run.worker" in " ".join(process.info["cmdline"] or []) and \
                     process.environ().get("LABCTL_TEST_SESSION") == SESSION_TAG:
                 found.append(f"{process.pid} {' '.join(process.info['cmdline'])}")
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):

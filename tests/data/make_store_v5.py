@@ -35,8 +35,9 @@ STORE_V5 = [
 
 
 def main(path: Path) -> None:
-    from labctl import sample, store
-    from labctl.schema import Catalogue
+    from labctl import store
+    from labctl.vocabulary import sample
+    from labctl.vocabulary.schema import Catalogue
 
     assert store.SCHEMA_VERSION == 5, "run it against labctl's code of schema version 5"
     points = [SimpleNamespace(key=f"k{i}", kernel="ping_pong", params={"messages": 1000 * (i + 1)},

@@ -1,0 +1,225 @@
+"""The report's sections on each kernel: a summary of every kernel's best and worst point, what
+the measures beside the time counted, and each kernel's figures and table of medians."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from labctl.read.analysis import (
+    SHORT,
+    UNDERUSED_SHARE,
+    _key,
+    _with_attrs,
+    axes_for,
+    busy_text,
+    fixed,
+    heatmap_panels,
+    label,
+    scenarios,
+    sort_key,
+    varying,
+)
+from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
+from labctl.read.sections.data import ReportData, View
+from labctl.read.sections.markdown import blocks, figure, title
+from labctl.vocabulary import metrics, stats
+from labctl.vocabulary.schema import Kernel
+from labctl.vocabulary.text import markdown_table, printable, show
+
+
+def summary(run: ReportData) -> list[str]:
+    """The best and the worst configuration of each kernel, and how far apart they are."""
+    if not run.views:
+        return []
+    rows = [[*([view.on] if run.several else []), view.kernel + (f" ({view.measure})" if view.measure else ""),
+             len(view.table), *_best_and_worst(view)] for view in run.views]
+    headers = [*(["machine"] if run.several else []), "kernel", "points", "best", "worst", "worst/best"]
+    return blocks("## Summary",
+                  "The best and the worst configuration of each kernel in this run (medians; time when "
+                  "every run did the same work, throughput otherwise).",
+                  markdown_table(headers, rows, {1 + run.several, 4 + run.several}),
+                  *_underused(run))
+
+
+def _underused(run: ReportData) -> list[str]:
+    """What the report says, before any figure, of the points that ran on fewer threads than
+    they were given: how many, of which kernels, and how each table and figure marks them."""
+    found = [(view.kernel, int(view.table["underused"].sum())) for view in run.views
+             if "underused" in view.table and view.table["underused"].any()]
+    if not found:
+        return []
+    total = sum(count for _, count in found)
+    return [f"**{total} point{'s' if total > 1 else ''} ran on fewer threads than {'they were' if total > 1 else 'it was'} "
+            f"given** (runtime threads busy on average below {UNDERUSED_SHARE:.0%} of its threads: "
+            + ", ".join(f"{printable(kernel)} {count}" for kernel, count in found)
+            + "): their figures are not those of their nominal threads. Each is flagged in its "
+            "kernel's table (busy threads beside its threads), circled in red in the figures, and "
+            "named where it is set against another runtime."]
+
+
+def _best_and_worst(view: View) -> list[str]:
+    """A view's best and worst point with their medians, and the worse's multiple of the best."""
+    metric, vary = view.metric, varying(view.table, view.kernel)
+    ordered = view.table.sort_values("median", ascending=metric.lower_is_better)
+    best, worst = ordered.iloc[0], ordered.iloc[-1]
+    spread = (worst["median"] / best["median"] if metric.lower_is_better
+              else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
+    return [f"{label(best, vary) or 'one point'}: {metric.format(best['median'])}",
+            f"{label(worst, vary) or 'one point'}: {metric.format(worst['median'])}", f"{spread:.2f}x"]
+
+
+def measures(run: ReportData) -> list[str]:
+    """What the run's measures counted, beside the time, and what this machine could not."""
+    samples = run.samples
+    taken = set(samples["measure"]) - {metrics.TIME} if not samples.empty else set()
+    if not taken:
+        return []
+    lines = blocks("## Measures")
+    if metrics.INSTRUCTIONS in taken:
+        lines += blocks("Points measured in `instructions` ran under valgrind's callgrind, which counted "
+                        "the instructions of the measured phase alone (and simulated its L1 and last-level "
+                        "cache misses): the same count run after run, on a noisy machine too. Their times "
+                        "were taken under valgrind, 70-200x slower than natively: read their counts, not "
+                        "their times.")
+    if metrics.COUNTERS in taken:
+        lines += blocks("Points measured in `counters` counted the measured phase with perf_event: the "
+                        "CPU's counters (user space) and the kernel's, for every thread of the process.")
+    dependent = samples[samples["schedule_dependent"].fillna(False)]
+    if not dependent.empty:
+        lines += blocks(f"{dependent['point'].nunique()} points are marked schedule-dependent: more than one "
+                        "thread did their phase's work, so their counts change with how the threads "
+                        "interleaved (a queue found empty, a thread parked and woken); they vary between "
+                        "runs, less than times do.")
+    missing: dict[str, str] = {}
+    for unsupported in samples["unsupported"]:
+        for name, why in (unsupported or {}).items():
+            missing.setdefault(name, why)
+    if missing:
+        lines += blocks("Counters this machine does not have (left empty, never counted as 0):",
+                        markdown_table(["counter", "why"], [[metrics.lookup(n).words, w] for n, w in missing.items()]))
+    return lines
+
+
+def kernels(run: ReportData) -> list[str]:
+    """Each kernel's section, machine by machine and measure by measure."""
+    return [line for view in run.views for line in _kernel(run, view)]
+
+
+def _kernel(run: ReportData, view: View) -> list[str]:
+    """A kernel's figures (its metric, and each count its measure took), then its table."""
+    spec = run.catalogue.kernels.get(view.kernel)
+    # The kernel's, its metrics' and its parameters' names come from the store: outside text.
+    lines = blocks(title(printable(view.kernel), view.on)
+                   + (f", measured in {printable(view.measure)}" if view.measure else ""))
+    if spec is not None and spec.summary:
+        lines += blocks(printable(f"{spec.summary.rstrip('.')}." + (f" Reproduces {spec.source}." if spec.source else "")))
+    sizes = _sizes(spec, view.table)
+    if sizes:
+        # The summary speaks of the kernel's defaults (often the study's sizes); what this run
+        # ran is said beside it, so a figure is never read at a size it was not measured at.
+        lines += blocks(f"This run's sizes: {printable(sizes)}.")
+    groups = scenarios(view.table, view.kernel)
+    if all(len(part) < 2 for _, part in groups):
+        # Every scenario is one point (only the sizes vary, or only a kind of work): nothing to
+        # draw within one, so the kernel's points are drawn together, over the size where one
+        # was swept, else as bars; never a heading per point with no figure under it.
+        groups = [("", view.table)]
+    for scenario, part in groups:
+        if scenario and len(part) < 2:
+            continue  # a scenario of one point among larger ones: its row below says it all
+        stem = view.kernel if len(groups) == 1 or not scenario else f"{view.kernel}-{file_name(scenario)}"
+        stem = "-".join(filter(None, (view.on, stem, view.measure)))
+        if scenario:
+            lines += blocks(f"**{printable(scenario)}**")
+        lines += _figures(run, view, part, stem)
+    unvaried = fixed(view.table, view.kernel, varying(view.table, view.kernel))
+    if unvaried:
+        lines += blocks(f"Fixed: {printable(unvaried)}.")
+    return lines + blocks(_table(view))
+
+
+def _figures(run: ReportData, view: View, part: pd.DataFrame, stem: str) -> list[str]:
+    """The figures of a scenario's points: lines over the axis that varies, a heat map over two,
+    bars where none does; then each count its measure took, drawn the same way."""
+    name, words, kernel = printable(view.kernel), printable(view.metric.words), view.kernel
+    x, y = axes_for(part, kernel)
+    lines = []
+    if x is not None:
+        lines += figure(run, plot_lines(part, kernel, view.metric, x), f"{stem}-{x}",
+                        f"{name}: {words} vs {printable(x)}", svg=True)
+    if y is not None and heatmap_panels(part, kernel, x, y):
+        lines += figure(run, plot_heatmap(part, kernel, view.metric, x, y), f"{stem}-{x}-{y}",
+                        f"{name}: {words} over {printable(x)} x {printable(y)}")
+    if x is None and len(part) > 1:
+        lines += figure(run, plot_bars(part, kernel, view.metric), f"{stem}-bars", f"{name}: {words} per configuration")
+    for count, count_table in view.counts:
+        counted = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
+        counted_words, file = printable(count.words), file_name(count.name)
+        if x is not None and counted[x].notna().any():
+            lines += figure(run, plot_lines(counted, kernel, count, x), f"{stem}-{x}-{file}",
+                            f"{name}: {counted_words} vs {printable(x)}", svg=True)
+        elif len(counted) > 1:
+            lines += figure(run, plot_bars(counted, kernel, count), f"{stem}-bars-{file}",
+                            f"{name}: {counted_words} per configuration")
+    return lines
+
+
+def _table(view: View) -> str:
+    """The kernel's points, by the parameters that vary: n, the median and its 95% interval, the
+    spread, the throughput, each count's median, and what to read with care."""
+    metric, table, vary = view.metric, view.table, varying(view.table, view.kernel)
+    ordered = table.sort_values([*vary, "position"], key=lambda c: c.map(sort_key)) if vary else table
+    medians = {count: count_table.set_index("point")["median"] for count, count_table in view.counts}
+    busy = "busy" in table and table["busy"].notna().any()  # our runtime's points, timed natively
+    rows = []
+    for _, point in ordered.iterrows():
+        interval = (f"{metric.format(point['ci_low'])} .. {metric.format(point['ci_high'])}"
+                    if _key(point["ci_low"]) is not None else "n<3: none")
+        rows.append([*(show(point[n]) if _key(point[n]) is not None else "-" for n in vary),
+                     point["n"], metric.format(point["median"]), interval,
+                     f"{point['cv'] * 100:.1f}%", f"{point['rate_median'] / 1e6:.2f} M",
+                     *([busy_text(point)] if busy else []),
+                     *(count.format(found[point["point"]]) if point["point"] in found.index else "-"
+                       for count, found in medians.items()),
+                     ", ".join(_flags(point))])
+    headers = [SHORT.get(n, n) for n in vary] + ["n", f"median {metric.words}", "95% interval", "cv", "msgs/s",
+                                                  *(["busy threads"] if busy else []),
+                                                  *(f"median {count.words}" for count in medians), ""]
+    return markdown_table(headers, rows, set(range(len(vary), len(vary) + 5 + busy + len(medians))))
+
+
+def _flags(point: pd.Series) -> list[str]:
+    """What to read with care in a point's row."""
+    flags = []
+    if point["noisy"]:
+        flags.append(f"noisy (cv > {stats.NOISE_CV:.0%})")
+    if point["measure"] == metrics.INSTRUCTIONS:
+        flags.append("time under valgrind")
+    if point["schedule_dependent"]:
+        flags.append("schedule-dependent counts")
+    if point.get("underused", False):
+        flags.append(f"**ran on {point['busy']:.2f} of its {show(point['threads'])} threads**")
+    return flags
+
+
+def _sizes(spec: Kernel | None, table: pd.DataFrame) -> str:
+    """What the kernel did in this run's points, in its parameters that say so (not how it ran):
+    leaves=100000, branching=10; a parameter that varies, with its values."""
+    if spec is None or table.empty:
+        return ""
+    parts = []
+    for param in spec.params:
+        if param.configuration or param.name not in table:
+            continue
+        values = sorted({show(v) for v in table[param.name] if _key(v) is not None}, key=_natural)
+        if values:
+            parts.append(f"{param.name}=" + " or ".join(values))
+    return ", ".join(parts)
+
+
+def _natural(text: str) -> tuple:
+    """Numbers in numeric order, words after them."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
