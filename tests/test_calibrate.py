@@ -86,6 +86,16 @@ def test_interleaved_rounds_find_a_5_percent_change_that_the_drift_hides_from_tw
     assert d.basis == compare.CALIBRATED and d.detectable > 20
 
 
+def test_two_runs_of_5_samples_among_23_points_cannot_be_significant_without_a_calibration():
+    # 0.0079, the rank test's smallest p at 5 against 5, times 23 is past 0.05: no verdict is
+    # possible, which is said, rather than "no difference".
+    apart = [compare.difference([1.0, 1.1, 1.2, 1.3, 1.4], [2.0, 2.1, 2.2, 2.3, 2.4]) for _ in range(23)]
+    judged = compare.adjusted(apart)
+    assert {d.verdict for d in judged} == {compare.CANNOT_BE_SIGNIFICANT}
+    assert judged[0].text == "cannot be significant at n=5 vs 5 among 23 points"
+    assert {d.verdict for d in compare.adjusted(apart[:3])} == {compare.SLOWER}  # 0.024 < 0.05
+
+
 def test_quiet_samples_are_judged_by_their_ranges_in_rounds_too():
     counts = [[1000.0, 1000.0, 1000.0]] * 3
     more = [[1001.0, 1001.0, 1001.0]] * 3

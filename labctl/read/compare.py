@@ -86,6 +86,7 @@ class Difference:
     p_adjusted: float | None = None  # p after Holm's adjustment over the comparison's points
     detectable: float | None = None  # percent: the change this test finds 80% of the time (ROUNDS, CALIBRATED)
     rounds: int = 0  # the interleaved rounds paired (ROUNDS), or the calibration's (CALIBRATED)
+    family: int = 1  # the points tested together (Holm's adjustment is over them)
 
     @property
     def change(self) -> float:
@@ -105,7 +106,8 @@ class Difference:
         if self.verdict == TOO_FEW:
             return f"too few samples (n={self.n_a} vs {self.n_b})"
         if self.verdict == CANNOT_BE_SIGNIFICANT:
-            return f"cannot be significant at n={self.n_a} vs {self.n_b}"
+            return (f"cannot be significant at n={self.n_a} vs {self.n_b}"
+                    + (f" among {self.family} points" if self.family > 1 else ""))
         if self.verdict == NO_CHANGE:
             return (f"no change (below {self.min_change:g}%)" if self.min_change
                     else "no change (equal medians)")
@@ -221,7 +223,13 @@ def adjusted(differences: Sequence[Difference], alpha: float = ALPHA) -> list[Di
               if d.p_value is not None and not d.quiet and d.verdict not in WITHOUT_VERDICT]
     out = list(differences)
     for i, p in zip(tested, stats.holm([differences[i].p_value for i in tested])):
-        out[i] = _judge(replace(differences[i], p_adjusted=p), p, alpha)
+        d = replace(differences[i], p_adjusted=p, family=len(tested))
+        if d.basis == RANKS and stats.smallest_p(d.n_a, d.n_b) * len(tested) >= alpha:
+            # Not even samples wholly apart could pass Holm's first step among this many points:
+            # no verdict, rather than "no difference" (calibrate, interleave or take more).
+            out[i] = replace(d, verdict=CANNOT_BE_SIGNIFICANT)
+        else:
+            out[i] = _judge(d, p, alpha)
     return out
 
 
