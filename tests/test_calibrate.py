@@ -31,7 +31,7 @@ def run(rng: np.random.Generator, level: float = 1.0, shared: float | None = Non
 
 def calibration(rng: np.random.Generator, rounds: int = 6) -> compare.Noise:
     logs = [math.log(np.median(run(rng)) / np.median(run(rng))) for _ in range(rounds)]
-    return compare.Noise("simulated", tuple(logs), ())
+    return compare.Noise("simulated", tuple(logs))
 
 
 def called(d: compare.Difference) -> bool:

@@ -240,7 +240,6 @@ class Noise:
 
     group: str
     logs: tuple[float, ...]
-    runs: tuple[int, ...]
 
     @property
     def rounds(self) -> int:
@@ -383,7 +382,7 @@ class Rounds:
                     for a, b in self.samples)
         held = 0
         for index in range(self.noise.rounds):
-            others = Noise(self.noise.group, self.noise.logs[:index] + self.noise.logs[index + 1:], ())
+            others = Noise(self.noise.group, self.noise.logs[:index] + self.noise.logs[index + 1:])
             if others.rounds >= MIN_ROUNDS:
                 test = stats.log_ratio_test(self.noise.logs[index], others.scale_for_one_run, others.rounds - 1)
                 held += test.p_value < alpha
@@ -401,7 +400,6 @@ def _group_rounds(db: str | Path, group: str, metric: str = DEFAULT_METRIC, igno
                 ids[found["side"]][found["round"]] = row.id
     kernels: dict[str, tuple[str, dict]] = {}
     samples: dict[str, list] = {}
-    runs: dict[str, list[int]] = {}
     for index in sorted(set(ids["A"]) & set(ids["B"])):
         a, b = _load_run(db, ids["A"][index]), _load_run(db, ids["B"][index])
         try:
@@ -415,11 +413,10 @@ def _group_rounds(db: str | Path, group: str, metric: str = DEFAULT_METRIC, igno
                 if first and second and statistics.median(first) > 0 and statistics.median(second) > 0:
                     kernels[key] = (kernel, params)
                     samples.setdefault(key, []).append((tuple(first), tuple(second)))
-                    runs.setdefault(key, []).extend((a.run.id, b.run.id))
     out = {}
     for key, pairs in samples.items():
         logs = tuple(math.log(statistics.median(b) / statistics.median(a)) for a, b in pairs)
-        out[key] = Rounds(*kernels[key], tuple(pairs), Noise(group, logs, tuple(runs[key])))
+        out[key] = Rounds(*kernels[key], tuple(pairs), Noise(group, logs))
     return out
 
 

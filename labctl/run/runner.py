@@ -160,14 +160,19 @@ def default_memory_mb() -> int:
     return max(64, int(psutil.virtual_memory().available * MEMORY_SHARE / running) >> 20)
 
 
+def _tree(pid: int) -> list[psutil.Process]:
+    """A process and its descendants (psutil finds them, wherever their process group); none
+    once it is gone."""
+    try:
+        return [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
 def resident_mb(pid: int) -> int:
     """The resident memory of a process and its descendants, in MiB (0 once it is gone)."""
-    try:
-        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0
     total = 0
-    for process in tree:
+    for process in _tree(pid):
         try:
             total += process.memory_info().rss
         except (psutil.NoSuchProcess, psutil.AccessDenied):
@@ -324,11 +329,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
 def _kill_tree(pid: int) -> None:
     """Kills a worker and everything it started: its descendants (psutil finds them, wherever
     their process group) and its process group (what left the tree by being re-parented)."""
-    try:
-        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        tree = []
-    for process in tree:
+    for process in _tree(pid):
         try:
             process.kill()
         except psutil.NoSuchProcess:
