@@ -320,3 +320,22 @@ def test_a_relative_cache_is_resolved_once_against_the_folder_labctl_started_in(
 def test_only_a_failure_in_the_commits_sources_is_recorded_as_the_commits(tmp_path, log, blames_sources):
     (tmp_path / "build.log").write_text(log, encoding="utf-8")
     assert builds._sources_failed(tmp_path / "build.log", Path("/w/src")) is blames_sources
+
+
+def test_a_cached_checkout_left_by_a_deleted_clone_is_made_again_for_the_new_one(tmp_path):
+    # The cache's folder for a repository is keyed by its path: a clone deleted and made again
+    # there finds a worktree its git knows nothing of, which is replaced, not a build failure.
+    def clone(text: str) -> str:
+        shutil.rmtree(tmp_path / "repo", ignore_errors=True)
+        (tmp_path / "repo").mkdir()
+        _git(tmp_path / "repo", "init", "-q")
+        return _commit(tmp_path / "repo", text, "file.txt", text, 1)
+
+    first = clone("one")
+    cache = builds.Cache(tmp_path / "repo", tmp_path / "cache")
+    cache._checkout(cache.work / "src", first)
+    second = clone("two")
+    again = builds.Cache(tmp_path / "repo", tmp_path / "cache")
+    assert again.work == cache.work
+    again._checkout(again.work / "src", second)
+    assert _git(again.work / "src", "rev-parse", "HEAD") == second

@@ -225,7 +225,9 @@ class Cache:
     def _checkout(self, source: Path, commit: str) -> None:
         """The worktree at `commit`: made the first time, moved after (only the files that differ
         are written, so the build folder beside it stays valid)."""
-        if not (source / ".git").exists():
+        if not self._ours(source):
+            # Absent, or left by a repository deleted since (a clone made again at the same
+            # path has the same key but no record of this worktree): made again.
             shutil.rmtree(source, ignore_errors=True)
             # --force: the path may still be registered from a cache deleted since; the
             # repository's other worktrees are left as they are (no prune).
@@ -233,6 +235,15 @@ class Cache:
             return
         git(source, "checkout", "--detach", "--force", commit)
         git(source, "clean", "-fdq", "--exclude=/build/")
+
+
+    def _ours(self, source: Path) -> bool:
+        """Whether `source` is a worktree that this repository knows."""
+        if not (source / ".git").exists():
+            return False
+        common = git(source, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
+        return bool(common) and Path(common) == Path(git(self.repo, "rev-parse", "--path-format=absolute",
+                                                         "--git-common-dir"))
 
 
 def _sources_failed(log: Path, source: Path) -> bool:
