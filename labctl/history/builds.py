@@ -236,7 +236,6 @@ class Cache:
         git(source, "checkout", "--detach", "--force", commit)
         git(source, "clean", "-fdq", "--exclude=/build/")
 
-
     def _ours(self, source: Path) -> bool:
         """Whether `source` is a worktree that this repository knows."""
         if not (source / ".git").exists():
