@@ -298,3 +298,65 @@ def test_piped_output_fits_100_columns(labctl):
         result = labctl(*args)
         assert result.returncode == 0
         assert max(len(line) for line in result.stdout.splitlines()) <= 100, args
+
+
+# Digits of other scripts: Python's int() and float() take "３" and "٣"; kernel parameters,
+# experiment files and the store do not. Every number labctl reads refuses them alike.
+OTHER_DIGITS = ("３", "٣", "3\u0663")
+
+
+def numeric_options() -> list[tuple[str, str]]:
+    """Every option of every command that takes a number, found by introspection: a click int or
+    float type, or the percentage callback."""
+    import importlib
+
+    import click
+
+    from labctl import cli
+    from labctl.cli.commands import options
+
+    found = []
+    for name in cli.COMMANDS:
+        for param in importlib.import_module(f"labctl.cli.commands.{name}").command.params:
+            numeric = isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType))
+            if numeric or param.callback is options.percent:
+                found.append((name, next(opt for opt in param.opts if opt.startswith("--"))))
+    return found
+
+
+def test_the_numeric_options_are_found():
+    found = numeric_options()
+    for expected in [("run", "--repeats"), ("sweep", "--seed"), ("gate", "--threshold"),
+                     ("compare", "--fail-on-regression"), ("ab", "--rounds"), ("history", "--every")]:
+        assert expected in found
+
+
+@pytest.mark.parametrize("digits", OTHER_DIGITS)
+def test_every_numeric_option_refuses_other_scripts_digits_naming_itself(digits):
+    from click.testing import CliRunner
+
+    from labctl.cli import main
+
+    for command, option in numeric_options():
+        # The option first: click converts options in the order given, before required arguments.
+        result = CliRunner().invoke(main, [command, option, digits])
+        assert result.exit_code == 2, (command, option, result.output)
+        assert option in result.output and "Traceback" not in result.output, (command, option, result.output)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["show", "３"], ["run '３'"]),
+    (["sweep", "x.toml", "--cluster", "local:２"], ["--cluster", "local:N"]),
+])
+def test_run_ids_and_cluster_sizes_refuse_other_scripts_digits(labctl, tmp_path, args, words):
+    Store(tmp_path / "s.db", create=True).close()
+    (tmp_path / "x.toml").write_text(SMALL, encoding="utf-8")
+    one_line(labctl(*[str(tmp_path / a) if a.endswith(".toml") else a for a in args],
+                    "--db", str(tmp_path / "s.db")), 2, *words)
+
+
+def test_a_core_list_refuses_other_scripts_digits(tmp_path):
+    (tmp_path / "x.toml").write_text(SMALL.replace('kernel = "skynet"', 'kernel = "skynet"\ncpus = "０-1"'),
+                                     encoding="utf-8")
+    with pytest.raises(experiment.ExperimentError, match="is not a core list"):
+        experiment.load(tmp_path / "x.toml")

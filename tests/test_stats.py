@@ -44,3 +44,23 @@ def test_throughput_is_derived_from_messages_and_elapsed():
 def test_an_empty_sample_is_an_error():
     with pytest.raises(ValueError):
         stats.summarize([])
+
+
+def test_a_trimmed_mean_of_one_to_ten_drops_two_a_side_and_winsorizes_its_variance():
+    # By hand: kept 3..8, mean 5.5; winsorized 3,3,3,4,5,6,7,8,8,8 has a sum of squares about
+    # 5.5 of 42.5, so s_w^2 = 42.5 / 9 and the error is sqrt(9 s_w^2 / (6 * 5)) = sqrt(42.5 / 30).
+    center, scale, df = stats.trimmed(range(1, 11))
+    assert center == 5.5 and df == 5
+    assert scale == pytest.approx((42.5 / 30) ** 0.5)
+
+
+def test_a_trimmed_mean_of_four_is_the_mean_with_students_error():
+    center, scale, df = stats.trimmed([1.0, 2.0, 4.0, 5.0])
+    assert (center, df) == (3.0, 3)
+    assert scale == pytest.approx(((1 + 4 + 1 + 4) / 3) ** 0.5 / 2)
+
+
+def test_a_trimmed_mean_is_unmoved_by_a_burst_in_a_fifth_of_the_values():
+    quiet = [0.05, 0.04, 0.06, 0.05, 0.05, 0.04, 0.06, 0.05, 0.05, 0.05]
+    burst = quiet[:8] + [-0.7, 0.6]
+    assert stats.trimmed(burst)[0] == pytest.approx(stats.trimmed(quiet)[0], abs=0.002)

@@ -632,6 +632,8 @@ def _worker_cpus(spec: str | None, where: str) -> tuple[int, ...] | None:
     for item in spec.split(","):
         first, _, last = item.partition("-")
         try:
+            if not item.isascii():  # int() would take any script's digits
+                raise ValueError(item)
             first, last = int(first), int(last or first)
         except ValueError:
             first = last = -1

@@ -164,9 +164,10 @@ def paired_difference(rounds_a: Sequence[Sequence[float]], rounds_b: Sequence[Se
                       lower_is_better: bool = True, min_change: float = 0.0,
                       alpha: float = ALPHA) -> Difference:
     """B against A measured in interleaved rounds (the same rounds on each side, in order): the
-    log ratio of the two medians of each round, whose mean a t-test holds against 0. What
-    drifts between rounds (the machine's load) moves both medians of a round alike and cancels
-    in their ratio. Quiet samples (instruction counts) are judged by their ranges, pooled."""
+    log ratio of the two medians of each round, whose 20% trimmed mean Yuen's t-test holds
+    against 0 (stats.trimmed). What drifts between rounds (the machine's load) moves both
+    medians of a round alike and cancels in their ratio; a burst that hits one side of a round
+    only is trimmed. Quiet samples (instruction counts) are judged by their ranges, pooled."""
     pooled_a = [v for values in rounds_a for v in values]
     pooled_b = [v for values in rounds_b for v in values]
     plain = difference(pooled_a, pooled_b, lower_is_better, min_change, alpha)
@@ -176,11 +177,11 @@ def paired_difference(rounds_a: Sequence[Sequence[float]], rounds_b: Sequence[Se
         return plain
     if len(logs) < MIN_ROUNDS:
         return replace(plain, verdict=TOO_FEW, basis=ROUNDS, rounds=len(logs))
-    scale = statistics.stdev(logs) / math.sqrt(len(logs))
-    test = stats.log_ratio_test(statistics.fmean(logs), scale, len(logs) - 1)
+    center, scale, df = stats.trimmed(logs)
+    test = stats.log_ratio_test(center, scale, df)
     return _judge(replace(plain, ratio=test.ratio, ratio_low=test.low, ratio_high=test.high,
                           p_value=test.p_value, basis=ROUNDS, rounds=len(logs),
-                          detectable=stats.detectable(scale, len(logs) - 1, alpha)), test.p_value, alpha)
+                          detectable=stats.detectable(scale, df, alpha)), test.p_value, alpha)
 
 
 def calibrated_difference(a: Sequence[float], b: Sequence[float], noise: Noise,
@@ -282,7 +283,7 @@ class Run:
     name: str
     started_at: str
     machine: str  # where its points ran: CPU model, CPUs and host names, per kind of machine
-    git_describe: str | None
+    code: str | None  # text.code_of: the commit whose extension measured it
     db: str
     machines: tuple[str, ...] = ()  # the kinds of machine its points ran on (results' `machine`)
     hosts: tuple[str, ...] = ()  # and their host names
@@ -333,7 +334,7 @@ def _load_run(db: str | Path, run_id: int) -> Side:
         kinds.setdefault(text.machine_line(machine), []).append(machine)
     hosts = tuple(sorted({str(m.get("hostname")) for m in ran}))
     where = "; ".join(_machine_cell(infos) for infos in kinds.values())
-    info = Run(int(run_id), row.name, row.started_at, where, row.context.get("git_describe"), str(db),
+    info = Run(int(run_id), row.name, row.started_at, where, text.code_of(row.context), str(db),
                tuple(kinds), hosts)
     return Side(info, results.load(db, run_id), results.points(db, run_id), _interleaved(row.context))
 
@@ -673,9 +674,9 @@ def markdown(c: Comparison) -> str:
     direction = "lower is better" if c.lower_is_better else "higher is better"
     out = [f"## Run {c.b.id} (B) against run {c.a.id} (A): {c.metric}, {direction}", ""]
     runs = [[side, str(run.id) if c.a.db == c.b.db else f"{run.id} of {run.db}", run.name,
-             run.started_at[:19].replace("T", " "), run.machine, run.git_describe or "-"]
+             run.started_at[:19].replace("T", " "), run.machine, run.code or "-"]
             for side, run in (("A", c.a), ("B", c.b))]
-    out += [text.markdown_table(["", "run", "name", "started (UTC)", "machine", "git describe"], runs), ""]
+    out += [text.markdown_table(["", "run", "name", "started (UTC)", "machine", "code"], runs), ""]
     out += _machines_note(c)
     out += _basis_note(c)
     for kernel in dict.fromkeys(row.kernel for row in c.rows):
@@ -695,8 +696,10 @@ def markdown(c: Comparison) -> str:
                 *(f"- {text.cell(label(k, p))}: none in {side}" for k, p, side in c.unmeasured), ""]
     tested = sum(row.difference.p_adjusted is not None for row in c.rows)
     if c.basis.startswith(ROUNDS):
-        notes = ("B/A: the geometric mean over the rounds of the ratio of a round's medians, with "
-                 "its 95% interval (Student's t). p: a t-test of the rounds' log ratios, two-sided")
+        notes = ("B/A: the 20% trimmed geometric mean over the rounds of the ratio of a round's "
+                 "medians, with its 95% interval. p: Yuen's trimmed t-test of the rounds' log "
+                 "ratios, two-sided (a round that a burst of load hit on one side only is among the "
+                 "trimmed)")
     elif c.basis.startswith(CALIBRATED):
         notes = ("B/A: ratio of the medians; its 95% interval and p from a t-test against the spread "
                  "the calibration measured between runs of one build (where a point has none: the "

@@ -101,7 +101,7 @@ def parse(value: str) -> Spec:
     forms = f"local:N with N from 1 to {LOCAL_MAX_WORKERS}, or a scheduler's address (tcp://HOST:PORT or HOST:PORT)"
     if value.startswith("local:"):
         count = value.removeprefix("local:")
-        if not count.isdigit() or not 1 <= int(count) <= LOCAL_MAX_WORKERS:
+        if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= LOCAL_MAX_WORKERS:
             raise ClusterError(f"--cluster: '{value}' is not a cluster: give {forms}", 2)
         return Spec(value, local_workers=int(count))
     match = _ADDRESS.match(value)

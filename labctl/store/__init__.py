@@ -465,7 +465,7 @@ class Store:
             raise StoreError(f"{self.path}: an SQLite database, but not a labctl store; "
                              "refusing to touch it")
         version = rows.get("schema_version", "")
-        if not version.isdigit() or int(version) < 1:
+        if not (version.isascii() and version.isdigit()) or int(version) < 1:
             raise StoreError(f"{self.path}: a labctl store with no valid schema version "
                              f"({version!r}); it is damaged, refusing to touch it")
         version = int(version)
@@ -666,6 +666,8 @@ class Store:
                 raise StoreError(f"{self.path}: no runs yet")
             return row[0]
         try:
+            if not str(ident).isascii():  # int() would take any script's digits
+                raise ValueError(ident)
             run_id = int(ident)
         except ValueError:
             raise StoreError(f"run '{ident}': give a run id (see `labctl runs`) or 'latest'") from None

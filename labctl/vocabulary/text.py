@@ -70,6 +70,17 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def code_of(context: dict) -> str | None:
+    """The commit of the code that measured a run (from its context): the commit whose extension
+    labctl history, bisect or ab built and loaded, where one did; else the `git describe` of the
+    checkout labctl ran from; else the commit its extension was built from (recorded by the
+    build); else None. "-dirty" where the tree had uncommitted changes."""
+    built = context.get("commit")
+    if isinstance(built, dict) and isinstance(built.get("sha"), str):
+        return built["sha"][:10]
+    return context.get("git_describe") or (context.get("build") or {}).get("commit") or None
+
+
 def machine_line(machine: dict) -> str:
     """A run's machine in words: its CPU, CPUs and cores, SMT and OS kernel."""
     return (f"{machine.get('cpu_model')}, {machine.get('logical_cpus')} logical CPUs "

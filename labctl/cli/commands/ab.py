@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from labctl import history
-from labctl.cli.commands.options import cache_option, db_option, percent, repo_option, store_failures
+from labctl.cli.commands.options import IntRange, cache_option, db_option, percent, repo_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.history import builds, rounds
 from labctl.plan import experiment
@@ -21,7 +21,7 @@ from labctl.read import compare
 @click.argument("build_a", metavar="A")
 @click.argument("build_b", metavar="B")
 @click.option("--rounds", "count", default=6, show_default=True,
-              type=click.IntRange(compare.MIN_ROUNDS, rounds.MAX_ROUNDS),
+              type=IntRange(compare.MIN_ROUNDS, rounds.MAX_ROUNDS),
               help="Rounds: each sweeps EXPERIMENT on both builds (A B, then B A, ...).")
 @click.option("--metric", default=compare.DEFAULT_METRIC, show_default=True,
               help="The metric compared (as labctl compare takes it).")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from labctl.cli.commands.options import cache_option, percent, repo_option
+from labctl.cli.commands.options import IntRange, cache_option, percent, repo_option
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, safe, stdout
 from labctl.history import bisect, builds
 from labctl.vocabulary import metrics
@@ -22,7 +22,7 @@ from labctl.vocabulary import metrics
                    "against the samples' spread, which is printed.")
 @click.option("--threshold", default=str(bisect.THRESHOLD), show_default=True, metavar="PCT",
               callback=percent, help="A commit moved when its median is more than PCT percent from GOOD's.")
-@click.option("--repeats", default=3, show_default=True, type=click.IntRange(1, 100),
+@click.option("--repeats", default=3, show_default=True, type=IntRange(1, 100),
               help="Samples of each commit measured.")
 @repo_option
 @cache_option

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from labctl.cli.commands.options import db_option, store_failures
+from labctl.cli.commands.options import IntRange, db_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.history import rounds
 from labctl.plan import experiment
@@ -20,7 +20,7 @@ DEFAULT_ROUNDS = 6
 @click.command("calibrate")
 @click.argument("file", metavar="EXPERIMENT")
 @click.option("--rounds", "count", default=DEFAULT_ROUNDS, show_default=True,
-              type=click.IntRange(compare.MIN_ROUNDS, rounds.MAX_ROUNDS),
+              type=IntRange(compare.MIN_ROUNDS, rounds.MAX_ROUNDS),
               help="Rounds of the A/A: each sweeps EXPERIMENT twice (A B, then B A, ...).")
 @click.option("--metric", default=compare.DEFAULT_METRIC, show_default=True,
               help="The metric whose spread is reported (a sample's elapsed_ns, cpu_ns...).")

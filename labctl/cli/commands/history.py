@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from labctl import history
-from labctl.cli.commands.options import cache_option, db_option, repo_option, store_failures
+from labctl.cli.commands.options import IntRange, cache_option, db_option, repo_option, store_failures
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, open_store, safe, stdout
 from labctl.history import builds
 from labctl.plan import experiment
@@ -23,7 +23,7 @@ from labctl.store import StoreError
 @click.option("--commits", "spec", metavar="RANGE",
               help="The commits to measure: a range (HEAD~20..HEAD, the first-parent line), a list "
                    "(a,b,c) or one commit. Without it, the stored history is shown, nothing is run.")
-@click.option("--every", default=1, show_default=True, type=click.IntRange(1, 10_000),
+@click.option("--every", default=1, show_default=True, type=IntRange(1, 10_000),
               help="Measure every Nth commit of RANGE, counted from the newest (always measured).")
 @repo_option
 @cache_option

@@ -15,9 +15,29 @@ from labctl.vocabulary.schema import SCALES
 
 DEFAULT_DB = "results.db"
 
+
+class _AsciiNumber:
+    """A number written in ASCII. Python's int() and float() take any script's digits ("３",
+    "٣"), which kernel parameters, experiment files and the store refuse: every numeric option
+    refuses them too, so that one spelling of a number is taken everywhere."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class IntRange(_AsciiNumber, click.IntRange):
+    """click.IntRange, in ASCII digits only."""
+
+
+class FloatRange(_AsciiNumber, click.FloatRange):
+    """click.FloatRange, in ASCII digits only."""
+
+
 db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(),  # a folder: the store says so in one line
                          help="The results store (an SQLite file).")
-seed_option = click.option("--seed", type=click.IntRange(-2**63, 2**63 - 1),  # SQLite's integers
+seed_option = click.option("--seed", type=IntRange(-2**63, 2**63 - 1),  # SQLite's integers
                            help="Seed of the random order (default: the file's, or one derived from its text).")
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="default",
                             show_default=True, help="full: the study's sizes (each grid's `full` table); long.")
@@ -48,7 +68,7 @@ def percent(ctx: click.Context, param: click.Parameter, value: str | None) -> fl
     if value is None:
         return None
     try:
-        number = float(value)
+        number = float(value) if value.isascii() else math.nan
     except ValueError:
         number = math.nan
     if not number >= 0 or math.isinf(number):

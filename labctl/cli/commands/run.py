@@ -7,7 +7,7 @@ import json
 import click
 
 from labctl.catalogue import kernels
-from labctl.cli.commands.options import old_spelling
+from labctl.cli.commands.options import FloatRange, IntRange, old_spelling
 from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe, stdout
 from labctl.plan import experiment
 from labctl.run import runner
@@ -18,13 +18,13 @@ from labctl.vocabulary.text import format_duration
 
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("kernel")
-@click.option("--repeats", default=1, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--repeats", default=1, show_default=True, type=IntRange(1, 1000),
               help="Measured runs (an experiment's `repeats`).")
-@old_spelling("--repeat", "repeat", type=click.IntRange(1, 1000))
-@click.option("--warmup", default=0, show_default=True, type=click.IntRange(0, 1000),
+@old_spelling("--repeat", "repeat", type=IntRange(1, 1000))
+@click.option("--warmup", default=0, show_default=True, type=IntRange(0, 1000),
               help="Runs before the measured ones, in the same worker process, not reported.")
 @click.option("--timeout", default=600.0, show_default=True,
-              type=click.FloatRange(min=0.1, max=experiment.MAX_TIMEOUT_S),
+              type=FloatRange(min=0.1, max=experiment.MAX_TIMEOUT_S),
               help="Seconds the whole point may take before its worker is killed.")
 @click.option("--measure", type=click.Choice(metrics.MEASURES), default=metrics.TIME, show_default=True,
               help="time: the clock; instructions: counted by valgrind's callgrind (the same every "

@@ -13,7 +13,7 @@ from labctl.cli.console import fail, open_store, params_text, print_points, safe
 from labctl.store import PointRow, RunRow, StoreError
 from labctl.vocabulary import metrics
 from labctl.vocabulary.schema import Catalogue
-from labctl.vocabulary.text import format_duration, machine_line
+from labctl.vocabulary.text import code_of, format_duration, machine_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,7 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
     elsewhere = [machine for machine, _, _ in groups] not in ([], [machine_line(row.machine)])
     stdout.print(safe(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
                       f"load {row.context.get('load_average')}; "
-                      f"labctl {row.context.get('labctl')} {row.context.get('git_describe') or ''}; experiment "
+                      f"labctl {row.context.get('labctl')} at {code_of(row.context) or 'no known commit'}; experiment "
                       f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
     for warning in row.warnings:
         stdout.print(f"[yellow]warning at start:[/yellow] {safe(warning)}")

@@ -8,7 +8,7 @@ import shlex
 from labctl.read.analysis import SHORT, _key
 from labctl.read.sections.data import ReportData
 from labctl.read.sections.markdown import blocks
-from labctl.vocabulary.text import machine_line, markdown_table, printable, show
+from labctl.vocabulary.text import code_of, machine_line, markdown_table, printable, show
 
 # A stored failure is a paragraph; its table cell keeps this much of it.
 REASON_SHOWN = 300
@@ -27,13 +27,6 @@ def heading(run: ReportData) -> list[str]:
         + (f"{row.points_skipped} skipped (cannot run here), " if row.points_skipped else "")
         + f"{row.samples} samples" + _verified(run),
         measured_at(row.context))
-
-
-def code_of(context: dict) -> str | None:
-    """The commit of the labctl that measured a run: its checkout's `git describe` where it ran
-    from one, else the commit its extension was built from (recorded by the build), else None;
-    with "-dirty" where the tree had uncommitted changes."""
-    return context.get("git_describe") or (context.get("build") or {}).get("commit") or None
 
 
 def measured_at(context: dict) -> str:
