@@ -181,6 +181,9 @@ def test_ab_of_the_installed_build_against_itself_compares_round_by_round(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "Interleaved: A and B measured in alternating rounds (3 rounds" in done.stdout
     assert done.stdout.count("| one_thread |") + done.stdout.count("| thread_pool |") == 2
+    # The machine's warnings, the same in each of the 6 sweeps, are said once.
+    warnings = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("warning:")]
+    assert len(warnings) == len(set(warnings)) <= 3
 
 
 @pytest.mark.parametrize("command, rounds", [("calibrate", "2"), ("ab", "1001"), ("ab", "x")])
@@ -198,9 +201,12 @@ def test_rounds_outside_3_to_1000_are_refused_naming_the_option_and_range(tmp_pa
     (["calibrate", "nothing.toml"], ["nothing.toml"]),
     (["ab", "tiny.toml", "no-such-commit", "installed"], ["no-such-commit"]),
     (["ab", "tiny.toml", "installed", "installed", "--fail-on-regression", "nan"], ["--fail-on-regression"]),
+    (["ab", "unknown.toml", "installed", "HEAD"], ["unknown kernel 'nosuch'"]),
+    (["calibrate", "unknown.toml"], ["unknown kernel 'nosuch'"]),
 ])
 def test_calibrate_and_ab_refuse_bad_input_in_one_line(tmp_path, args, words):
     (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "unknown.toml").write_text('name = "u"\n[[grid]]\nkernel = "nosuch"\n', encoding="utf-8")
     args = [str(tmp_path / arg) if arg.endswith(".toml") else arg for arg in args]
     done = run_labctl(*args, "--db", str(tmp_path / "x.db"))
     assert_one_line_error(done, 2, *words)

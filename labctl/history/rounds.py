@@ -65,13 +65,21 @@ def measure(file: Path, db: str, a: Build, b: Build, rounds: int, say=print) -> 
             started = time.monotonic()
             sys.stdout.flush()
             done = subprocess.run([sys.executable, "-m", "labctl", "sweep", str(file), "--db", db],
-                                  env=env, stdout=subprocess.PIPE, text=True, errors="replace", check=False)
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  errors="replace", check=False)
+            # The sweeps' warnings (a busy machine, no fixed frequency) are the machine's, the
+            # same each round: said once, from the first sweep; each run's record keeps its own.
+            if index == 1 and name == order(1)[0]:
+                for line in done.stderr.splitlines():
+                    if line.startswith(("warning:", "skipped:")):
+                        say(line)
             if done.returncode == EXIT_INTERRUPTED:
                 raise RoundsError(f"round {index} ({name}): the sweep was interrupted; the rounds "
                                   f"before it are stored (group {group})")
             run = _run_of(db, group, name, index)
             if done.returncode != 0 or run is None:
-                last = (done.stdout.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+                last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines()
+                        or [f"exit {done.returncode}"])[-1]
                 raise RoundsError(f"round {index} ({name}, {build.label}): the sweep failed: {last}")
             say(f"[round {index}/{rounds}] {name} ({build.label}): run {run}, "
                 f"{time.monotonic() - started:.0f} s")

@@ -39,6 +39,10 @@ def ab_command(file: str, build_a: str, build_b: str, count: int, metric: str,
     labctl history builds them) or `installed`, the extension this labctl runs with."""
     try:
         path = experiment.locate(file)
+        if rounds.INSTALLED in (build_a, build_b):
+            # Its errors now, not from the first round's sweep after the builds. (Against this
+            # extension's kernels: a commit's may differ, so two commits are not checked here.)
+            experiment.load(path)
     except experiment.ExperimentError as error:
         fail(f"ab: {error}", EXIT_USAGE)
     open_store(db, create=True).close()

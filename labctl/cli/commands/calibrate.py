@@ -35,6 +35,7 @@ def calibrate_command(file: str, count: int, metric: str, db: str) -> None:
     comparisons of this store's runs on this kind of machine to this spread."""
     try:
         path = experiment.locate(file)
+        experiment.load(path)  # its errors now, not from the first round's sweep
     except experiment.ExperimentError as error:
         fail(f"calibrate: {error}", EXIT_USAGE)
     open_store(db, create=True).close()
