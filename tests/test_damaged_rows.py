@@ -104,6 +104,19 @@ def test_a_damaged_row_is_refused_in_one_line_by_every_command_that_reads_it(cap
         assert len(lines) == 1 and lines[0].startswith("labctl: "), result.stderr
 
 
+@pytest.mark.parametrize("command", list(READERS))
+def test_an_empty_file_as_the_store_is_called_empty_by_every_command_that_reads_one(capsys, monkeypatch,
+                                                                                   tmp_path, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results.db").write_bytes(b"")
+    args = [str(tmp_path / "out") if arg == "OUT" else arg for arg in READERS[command][0]]
+    result = labctl_here(capsys, *args, "--db", "results.db")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert "results.db: an empty file, not a store" in lines[0], lines[0]
+    assert (tmp_path / "results.db").read_bytes() == b""
+
+
 def test_a_resume_refuses_a_pending_point_whose_stored_repeats_no_file_could_ask_for(capsys, monkeypatch,
                                                                                     tmp_path, swept):
     monkeypatch.chdir(tmp_path)

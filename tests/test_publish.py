@@ -407,8 +407,8 @@ def test_publish_never_writes_onto_a_store_a_file_a_link_or_a_folder_it_did_not_
 def test_a_missing_or_empty_store_is_refused_in_one_line(tmp_path):
     empty = tmp_path / "empty.db"
     empty.touch()
-    for db in (tmp_path / "none.db", empty):
-        refused(run_labctl("publish", "-o", str(tmp_path / "site"), "--db", str(db)), 2, f"--db {db}", "no such store")
+    for db, words in ((tmp_path / "none.db", "no such store"), (empty, "an empty file, not a store")):
+        refused(run_labctl("publish", "-o", str(tmp_path / "site"), "--db", str(db)), 2, f"--db {db}", words)
     assert not (tmp_path / "site").exists() and not (tmp_path / "none.db").exists()
 
 

@@ -368,7 +368,8 @@ class Store:
             raise StoreError(f"{self.path}: {inputs.kind(mode)}, not a regular file (a store is a file)")
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and not create:
-            raise StoreError(f"{self.path}: no such store")
+            raise StoreError(f"{self.path}: an empty file, not a store (a sweep into it makes one)"
+                             if mode is not None else f"{self.path}: no such store")
         if exists:
             self._check_header()
         self.db = None
