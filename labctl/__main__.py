@@ -1,11 +1,19 @@
 """`python -m labctl` and the `labctl` command: the CLI, and Ctrl-C while it is still starting
-(importing the extension, pandas, matplotlib) ending it as any interruption does: 130, one line."""
+(importing the extension, pandas, matplotlib) ending it as any interruption does: 130, one line.
+SIGTERM (a `kill`, a batch system's time limit) is taken as Ctrl-C by every command, so that
+what a command cleans up on an interruption (a report's staging folder, a sweep's run marked
+interrupted, a build's compilers) is cleaned up then too."""
 
 import signal
 import sys
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def run() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         from labctl.cli import main
 

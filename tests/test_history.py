@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -339,3 +340,39 @@ def test_a_cached_checkout_left_by_a_deleted_clone_is_made_again_for_the_new_one
     assert again.work == cache.work
     again._checkout(again.work / "src", second)
     assert _git(again.work / "src", "rev-parse", "HEAD") == second
+
+
+def _build_processes(cache: Path) -> list[str]:
+    """The command lines of the processes building in `cache` (ninja, compilers, CMake)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(cache) in line and "labctl" not in line.split()[0]:
+            found.append(line)
+    return found
+
+
+def test_a_history_killed_mid_build_leaves_no_compiler_running(planted, tmp_path):
+    # SIGKILL gives labctl no chance to clean up: the build's ninja is told by the kernel
+    # (PR_SET_PDEATHSIG) and stops its compilers. Before, ninja compiled the rest on its own.
+    repo, shas, _, work = planted
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CCACHE_DISABLE": "1"}  # compilers that take their time
+    process = subprocess.Popen([sys.executable, "-m", "labctl", "history", str(work / "planted.toml"),
+                                "--commits", shas["base"], "--repo", str(repo), "--cache", str(cache),
+                                "--db", str(tmp_path / "h.db")], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not any("ninja" in line for line in _build_processes(cache)) and time.monotonic() < deadline:
+        assert process.poll() is None, "history ended before its build started"
+        time.sleep(0.2)
+    assert any("ninja" in line for line in _build_processes(cache)), "no build started in 120 s"
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 20
+    while _build_processes(cache) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _build_processes(cache) == []

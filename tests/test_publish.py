@@ -429,3 +429,45 @@ def test_a_history_axis_shows_the_level_and_draws_a_count_that_barely_moves_flat
     ax.plot([0, 1], [100.0, 200.0])
     site._level_axis(ax, [100.0, 200.0])  # a real move keeps matplotlib's own limits
     assert ax.get_ylim()[1] - ax.get_ylim()[0] < 150
+
+
+# A publish held inside its staging folder until the test signals it: the site half-written.
+HELD_PUBLISH = """
+import sys, time
+from pathlib import Path
+from labctl.read import site
+fill, ready = site._fill, Path(sys.argv[1])
+def held(staging, *args, **kwargs):
+    fill(staging, *args, **kwargs)
+    ready.write_text(str(staging))
+    time.sleep(120)
+site._fill = held
+from labctl.__main__ import run
+sys.argv = ["labctl", *sys.argv[2:]]
+run()
+"""
+
+
+def test_sigterm_mid_publish_ends_it_as_an_interruption_leaving_the_previous_site_whole(store, tmp_path):
+    import signal
+    import sys
+    import time
+
+    out = tmp_path / "site"
+    assert run_labctl("publish", "-o", str(out), "--db", str(store)).returncode == 0
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    ready = tmp_path / "ready"
+    process = subprocess.Popen([sys.executable, "-c", HELD_PUBLISH, str(ready), "publish", "-o", str(out),
+                                "--db", str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists() and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.1)
+    staging = Path(ready.read_text())
+    assert staging.is_dir()
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.strip() == "labctl: interrupted", err
+    assert not staging.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["site", "ready"])
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before

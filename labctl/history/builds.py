@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -191,12 +192,13 @@ class Cache:
                       # pybind11 strips a Release module; its symbols stay, so that callgrind names
                       # the functions bisect reports (the code is the same either way).
                       f"-DCMAKE_STRIP={shutil.which('true') or 'true'}"],
-                     ["cmake", "--build", str(build), "--target", "_native", "-j", str(os.cpu_count() or 1)]]
+                     # ninja itself, not `cmake --build`: it is the one that must stop with us.
+                     ["ninja", "-C", str(build), "_native", "-j", str(os.cpu_count() or 1)]]
             failed = ""
             for step in steps:
                 out.write(f"$ {' '.join(step)}\n")
                 out.flush()
-                done = subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False)
+                done = _run_step(step, out)
                 if done.returncode != 0:
                     failed = f"`{' '.join(step[:2])}` exited {done.returncode}"
                     break
@@ -243,6 +245,34 @@ class Cache:
         common = git(source, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
         return bool(common) and Path(common) == Path(git(self.repo, "rev-parse", "--path-format=absolute",
                                                          "--git-common-dir"))
+
+
+def _run_step(step: list[str], out) -> subprocess.CompletedProcess:
+    """A build step, stopped with labctl however labctl ends: the kernel sends it SIGTERM when
+    labctl's process dies (even by SIGKILL: prctl's PR_SET_PDEATHSIG, Linux), and so does an
+    interruption; ninja, on SIGTERM, stops the compilers it started and exits. Without this a
+    killed `labctl history` left ninja compiling the rest of the build on its own."""
+    process = subprocess.Popen(step, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    try:
+        return subprocess.CompletedProcess(step, process.wait())
+    except BaseException:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies (a no-op where prctl is not Linux's)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _sources_failed(log: Path, source: Path) -> bool:
