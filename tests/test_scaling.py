@@ -95,3 +95,32 @@ def test_one_thread_count_or_no_sequential_program_gives_no_scaling(swept):
     blank = samples.copy()
     blank["sequential_ns"] = float("nan")
     assert analysis.scaling(blank) == []
+
+
+def test_runs_that_did_unlike_work_are_compared_per_message_and_not_with_the_sequential_program(swept):
+    # As astar's search does: the work depends on the schedule. Here the two-thread runs are made
+    # to have handled half the messages: a speed-up from their times would credit them for it.
+    samples, _ = swept
+    unlike = samples.copy()
+    trapezoid = unlike["kernel"] == "savina_trapezoid"
+    unlike.loc[trapezoid & (unlike["threads"] == 2), "messages_processed"] //= 2
+    (found,) = analysis.scaling(unlike)
+    handled = unlike.loc[trapezoid & unlike["threads"].notna(), "messages_processed"]
+    assert found.work_varies == (handled.min(), handled.max())
+    assert math.isnan(found.sequential) and found.table["over_sequential"].isna().all()
+    mine = unlike[trapezoid]
+    for _, row in found.table.iterrows():
+        dispatcher = row["configuration"].split()[1]
+        at = {}
+        for t in (1, 2):
+            part = mine[(mine["dispatcher"] == dispatcher) & (mine["threads"] == t)]
+            at[t] = statistics.median(part["elapsed_ns"] / part["messages_processed"])
+        assert math.isclose(row["median"], at[row["threads"]])
+        assert math.isclose(row["speedup"], at[1] / at[row["threads"]])
+    # The report says so, in the summary's row and above the benchmark's table.
+    from labctl.read.sections import threads
+
+    assert threads._fastest(found)[0] == "savina_trapezoid (per message)"
+    assert f"handled from {handled.min():,.0f} to {handled.max():,.0f} messages" in "\n".join(threads._pools(found))
+    # Like work (the run as measured) is compared in whole times.
+    assert analysis.scaling(samples)[0].work_varies is None

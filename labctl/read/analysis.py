@@ -346,6 +346,7 @@ def suite_summary(views: Mapping[str, tuple[Metric, pd.DataFrame]],
 # The metric of a kernel that times its sequential program (native/kernels/savina/parallel.hpp): the same
 # algorithm on the same input in one thread, without actors, after the phase.
 SEQUENTIAL = "sequential_ns"
+WORK_TOLERANCE = 0.01  # messages handled that differ by more: unlike work, compared per message
 
 
 @dataclass(frozen=True)
@@ -363,6 +364,10 @@ class Scaling:
     sequential: float
     threads: list[int]
     table: pd.DataFrame
+    # The messages its runs handled, least and most, where they differ by more than
+    # WORK_TOLERANCE (astar's search, whose work depends on the schedule): its medians are then
+    # times per message, a speed-up a ratio of like work, and `sequential` NaN (no like work).
+    work_varies: tuple[float, float] | None = None
 
     def best(self, threads: int) -> pd.Series | None:
         """The fastest configuration's row at `threads`, None if none ran there."""
@@ -391,6 +396,14 @@ def scaling(samples: pd.DataFrame) -> list[Scaling]:
             # The sequential program is the same whatever the dispatcher: every point's samples.
             sequential = float(part.loc[part["point"].isin(points["point"]), SEQUENTIAL].median())
             points = points[points["threads"].notna() & (points["median"] > 0)]
+            work = part.loc[part["point"].isin(points["point"]), "messages_processed"].astype(float)
+            varies = None
+            if work.notna().any() and work.min() > 0 and work.max() > work.min() * (1 + WORK_TOLERANCE):
+                # Unlike work: a speed-up from times would credit a run for doing less.
+                varies = (float(work.min()), float(work.max()))
+                each = point_table(part[part["point"].isin(points["point"])], TIME, per="messages_processed")
+                points = points.assign(median=points["point"].map(each.set_index("point")["median"]))
+                sequential = math.nan
             counts = sorted({int(t) for t in points["threads"]})
             if len(counts) < 2:
                 continue
@@ -403,7 +416,7 @@ def scaling(samples: pd.DataFrame) -> list[Scaling]:
             frame["speedup"] = frame["configuration"].map(at_one) / frame["median"]
             frame["efficiency"] = frame["speedup"] / frame["threads"]
             frame["over_sequential"] = sequential / frame["median"]
-            found.append(Scaling(kernel, scenario, sequential, counts, frame.reset_index(drop=True)))
+            found.append(Scaling(kernel, scenario, sequential, counts, frame.reset_index(drop=True), varies))
     # In the experiment's order (its grouped kernels are kept in it), whatever order the points ran in.
     catalogue = results.catalogue_of(samples)
     order = {name: place for place, name in enumerate(dict.fromkeys([*catalogue.groups, *catalogue.kernels]))}

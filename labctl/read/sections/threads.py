@@ -29,7 +29,9 @@ def scaling(run: ReportData, machine: Machine) -> list[str]:
         "its median at N; efficiency: speed-up / N; x sequential: the sequential program's median "
         "over the configuration's (above 1.00x, faster than the program without actors). The "
         "summary gives each benchmark's fastest configuration at its largest thread count, and "
-        "the largest speed-up any configuration reached there.",
+        "the largest speed-up any configuration reached there. Where a benchmark's runs handled "
+        "different numbers of messages (its work depends on the schedule), its times are per "
+        "message, so that a speed-up is a ratio of like work, and it has no x sequential.",
         markdown_table(["benchmark", "sequential", "fastest at most threads", "its time at 1", "its time",
                         "speed-up", "efficiency", "x sequential", "largest speed-up"],
                        [_fastest(one) for one in found], {1, 3, 4, 5, 6, 7})),
@@ -43,7 +45,8 @@ def _fastest(one: Scaling) -> list[str]:
     at_one = one.table[(one.table["configuration"] == best["configuration"]) & (one.table["threads"] == 1)]
     at_most = one.table[(one.table["threads"] == most) & one.table["speedup"].notna()]
     steepest = at_most.loc[at_most["speedup"].idxmax()] if not at_most.empty else None
-    return [named(one.kernel, one.scenario), or_dash(one.sequential, TIME.format),
+    return [named(one.kernel, one.scenario) + (" (per message)" if one.work_varies else ""),
+            or_dash(one.sequential, TIME.format),
             printable(best["configuration"]), TIME.format(at_one["median"].iloc[0]) if not at_one.empty else "-",
             f"{TIME.format(best['median'])} at {most}", times(best["speedup"]), share(best["efficiency"]),
             times(best["over_sequential"]),
@@ -66,8 +69,14 @@ def _pools(one: Scaling) -> list[str]:
             cells.append(median if threads == 1 else f"{median}: {times(row['speedup'])}, {share(row['efficiency'])}")
         rows.append([printable(name), *cells, times(part["over_sequential"].max())])
     headers = ["configuration", *(f"{t} thread{'s' if t > 1 else ''}" for t in one.threads), "best x sequential"]
-    return blocks(f"### {named(one.kernel, one.scenario)}",
-                  f"The sequential program: {or_dash(one.sequential, TIME.format)}.",
+    if one.work_varies:
+        least, most = one.work_varies
+        basis = (f"Its runs handled from {least:,.0f} to {most:,.0f} messages (the work depends on "
+                 "the schedule): each time is per message, and the sequential program, whose work "
+                 "is not counted in messages, is not set against them.")
+    else:
+        basis = f"The sequential program: {or_dash(one.sequential, TIME.format)}."
+    return blocks(f"### {named(one.kernel, one.scenario)}", basis,
                   markdown_table(headers, rows, set(range(1, len(one.threads) + 2))))
 
 
