@@ -450,3 +450,26 @@ def test_underused_needs_two_threads_or_more_and_a_busy_count():
     assert analysis.underused(2, 1.1) and not analysis.underused(2, 1.3)
     assert not analysis.underused(1, 0.2) and not analysis.underused(None, 0.5)
     assert not analysis.underused(4, math.nan) and analysis.underused(4.0, 2.0)
+
+
+def test_the_summary_sets_best_against_worst_within_a_scenario_never_across_two(tmp_path):
+    # Two sizes of skynet are two scenarios (two works): a best of one size over the worst of
+    # the other would be a ratio of unlike work.
+    from conftest import run_labctl
+
+    (tmp_path / "two.toml").write_text('name = "two"\nrepeats = 2\nwarmup = 0\n[[grid]]\nkernel = "skynet"\n'
+                                       'axes = { leaves = [100, 10000], dispatcher = ["one_thread", "work_stealing"] }\n')
+    assert run_labctl("sweep", str(tmp_path / "two.toml"), "--db", str(tmp_path / "t.db")).returncode == 0
+    assert run_labctl("report", "1", "--db", str(tmp_path / "t.db"), "--output", str(tmp_path / "r")).returncode == 0
+    report = (tmp_path / "r" / "report.md").read_text()
+    summary = report[report.index("## Summary"):]
+    rows = [line for line in summary[:summary.index("\n## ", 1)].splitlines() if line.startswith("| skynet")]
+    assert [row.split(" | ")[0] for row in rows] == ["| skynet leaves=100", "| skynet leaves=10000"]
+    samples = results.load(tmp_path / "t.db", 1)
+    for row, leaves in zip(rows, (100, 10000)):
+        cells = row.strip("| ").split(" | ")
+        assert cells[1] == "2" and "leaves" not in cells[2] + cells[3]
+        # The kernel's work differs between its points, so its figure is its throughput.
+        assert "msgs/s" in cells[2]
+        medians = samples[samples["leaves"] == leaves].groupby("dispatcher")["msgs_per_s"].median()
+        assert cells[4] == f"{medians.max() / medians.min():.2f}x"

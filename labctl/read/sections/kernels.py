@@ -21,7 +21,7 @@ from labctl.read.analysis import (
 )
 from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
 from labctl.read.sections.data import ReportData, View
-from labctl.read.sections.markdown import blocks, figure, title
+from labctl.read.sections.markdown import blocks, figure, named, title
 from labctl.vocabulary import metrics, stats
 from labctl.vocabulary.schema import Kernel
 from labctl.vocabulary.text import markdown_table, printable, show
@@ -31,12 +31,17 @@ def summary(run: ReportData) -> list[str]:
     """The best and the worst configuration of each kernel, and how far apart they are."""
     if not run.views:
         return []
-    rows = [[*([view.on] if run.several else []), view.kernel + (f" ({view.measure})" if view.measure else ""),
-             len(view.table), *_best_and_worst(view)] for view in run.views]
+    # A row per scenario (the kernel's own parameters: its work), so that best and worst are
+    # configurations doing the same work, never one scenario's figure over another's.
+    rows = [[*([view.on] if run.several else []),
+             named(view.kernel, scenario) + (f" ({view.measure})" if view.measure else ""),
+             len(part), *_best_and_worst(view, part)]
+            for view in run.views for scenario, part in scenarios(view.table, view.kernel)]
     headers = [*(["machine"] if run.several else []), "kernel", "points", "best", "worst", "worst/best"]
     return blocks("## Summary",
-                  "The best and the worst configuration of each kernel in this run (medians; time when "
-                  "every run did the same work, throughput otherwise).",
+                  "The best and the worst configuration of each kernel in this run, for each of its "
+                  "scenarios (the work its own parameters set) apart (medians; time when every run "
+                  "did the same work, throughput otherwise).",
                   markdown_table(headers, rows, {1 + run.several, 4 + run.several}),
                   *_underused(run))
 
@@ -57,10 +62,11 @@ def _underused(run: ReportData) -> list[str]:
             "named where it is set against another runtime."]
 
 
-def _best_and_worst(view: View) -> list[str]:
-    """A view's best and worst point with their medians, and the worse's multiple of the best."""
-    metric, vary = view.metric, varying(view.table, view.kernel)
-    ordered = view.table.sort_values("median", ascending=metric.lower_is_better)
+def _best_and_worst(view: View, table: pd.DataFrame) -> list[str]:
+    """The best and worst point of `table` (a scenario of a view) with their medians, and the
+    worse's multiple of the best."""
+    metric, vary = view.metric, varying(table, view.kernel)
+    ordered = table.sort_values("median", ascending=metric.lower_is_better)
     best, worst = ordered.iloc[0], ordered.iloc[-1]
     spread = (worst["median"] / best["median"] if metric.lower_is_better
               else best["median"] / worst["median"]) if best["median"] and worst["median"] else float("nan")
