@@ -343,3 +343,47 @@ statistic = "best"
     with pytest.raises(ExperimentError, match=r"claim\[0\]\.metric: 'round_trip_p50_ns' is no figure skynet records"):
         plan(text)
     assert plan(text.replace("round_trip_p50_ns", "elapsed_ns")).claims[0].metric == "elapsed_ns"
+
+
+NAMED = '''
+name = "named"
+repeats = 1
+warmup = 0
+[[grid]]
+kernel = "skynet"
+scenario = "small"
+params = { leaves = 100 }
+axes = { dispatcher = ["one_thread", "work_stealing"] }
+full = { params = { leaves = 200 } }
+[[grid]]
+kernel = "skynet"
+scenario = "large"
+params = { leaves = 1000, dispatcher = "one_thread" }
+'''
+
+
+@pytest.mark.parametrize("scale, small", [("default", 100), ("full", 200)])
+def test_a_grids_scenario_names_the_kernels_own_parameters_it_fixes_at_the_scale_planned(scale, small):
+    plan = experiment.parse(NAMED, "named.toml", scale=scale)
+    assert [(s.kernel, s.name, s.params) for s in plan.catalogue.scenarios] == [
+        ("skynet", "small", {"leaves": small}), ("skynet", "large", {"leaves": 1000})]  # not the dispatcher
+    assert plan.catalogue.scenario("skynet", {"leaves": 1000, "dispatcher": "work_stealing"}) == "large"
+    assert plan.catalogue.scenario("skynet", {"leaves": 7}) is None
+    again = type(plan.catalogue).from_json(plan.catalogue.to_json())
+    assert again.scenarios == plan.catalogue.scenarios
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[[grid]]\nkernel = "skynet"\nscenario = "s"\naxes = { leaves = [1, 2] }\n', "varies leaves on an axis"),
+    ('[[grid]]\nkernel = "skynet"\nscenario = "s"\nparams = { leaves = 1 }\n'
+     '[[grid]]\nkernel = "skynet"\nscenario = "s"\nparams = { leaves = 2 }\n', "'s' names another work of skynet"),
+    ('[[grid]]\nkernel = "skynet"\nscenario = "s"\nparams = { leaves = 1 }\n'
+     '[[grid]]\nkernel = "skynet"\nscenario = "t"\nparams = { leaves = 1, dispatcher = "one_thread" }\n',
+     "names the same work of skynet 's'"),
+    ('[[grid]]\nkernel = "skynet"\nscenario = "<b>x</b>"\n', "grid.0.scenario"),
+    ('[[grid]]\nkernel = "skynet"\nscenario = ""\n', "grid.0.scenario"),
+])
+def test_a_scenario_that_is_not_one_name_for_one_work_is_refused(text, words):
+    with pytest.raises(experiment.ExperimentError) as raised:
+        experiment.parse('name = "x"\n' + text, "x.toml")
+    assert words in str(raised.value).replace("[", ".").replace("]", "")

@@ -454,17 +454,18 @@ def test_underused_needs_two_threads_or_more_and_a_busy_count():
 
 def test_the_summary_sets_best_against_worst_within_a_scenario_never_across_two(tmp_path):
     # Two sizes of skynet are two scenarios (two works): a best of one size over the worst of
-    # the other would be a ratio of unlike work.
+    # the other would be a ratio of unlike work. The one the file names goes by its name.
     from conftest import run_labctl
 
-    (tmp_path / "two.toml").write_text('name = "two"\nrepeats = 2\nwarmup = 0\n[[grid]]\nkernel = "skynet"\n'
-                                       'axes = { leaves = [100, 10000], dispatcher = ["one_thread", "work_stealing"] }\n')
+    grid = '[[grid]]\nkernel = "skynet"\n{}params = {{ leaves = {} }}\naxes = {{ dispatcher = ["one_thread", "work_stealing"] }}\n'
+    (tmp_path / "two.toml").write_text('name = "two"\nrepeats = 2\nwarmup = 0\n' + grid.format('scenario = "small"\n', 100)
+                                       + grid.format("", 10000))
     assert run_labctl("sweep", str(tmp_path / "two.toml"), "--db", str(tmp_path / "t.db")).returncode == 0
     assert run_labctl("report", "1", "--db", str(tmp_path / "t.db"), "--output", str(tmp_path / "r")).returncode == 0
     report = (tmp_path / "r" / "report.md").read_text()
     summary = report[report.index("## Summary"):]
     rows = [line for line in summary[:summary.index("\n## ", 1)].splitlines() if line.startswith("| skynet")]
-    assert [row.split(" | ")[0] for row in rows] == ["| skynet leaves=100", "| skynet leaves=10000"]
+    assert [row.split(" | ")[0] for row in rows] == ["| skynet small", "| skynet leaves=10000"]
     samples = results.load(tmp_path / "t.db", 1)
     for row, leaves in zip(rows, (100, 10000)):
         cells = row.strip("| ").split(" | ")

@@ -28,7 +28,7 @@ from pydantic import (
 
 from labctl.catalogue import kernels, native, studies
 from labctl.vocabulary import inputs, metrics, shipped
-from labctl.vocabulary.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Study, StudyRan
+from labctl.vocabulary.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Scenario, Study, StudyRan
 from labctl.vocabulary.text import printable
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
@@ -83,6 +83,9 @@ class GridSpec(BaseModel):
     # The suite's category of the grid's kernel (Savina's micro, concurrency, parallelism): a
     # report summarises each group across its kernels. A kernel belongs to one group.
     group: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]*$")] | None = None
+    # The name of the work the grid's points do (the study's: the chat's "mixed", "compute"),
+    # which reports give them in place of the values of the kernel's own parameters.
+    scenario: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]*$")] | None = None
 
 
 class FigureSpec(BaseModel):
@@ -235,6 +238,7 @@ class Plan:
     studies: list[Study] = field(default_factory=list)  # the publications it reproduces
     claims: list[Claim] = field(default_factory=list)
     groups: dict[str, str] = field(default_factory=dict)  # kernel -> its grid's group
+    scenarios: list[Scenario] = field(default_factory=list)  # the grids' named works
 
     @property
     def catalogue(self) -> Catalogue:
@@ -242,6 +246,7 @@ class Plan:
         catalogue = kernels.catalogue_of([point.kernel for point in self.points])
         catalogue.studies, catalogue.references = list(self.studies), list(self.references)
         catalogue.claims, catalogue.groups = list(self.claims), dict(self.groups)
+        catalogue.scenarios = list(self.scenarios)
         return catalogue
 
 
@@ -295,6 +300,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
         claims = [_claim(spec, claim, f"{source}: claim[{index}]") for index, claim in enumerate(spec.claim)]
         cited = _studies(spec, f"{source}: study")
         groups = _groups(spec, source)
+        named = _scenarios(grids, source)
     except ExperimentError as error:  # one line, quoting the file's text (a key, a value) as is
         raise ExperimentError(printable(str(error))) from None
     if spec.order == "random":
@@ -305,7 +311,33 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     else:
         seed = None
     return Plan(spec.name, spec.description, source, text, spec.order, seed, points, notes,
-                scale, references, cited, claims, groups)
+                scale, references, cited, claims, groups, named)
+
+
+def _scenarios(grids: list[GridSpec], source: str) -> list[Scenario]:
+    """The grids' named works: each the values the grid gives the kernel's own parameters (those
+    that do not say how it runs). A name is one work: a grid that varies one of them on an axis
+    is refused, as are one name for two works and two names for one."""
+    found: dict[tuple[str, str], tuple[int, dict]] = {}
+    for index, grid in enumerate(grids):
+        if grid.scenario is None:
+            continue
+        own = {p.name for p in kernels.get(grid.kernel).params if not p.configuration}
+        if varied := sorted(own & set(grid.axes)):
+            raise ExperimentError(f"{source}: grid[{index}].scenario: '{grid.scenario}' names one work, "
+                                  f"but the grid varies {', '.join(varied)} on an axis; give each value a grid")
+        params = {name: value for name, value in grid.params.items() if name in own}
+        for (kernel, name), (other, given) in found.items():
+            if kernel != grid.kernel:
+                continue
+            if name == grid.scenario and given != params:
+                raise ExperimentError(f"{source}: grid[{index}].scenario: '{name}' names another work of "
+                                      f"{kernel} in grid[{other}]; a name is one work")
+            if name != grid.scenario and given == params:
+                raise ExperimentError(f"{source}: grid[{index}].scenario: grid[{other}] names the same work "
+                                      f"of {kernel} '{name}'; give it one name")
+        found.setdefault((grid.kernel, grid.scenario), (index, params))
+    return [Scenario(kernel, name, params) for (kernel, name), (_, params) in found.items()]
 
 
 def _groups(spec: ExperimentSpec, source: str) -> dict[str, str]:

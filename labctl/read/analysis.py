@@ -199,7 +199,7 @@ def scenarios(table: pd.DataFrame, kernel: str | Kernel) -> list[tuple[str, pd.D
     """The points of a kernel split by the kernel's own parameters that vary (its sizes, its kind
     of work), so that a figure compares dispatcher configurations doing the same work: a list of
     (scenario in words, its points), at most MAX_SCENARIOS; ("", table) when nothing of the kernel's
-    own varies."""
+    own varies. A scenario the experiment named (a grid's `scenario`) is called by its name."""
     how = {p.name for p in params_of(table, kernel) if p.configuration}
     own = [n for n in varying(table, kernel) if n not in how]
     if not own:
@@ -208,8 +208,15 @@ def scenarios(table: pd.DataFrame, kernel: str | Kernel) -> list[tuple[str, pd.D
     groups: dict[str, list] = {}
     for _, row in ordered.iterrows():
         groups.setdefault(label(row, own), []).append(row)
-    return [(name, _with_attrs(pd.DataFrame(rows), table))
-            for name, rows in itertools.islice(groups.items(), MAX_SCENARIOS)]
+    catalogue = results.catalogue_of(table)
+    name_of = kernel if isinstance(kernel, str) else kernel.name
+    found, used = [], set()
+    for words, rows in itertools.islice(groups.items(), MAX_SCENARIOS):
+        name = catalogue.scenario(name_of, rows[0]) or words
+        name = f"{name} ({words})" if name in used else name
+        used.add(name)
+        found.append((name, _with_attrs(pd.DataFrame(rows), table)))
+    return found
 
 
 def _with_attrs(part: pd.DataFrame, whole: pd.DataFrame) -> pd.DataFrame:

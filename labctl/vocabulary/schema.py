@@ -5,7 +5,7 @@ from the extension; a run stores the ones it uses (Catalogue), so that everythin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 from labctl.vocabulary.text import show
@@ -280,6 +280,16 @@ class Claim:
         return cls(**{**data, "study": StudyRan(**{**study, "facts": tuple(study.get("facts", ()))})})
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """A name an experiment gives the work of a kernel's points: the values of the kernel's own
+    parameters (not those that say how it runs) that make it."""
+
+    kernel: str
+    name: str
+    params: dict[str, object]
+
+
 @dataclass
 class Catalogue:
     """What a run's analysis needs to know besides its samples: the kernels it ran (their
@@ -294,6 +304,17 @@ class Catalogue:
     # The suite's category of each kernel, where its experiment groups them (`group` of a grid:
     # Savina's micro, concurrency...): a report summarises each group across its kernels.
     groups: dict[str, str] = field(default_factory=dict)
+    # The names its experiment gives the work of a kernel's points (`scenario` of a grid: the
+    # chat's "mixed", "compute"): each the kernel, the name and the values of the kernel's own
+    # parameters that make it, which a report names the points that have them by.
+    scenarios: list[Scenario] = field(default_factory=list)
+
+    def scenario(self, kernel: str, params: Mapping[str, object]) -> str | None:
+        """The name of the scenario of `kernel` whose parameters `params` all have (of several,
+        the one that names the most), if one has."""
+        matching = [one for one in self.scenarios
+                    if one.kernel == kernel and all(params.get(name) == value for name, value in one.params.items())]
+        return max(matching, key=lambda one: len(one.params)).name if matching else None
 
     def thread_per_agent(self, params: dict[str, object]) -> bool:
         """Whether a point with these parameters runs each agent on a thread of its own."""
@@ -311,7 +332,8 @@ class Catalogue:
                          self.references + [r for r in other.references if r not in self.references],
                          {**other.dispatchers, **self.dispatchers},
                          self.claims + [c for c in other.claims if c not in self.claims],
-                         {**other.groups, **self.groups})
+                         {**other.groups, **self.groups},
+                         self.scenarios + [c for c in other.scenarios if c not in self.scenarios])
 
     def to_json(self) -> dict:
         return {"kernels": {name: k.to_json() for name, k in self.kernels.items()},
@@ -319,7 +341,8 @@ class Catalogue:
                 "references": [r.to_json() for r in self.references],
                 "dispatchers": {name: asdict(d) for name, d in self.dispatchers.items()},
                 "claims": [c.to_json() for c in self.claims],
-                "groups": dict(self.groups)}
+                "groups": dict(self.groups),
+                "scenarios": [asdict(one) for one in self.scenarios]}
 
     @classmethod
     def from_json(cls, data: dict) -> Catalogue:
@@ -329,7 +352,8 @@ class Catalogue:
                    {name: Dispatcher(**{**d, "takes": tuple(d["takes"])})
                     for name, d in data.get("dispatchers", {}).items()},
                    [Claim.from_json(c) for c in data.get("claims", [])],
-                   dict(data.get("groups", {})))
+                   dict(data.get("groups", {})),
+                   [Scenario(**one) for one in data.get("scenarios", [])])
 
 
 # The parameters that said how a kernel ran, for runs stored before their catalogue was (v3).
