@@ -239,3 +239,16 @@ def test_rounds_that_a_burst_hit_on_one_side_are_trimmed_not_averaged():
     assert found / trials > 0.9
     assert found_by_mean / trials < found / trials - 0.2
     assert aa / trials < 0.09  # 7.5% here: alpha, and trials where bursts outnumber the trim
+
+
+def test_rounds_whose_wall_times_detect_only_wide_changes_point_to_cpu_time():
+    from types import SimpleNamespace as Namespace
+
+    def note(metric: str, detectable: float) -> str:
+        c = Namespace(basis=f"{compare.ROUNDS}: 30 rounds", metric=metric,
+                      rows=[Namespace(difference=Namespace(detectable=detectable))])
+        return compare._basis_note(c)[0]
+
+    assert "about ±24% here" in note("elapsed_ns", 24.0) and "`--metric cpu_ns`" in note("elapsed_ns", 24.0)
+    assert "cpu_ns" not in note("elapsed_ns", 3.0)
+    assert "cpu_ns" not in note("cpu_ns", 24.0)

@@ -721,13 +721,23 @@ def markdown(c: Comparison) -> str:
     return "\n".join(out) + "\n"
 
 
+WIDE_DETECTABLE = 10.0  # percent: rounds whose wall times detect no finer get the CPU-time hint
+
+
 def _basis_note(c: Comparison) -> list[str]:
     """What the verdicts rest on, and the warning where the runs were neither interleaved nor
     calibrated: their samples share their moment's load, so drift reads as a difference."""
     if c.basis.startswith(ROUNDS):
-        return [f"Interleaved: A and B measured in alternating rounds ({c.basis.split(': ')[1]}, "
+        note = (f"Interleaved: A and B measured in alternating rounds ({c.basis.split(': ')[1]}, "
                 "A B B A ...), each round's medians paired: what drifts on the machine between "
-                "rounds moves both sides alike.", ""]
+                "rounds moves both sides alike.")
+        widths = [row.difference.detectable for row in c.rows if row.difference.detectable]
+        if c.metric == DEFAULT_METRIC and widths and statistics.median(widths) > WIDE_DETECTABLE:
+            note += (f" The rounds' wall times tell apart only changes of about ±{statistics.median(widths):.0f}% "
+                     "here (a load takes its share of every sample, A's and B's alike but not "
+                     "equally): where the points run on one thread, `--metric cpu_ns` leaves the "
+                     "load's share out (docs/comparing.md).")
+        return [note, ""]
     if c.basis.startswith(CALIBRATED):
         return ["Not interleaved: each verdict is held against the spread that runs of one build "
                 "showed against each other on this kind of machine (A/A calibration "
