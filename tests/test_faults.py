@@ -390,3 +390,58 @@ def test_a_point_without_a_memory_limit_gets_the_default_one_which_kills_its_tre
     assert "past the default limit of 200 MiB" in str(failed.value) and "set rlimit_mb" in str(failed.value)
     held = int(str(failed.value).split("held ")[1].split(" MiB")[0])
     assert 200 < held < 400, held  # caught within a few of the worker's 16 MiB steps
+
+
+@pytest.mark.parametrize("nodes, block", [(4000, 1), (400, 10), (4000, 50)])
+def test_apsp_must_hold_at_least_each_blocks_row_and_column_and_the_matrix(nodes, block):
+    # An agent per block, each listing the 2 (p - 1) blocks of its row and column (a pointer of 8
+    # bytes and a slot of 4 each), p = nodes / block; and the 8-byte distances of the matrix.
+    from labctl.catalogue import kernels
+
+    p = nodes // block
+    expected = (p * p * 2 * (p - 1) * 12 + 8 * nodes * nodes) / 2**20
+    assert kernels.memory_mb("savina_apsp", {"nodes": nodes, "block_size": block}) == pytest.approx(expected)
+    assert kernels.memory_mb("savina_quicksort", {"values": 2**20}) == 8
+    assert kernels.memory_mb("skynet", {"leaves": 10**6}) == 0  # it cannot say: never refused by it
+
+
+def test_the_memory_a_kernel_says_it_needs_is_at_most_what_its_runs_hold(tmp_path, labctl):
+    # A lower bound: each point's resident peak past the worker's own (a tiny skynet's) is above it.
+    (tmp_path / "m.toml").write_text(
+        'name = "m"\nrepeats = 1\nwarmup = 0\ntimeout_s = 120\n'
+        '[[grid]]\nkernel = "skynet"\nparams = { leaves = 100, dispatcher = "one_thread" }\n'
+        '[[grid]]\nkernel = "savina_quicksort"\nparams = { values = 2_000_000, dispatcher = "one_thread" }\n'
+        '[[grid]]\nkernel = "savina_uct"\nparams = { nodes = 200_000, dispatcher = "one_thread" }\n'
+        '[[grid]]\nkernel = "savina_apsp"\nparams = { nodes = 800, block_size = 50, dispatcher = "one_thread" }\n')
+    assert labctl("sweep", str(tmp_path / "m.toml"), "--db", str(tmp_path / "m.db")).returncode == 0
+    from labctl import results
+    from labctl.catalogue import kernels
+
+    samples = results.load(tmp_path / "m.db")
+    baseline = samples.loc[samples["kernel"] == "skynet", "peak_rss_kb"].iloc[0] / 1024
+    for _, sample in samples[samples["kernel"] != "skynet"].iterrows():
+        params = {name: sample[name] for name in results.param_columns(samples) if not pd_isna(sample[name])}
+        needed = kernels.memory_mb(sample["kernel"], params)
+        assert 0 < needed <= sample["peak_rss_kb"] / 1024 - baseline, (sample["kernel"], needed)
+
+
+def pd_isna(value) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
+@pytest.mark.parametrize("rlimit_mb, words", [(None, "more than the default limit of 1,024 MiB"),
+                                              (2048, "more than its rlimit_mb of 2,048 MiB")])
+def test_a_point_that_must_hold_more_than_its_limit_is_refused_before_its_worker_starts(monkeypatch,
+                                                                                       rlimit_mb, words):
+    from labctl.run import runner
+
+    monkeypatch.setattr(runner, "default_memory_mb", lambda: 1024)
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda *args, **kwargs: pytest.fail("a worker started"))
+    point = runner.Point("savina_apsp", {"nodes": 4000, "block_size": 1, "dispatcher": "one_thread"},
+                         timeout_s=60, rlimit_mb=rlimit_mb)
+    with pytest.raises(runner.PointFailed) as failed:
+        list(runner.run_point(point))
+    assert failed.value.kind == "memory"
+    assert "savina_apsp: needs at least 1,464," in str(failed.value) and words in str(failed.value)

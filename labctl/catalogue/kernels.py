@@ -245,6 +245,17 @@ def work(name: str, params: Mapping[str, object]) -> float:
     return native.work(name, {k: v for k, v in params.items() if k in ours})
 
 
+def memory_mb(name: str, params: Mapping[str, object]) -> float:
+    """The memory, in MiB, that a run of the kernel with these resolved parameters must hold at
+    least (a lower bound from the parameters alone); 0 when it cannot say, or for a kernel not of
+    our runtime. Raises ParamError."""
+    if params.get(RUNTIME, runtimes.OURS) != runtimes.OURS:
+        return 0.0
+    ours = {p.name for p in get(name).params if p.name not in (RUNTIME, ALLOCATOR)
+            and (not p.runtimes or runtimes.OURS in p.runtimes)}
+    return native.memory(name, {k: v for k, v in params.items() if k in ours}) / 2**20
+
+
 @cache
 def dispatchers() -> dict[str, Dispatcher]:
     """Our runtime's dispatchers, by name (a run keeps them in its catalogue)."""

@@ -159,6 +159,11 @@ def work(kernel: str, values: Mapping[str, object]) -> float:
     return float(_call("work", kernel, dict(values)))
 
 
+def memory(kernel: str, values: Mapping[str, object]) -> float:
+    """The bytes a run must hold at least (0: the kernel cannot say)."""
+    return float(_call("memory", kernel, dict(values)))
+
+
 def run(kernel: str, values: Mapping[str, object], fault: str = "none", counters: bool = False) -> dict:
     """Runs a kernel once in this process (a worker's): its result, verified. Raises
     VerificationError for a wrong answer, ParamError for bad parameters."""

@@ -206,6 +206,7 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
     why = measure.missing()
     if why:
         raise PointFailed("unavailable", why)
+    _refuse_what_cannot_fit(point)
     # The instructions measure: callgrind writes each phase's counts into a folder of the point's.
     counts = Path(tempfile.mkdtemp(prefix="labctl-counts-")) if measure.needs_folder() else None
     try:
@@ -213,6 +214,26 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
     finally:
         if counts is not None:
             shutil.rmtree(counts, ignore_errors=True)
+
+
+def _refuse_what_cannot_fit(point: Point) -> None:
+    """Fails a point, before its worker starts, whose kernel says from its parameters that it
+    must hold more than the point's memory limit allows (kernels.memory_mb, a lower bound): it
+    would only fill the machine until killed."""
+    try:
+        needed = kernels.memory_mb(point.kernel, point.params)
+    except kernels.ParamError:
+        return  # the worker says what is wrong with them
+    if not needed:
+        return
+    limit = point.rlimit_mb or default_memory_mb()
+    if needed > limit:
+        which = (f"its rlimit_mb of {limit:,} MiB" if point.rlimit_mb else
+                 f"the default limit of {limit:,} MiB ({MEMORY_SHARE:.0%} of the memory available now, "
+                 "shared by the workers running)")
+        raise PointFailed("memory", f"{point.kernel}: needs at least {needed:,.0f} MiB by its parameters, "
+                                    f"more than {which}; not run (smaller sizes, or set rlimit_mb where "
+                                    "the machine has more)")
 
 
 def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None) -> Iterator[Sample]:

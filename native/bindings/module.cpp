@@ -220,6 +220,14 @@ PYBIND11_MODULE(_native, m) {
        "About how many messages a run with these parameters processes (0 if the kernel cannot "
        "say, or runs for duration_s): for time estimates. Raises ParamError.");
 
+    m.def("memory", [](const std::string& name, const py::dict& values) {
+        const k::Kernel& kernel = k::find_kernel(name);
+        return k::memory(kernel, resolve(kernel, values, k::Scope::none));
+    }, py::arg("kernel"), py::arg("params"),
+       "The bytes a run with these parameters must hold at least (0 if the kernel cannot say): "
+       "what a point is refused by, before it runs, where its memory limit is lower. Raises "
+       "ParamError.");
+
     m.def("run", [](const std::string& name, const py::dict& values, const std::string& fault, bool counters) {
         const k::Kernel& kernel = k::find_kernel(name);
         const k::Params params = resolve(kernel, values);

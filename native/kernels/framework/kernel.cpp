@@ -265,6 +265,10 @@ double work(const Kernel& kernel, const Params& params) {
     return 0;
 }
 
+double memory(const Kernel& kernel, const Params& params) {
+    return kernel.memory != nullptr ? kernel.memory(params) : 0;
+}
+
 namespace {
 
 // About 80M instructions a call, which the measured phase must not see.

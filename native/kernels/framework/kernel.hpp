@@ -174,6 +174,11 @@ struct Kernel {
     // estimates a never-run point's time from. Kernels with `expect` need none (its count is
     // exact); a kernel timed by duration_s reports 0 when that setting governs the run.
     double (*work)(const Params&) = nullptr;
+    // The bytes a run must hold at least, from the parameters alone, for a kernel whose memory
+    // grows with them past what a machine has (apsp's blocks, quicksort's values): a lower
+    // bound, counting only what it cannot do without, so that the runner refuses a point before
+    // it runs only where it cannot fit under its memory limit, never one that would.
+    double (*memory)(const Params&) = nullptr;
     // A floor kernel measures a limit of the machine rather than of the runtime (floors/floors.hpp): the
     // figures of other kernels it bounds. Empty for every other kernel.
     std::vector<FloorOf> floor_of = {};
@@ -181,6 +186,9 @@ struct Kernel {
 
 // The messages a run of `kernel` with `params` processes, about (see Kernel::work); 0 if unknown.
 double work(const Kernel& kernel, const Params& params);
+
+// The bytes a run of `kernel` with `params` holds at least (see Kernel::memory); 0 if unknown.
+double memory(const Kernel& kernel, const Params& params);
 
 // Kernels register themselves from their own file with a static Registration. Each file keeps
 // its code in `namespace labctl::kernels::<kernel> { namespace { ... } }`, named as the kernel it

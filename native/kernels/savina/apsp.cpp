@@ -319,6 +319,16 @@ Expectation expect(const Params& params) {
     return {describe(floyd_warshall(graph(s), s.nodes), s.nodes), messages(s)};
 }
 
+// At least: each of the (nodes / block_size)^2 agents' list of the 2 (per_dim - 1) blocks of its
+// row and column (a pointer and a slot each), and the distance matrix. 4,000 nodes in blocks of
+// 1 would need 1.5 TB for the lists alone.
+double memory(const Params& params) {
+    const Setup s = setup(params);
+    const double per_dim = s.per_dim(), agents = per_dim * per_dim;
+    const double lists = agents * 2 * (per_dim - 1) * (sizeof(BlockAgent*) + sizeof(std::uint32_t));
+    return lists + double(s.nodes) * s.nodes * sizeof(std::int64_t);
+}
+
 std::vector<ParamSpec> own_params() {
     return {
         {.name = "nodes",
@@ -380,6 +390,7 @@ const Registration registration(Kernel{
     .check = check,
     .run = run,
     .expect = expect,
+    .memory = memory,
 });
 
 }  // namespace

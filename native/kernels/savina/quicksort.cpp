@@ -258,6 +258,11 @@ void check(const Params& params) {
                            "values=" + std::to_string(s.values) + " with threshold=" + std::to_string(s.threshold));
 }
 
+// At least the values themselves (the agents' parts and the sequential check hold more).
+double memory(const Params& params) {
+    return double(setup(params).values) * sizeof(std::uint64_t);
+}
+
 std::vector<ParamSpec> own_params() {
     return {
         {.name = "values",
@@ -327,6 +332,7 @@ const Registration registration(Kernel{
     .check = check,
     .run = run,
     .expect = expect,
+    .memory = memory,
 });
 
 }  // namespace

@@ -441,6 +441,11 @@ Result run(const Params& params) {
     return result;
 }
 
+// At least an agent per node of the tree (their children's lists and the check's tree hold more).
+double memory(const Params& params) {
+    return double(setup(params).nodes) * sizeof(Node);
+}
+
 Expectation expect(const Params& params) {
     const Outcome o = sequential(setup(params));
     return {describe(o.totals, o.levels), messages(o.totals)};
@@ -552,6 +557,7 @@ const Registration registration(Kernel{
     .check = check,
     .run = run,
     .expect = expect,
+    .memory = memory,
 });
 
 }  // namespace
