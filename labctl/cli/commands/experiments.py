@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from labctl.cli.commands.options import db_option, store_failures
-from labctl.cli.console import past_runs, safe, stdout
+from labctl.cli.console import past_runs, print_json, safe, stdout
 from labctl.plan import experiment
 from labctl.run import runner
 from labctl.store import Store
@@ -17,12 +17,33 @@ from labctl.vocabulary.text import format_seconds
 
 @click.command("experiments")
 @db_option
+@click.option("--json", "as_json", is_flag=True, help="The experiments as one JSON document (a list).")
 @store_failures
-def experiments_command(db: str) -> None:
+def experiments_command(db: str, as_json: bool) -> None:
     """List the experiments labctl ships: each study it reproduces, and more. `labctl plan NAME`
     shows one; `labctl sweep NAME` runs it."""
     with past_runs(db) as store:
-        print_experiments(experiment.shipped_experiments(), store)
+        if as_json:
+            print_json(experiments_json(experiment.shipped_experiments(), store))
+        else:
+            print_experiments(experiment.shipped_experiments(), store)
+
+
+def experiments_json(shipped: dict[str, Path], store: Store | None) -> list[dict]:
+    """The shipped experiments as data: name, file, studies, points and the estimate (seconds,
+    and whether it is a guess); `error` says why one cannot be read."""
+    listed = []
+    for name, path in shipped.items():
+        try:
+            plan = experiment.load(path, seed=0)
+        except experiment.ExperimentError as error:
+            listed.append({"name": name, "file": str(path), "error": str(error)})
+            continue
+        guess = runner.estimate(plan, store)
+        listed.append({"name": name, "file": str(path), "description": plan.description,
+                       "studies": [s.to_dict() for s in plan.studies], "points": len(plan.points),
+                       "estimate_s": guess.seconds, "estimate_is_guess": guess.is_guess})
+    return listed
 
 
 def print_experiments(shipped: dict[str, Path], store: Store | None) -> None:
