@@ -6,6 +6,7 @@ progress a line per point."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import statistics
@@ -146,6 +147,51 @@ def test_show_fits_the_width_with_every_figure_and_parameter_whole(labctl, store
                                   "median", "95%", "CI", "cv", "msgs/s"]
     if columns == "80":  # the parameters under the figures, each name=value whole
         assert "dispatcher=work_stealing  threads=2  fifo=cooperation  max_demands_at_once=16" in shown.stdout
+
+
+@pytest.mark.parametrize("args", [["runs"], ["plan", "quickstart"], ["kernels", "--describe", "chat"]])
+def test_the_other_listings_fit_80_columns(labctl, store, args):
+    listed = labctl(*args, "--db", str(store), env={"COLUMNS": "80"}) if args[0] != "kernels" else \
+        labctl(*args, env={"COLUMNS": "80"})
+    assert listed.returncode == 0, listed.stderr
+    _assert_within(listed.stdout, 80)
+
+
+ROWS = [["allocators", "12", "~8 s", "Boost.Fiber: Performance (Oliver Kowalke, 2023)"],
+        ["chat", "70", "~40 s", "-"],
+        ["savina", "311", "~4 min", "Savina - An Actor Benchmark Suite: Enabling Empirical Evaluation of "
+                                    "Actor Libraries (Shams M. Imam and Vivek Sarkar, 2014)"]]
+
+
+@pytest.mark.parametrize("width, first_lines", [
+    (200, ["name        points  estimate  study",
+           "allocators      12      ~8 s  Boost.Fiber: Performance (Oliver Kowalke, 2023)",
+           "chat            70     ~40 s  -"]),
+    # beside: the long cell wrapped at spaces in the room the others leave, its header above it
+    (80, ["name        points  estimate  study",
+          "allocators      12      ~8 s  Boost.Fiber: Performance (Oliver Kowalke, 2023)",
+          "chat            70     ~40 s",
+          "savina         311    ~4 min  Savina - An Actor Benchmark Suite: Enabling",
+          "                              Empirical Evaluation of Actor Libraries (Shams M.",
+          "                              Imam and Vivek Sarkar, 2014)"]),
+    # under: too little room beside, so the long cell goes on lines of its own under its row
+    (50, ["name        points  estimate",
+          "allocators      12      ~8 s",
+          "            Boost.Fiber: Performance (Oliver",
+          "            Kowalke, 2023)",
+          "chat            70     ~40 s"]),
+])
+def test_rows_are_a_table_where_they_fit_else_the_long_cells_go_beside_or_under(monkeypatch, width, first_lines):
+    from rich.console import Console
+
+    from labctl.cli import console
+
+    printed = io.StringIO()
+    monkeypatch.setattr(console, "stdout", Console(file=printed, width=width, highlight=False, soft_wrap=True))
+    console.print_rows(["name", "points", "estimate", "study"], ROWS, right={1, 2}, aside={3}, label="{value}")
+    lines = printed.getvalue().splitlines()
+    assert lines[:len(first_lines)] == first_lines
+    assert max(len(line) for line in lines) <= width
 
 
 def test_show_json_is_the_run_and_each_points_median(labctl, store):

@@ -173,18 +173,22 @@ def print_rows(headers: list[str], cells: list[list[str]], right: set[int] = fro
     main_width = _table_width(main_headers, main_cells)
     if main_width > width:
         for row in cells:
-            stdout.print(row[0])
-            _print_items([_label(label, headers[i], row[i])
+            _print_items([f"{escape(headers[0])} {row[0]}"] + [_label(label, headers[i], row[i])
                           for i in range(1, len(headers)) if row[i] not in ("", "-")], "    ")
         return
     widths = _widths(main_headers, main_cells)
     beside = width - main_width - _GAP >= _ASIDE_MIN
     if beside:
         column = main_width + _GAP
-        stdout.print(_line(_bold(main_headers), widths, main_right))
+        header = _line(_bold(main_headers), widths, main_right)
+        if "{name}" not in label:  # the cells beside do not name their columns: the header does
+            header += " " * (column - _row_width(main_headers, widths)) + \
+                "[bold]" + escape(", ".join(headers[i] for i in sorted(aside))) + "[/bold]"
+        stdout.print(header)
         for row, text in zip(main_cells, asides):
             lines = _fill(text, width - column) or [""]
-            stdout.print(_line(row, widths, main_right) + " " * (column - _row_width(row, widths)) + lines[0])
+            stdout.print((_line(row, widths, main_right) + " " * (column - _row_width(row, widths))
+                          + lines[0]).rstrip())
             for more in lines[1:]:
                 stdout.print(" " * column + more)
         return
@@ -250,18 +254,19 @@ def _print_table(headers: list[str], cells: list[list[str]], right: set[int]) ->
 
 
 def _print_items(items: list[str], indent: str) -> None:
-    """Items (rich markup) on lines no wider than the output, none broken."""
-    line: list[str] = []
-    used = len(indent)
+    """Items (rich markup) on lines no wider than the output, none broken, the lines after the
+    first under `indent`."""
+    lines: list[list[str]] = [[]]
+    used = 0
     for item in items:
         width = _cell_width(item)
-        if line and used + _GAP + width > stdout.width:
-            stdout.print(indent + "  ".join(line))
-            line, used = [], len(indent)
-        used += (_GAP if line else 0) + width
-        line.append(item)
-    if line:
-        stdout.print(indent + "  ".join(line))
+        if lines[-1] and used + _GAP + width > stdout.width:
+            lines.append([])
+            used = len(indent)
+        used += (_GAP if lines[-1] else 0) + width
+        lines[-1].append(item)
+    for n, line in enumerate(lines):
+        stdout.print((indent if n else "") + "  ".join(line))
 
 
 def jsonable(value: object) -> object:
