@@ -1,6 +1,8 @@
-"""What every `labctl` command prints with: its two consoles, one-line errors (Failed, which the
-command group turns into the exit code), free text wrapped to the output's width, parameters,
-tables of points, and the store and outputs a command opens. Everything that came from outside (a
+"""What every `labctl` command prints with: its two consoles (a terminal's width, else COLUMNS,
+else 100), one-line errors (Failed, which the command group turns into the exit code), free text
+wrapped to the output's width, parameters, tables that fit the width with nothing cut
+(print_rows; print_points, a table of points per kernel), one JSON document for --json
+(print_json), and the store and outputs a command opens. Everything that came from outside (a
 file, a store, a peer) is escaped here (labctl.vocabulary.text.printable) and never read as rich markup.
 
 Nothing here imports the extension or the run side: the commands that only read a store use it.
@@ -231,14 +233,14 @@ def _row_width(row: list[str], widths: list[int]) -> int:
     return _cell_width(_line(row, widths, set(range(len(row)))))
 
 
-def _line(cells: list[str], widths: list[int], right: set[int], indent: str = "") -> str:
+def _line(cells: list[str], widths: list[int], right: set[int]) -> str:
     parts = []
     for i, (cell, width) in enumerate(zip(cells, widths)):
         if not width:
             continue
         pad = " " * (width - _cell_width(cell))
         parts.append(pad + cell if i in right else cell + pad)
-    return (indent + (" " * _GAP).join(parts)).rstrip()
+    return (" " * _GAP).join(parts).rstrip()
 
 
 def _bold(headers: list[str]) -> list[str]:

@@ -77,8 +77,8 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
     """A run: its machine, each point's median with its interval and spread, its failures."""
     from labctl.read import analysis
 
-    stdout.print(f"[bold]run {row.id}[/bold]: {safe(row.name)} ({safe(row.source)}), "
-                 f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
+    wrapped(f"run {row.id}: {row.name} ({row.source}), {row.status}, started "
+            f"{row.started_at[:19].replace('T', ' ')} UTC", style="bold")
     groups = analysis.machines(samples)
     elsewhere = [machine for machine, _, _ in groups] not in ([], [machine_line(row.machine)])
     wrapped(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
