@@ -159,8 +159,8 @@ def test_the_other_listings_fit_80_columns(labctl, store, args):
 
 ROWS = [["allocators", "12", "~8 s", "Boost.Fiber: Performance (Oliver Kowalke, 2023)"],
         ["chat", "70", "~40 s", "-"],
-        ["savina", "311", "~4 min", "Savina - An Actor Benchmark Suite: Enabling Empirical Evaluation of "
-                                    "Actor Libraries (Shams M. Imam and Vivek Sarkar, 2014)"]]
+        ["savina", "311", "~4 min", ("Savina - An Actor Benchmark Suite: Enabling Empirical Evaluation of "
+                                     "Actor Libraries (Shams M. Imam and Vivek Sarkar, 2014)")]]
 
 
 @pytest.mark.parametrize("width, first_lines", [
@@ -263,7 +263,7 @@ def test_a_piped_sweep_says_each_point_as_it_finishes_and_quiet_only_the_last_li
     done = [line for line in piped.stderr.splitlines() if line.startswith("point ")]
     assert [line.split(":")[0] for line in done] == ["point 1/2 done", "point 2/2 done"]
     assert all(re.search(r"skynet, median [\d.]+ [µm]?s of 2 samples: ", line) for line in done), done
-    assert re.search(r"^run 1 finished in [\d.]+ s: 2 points done", piped.stdout, re.M)
+    assert re.search(r"^run 1 finished in [\d.]+ s: 2 points done", piped.stdout, re.MULTILINE)
     quiet = labctl("sweep", str(tmp_path / "two.toml"), "--db", str(tmp_path / "b.db"), "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == ""
     [line] = quiet.stdout.splitlines()

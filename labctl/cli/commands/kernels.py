@@ -44,7 +44,7 @@ def print_kernels(selected: list[Kernel], describe: bool) -> None:
 def measures(kernel: Kernel) -> str:
     """What a kernel measures, in a few words: its summary's last clause (after its last colon),
     else its summary."""
-    head, colon, tail = kernel.summary.rpartition(": ")
+    _, colon, tail = kernel.summary.rpartition(": ")
     return tail if colon and len(tail) >= 12 else kernel.summary
 
 

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 import click
 
 from labctl.cli.commands.options import db_option, store_failures
-from labctl.cli.console import fail, open_store, params_text, print_json, print_points, safe, stdout, wrapped
+from labctl.cli.console import (
+    fail,
+    open_store,
+    params_text,
+    print_json,
+    print_points,
+    safe,
+    stdout,
+    wrapped,
+)
 from labctl.store import PointRow, RunRow, StoreError
 from labctl.vocabulary import metrics
 from labctl.vocabulary.schema import Catalogue
