@@ -11,13 +11,16 @@ import pytest
 
 
 def run_labctl(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
-    """Runs `python -P -m labctl ARGS` (what the `labctl` script runs) and returns the result."""
+    """Runs `python -P -m labctl ARGS` (what the `labctl` script runs) and returns the result.
+    Its output is a pipe, as wide as COLUMNS in `env` says, else labctl's 100 columns (a COLUMNS
+    of the tests' own environment is left out)."""
+    inherited = {name: value for name, value in os.environ.items() if name != "COLUMNS"}
     return subprocess.run(
         [sys.executable, "-P", "-m", "labctl", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **(env or {})},
+        env={**inherited, **(env or {})},
     )
 
 

@@ -25,15 +25,16 @@ def assert_one_line_error(result, code: int, *words: str) -> None:
         assert word in lines[0]
 
 
-def test_kernels_lists_every_kernel_with_its_parameters_and_defaults(labctl):
+def test_kernels_lists_every_kernel_and_describe_its_parameters_and_defaults(labctl):
     result = labctl("kernels")
     assert result.returncode == 0
     for kernel in kernels.catalogue().values():
         assert kernel.name in result.stdout
-        for param in kernel.params:
-            assert param.name in result.stdout
-    assert "1000000" in result.stdout and "cooperation" in result.stdout
-    assert "4 (work_stealing: 16)" in result.stdout  # a dispatcher's own default beside the kernel's
+    described = labctl("kernels", "--describe", "skynet")
+    for param in kernels.get("skynet").params:
+        assert param.name in described.stdout
+    assert "leaves = 1000000" in described.stdout and "fifo = cooperation" in described.stdout
+    assert "4 (work_stealing: 16)" in described.stdout  # a dispatcher's own default beside the kernel's
 
 
 def test_kernels_describe_prints_purpose_study_and_verification(labctl):

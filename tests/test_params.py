@@ -53,7 +53,7 @@ def test_an_unknown_parameter_is_refused_with_the_list_of_parameters():
 
 
 def test_an_unknown_kernel_is_refused_with_the_list_of_kernels():
-    with pytest.raises(ParamError, match=r"unknown kernel \(kernels: actor_creation, chat, counting_actor, fan, floor_actor_loop, floor_cache_line, floor_futex_wake, mailbox_n_to_1, mixed"):
+    with pytest.raises(ParamError, match=r"unknown kernel; did you mean skynet\? \(kernels: actor_creation, chat, counting_actor, fan, floor_actor_loop, floor_cache_line, floor_futex_wake, mailbox_n_to_1, mixed"):
         kernels.get("skynot")
 
 

@@ -7,6 +7,7 @@ each parameter says which runtimes take it. `allocator` picks the malloc of the 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from functools import cache
 
@@ -79,10 +80,13 @@ def _takes(runtime: runtimes.Runtime, kernel: str, ours: list[str]) -> set[str]:
 
 
 def get(name: str) -> Kernel:
-    """The kernel called `name`; ParamError naming the kernels if there is none."""
+    """The kernel called `name`; ParamError naming the closest kernels and all of them if there
+    is none."""
     kernel = catalogue().get(name)
     if kernel is None:
-        raise _error(name, "kernel", f"unknown kernel (kernels: {', '.join(sorted(catalogue()))})")
+        close = difflib.get_close_matches(name, sorted(catalogue()), n=3, cutoff=0.6)
+        guess = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise _error(name, "kernel", f"unknown kernel{guess} (kernels: {', '.join(sorted(catalogue()))})")
     return kernel
 
 

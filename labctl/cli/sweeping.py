@@ -1,11 +1,13 @@
 """A sweep as the `labctl sweep` (and `labctl gate`) command runs it: the run opened or resumed,
-its progress bar, and the one line that ends it: finished, interrupted, or stopped by a store or a
-cluster that failed under it, each saying how to finish the run."""
+its progress (a bar on a terminal, a line per point finished in a pipe, nothing with --quiet), and
+the one line that ends it: finished, interrupted, or stopped by a store or a cluster that failed
+under it, each saying how to finish the run."""
 
 from __future__ import annotations
 
 import shlex
 import sqlite3
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -27,13 +29,15 @@ from labctl.run import runner
 from labctl.run.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
 from labctl.vocabulary import text
+from labctl.vocabulary.sample import Sample
 
 
 @dataclass(frozen=True)
 class Request:
     """What to sweep: a new run of `plan`, or the run `resume` finished (`file`, if given, must be
     its own experiment; `retry_failed` runs its failed points again), into the store `db`.
-    `where`: the --cluster its points run on, whose hosts' warnings are `host_warnings`."""
+    `where`: the --cluster its points run on, whose hosts' warnings are `host_warnings`; `quiet`:
+    print only errors (a failed point, a failed sweep) and the last line."""
 
     db: str
     plan: experiment.Plan | None = None
@@ -42,6 +46,7 @@ class Request:
     retry_failed: bool = False
     where: str | None = None
     host_warnings: tuple[str, ...] = ()
+    quiet: bool = False  # only errors and the last line
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,10 @@ def sweep(request: Request, backend: runner.Backend) -> Swept:
                      + ("" if request.retry_failed or not row.points_failed else
                         f"; {row.points_failed} failed: --retry-failed runs them again"))
         return Swept(None)
-    _print_opened(opened, db, len(request.plan.points) if request.plan else 0)
+    if not request.quiet:
+        _print_opened(opened, db, len(request.plan.points) if request.plan else 0)
     started = time.monotonic()
-    progress = _Progress()
+    progress = _Progress(request.quiet)
     try:
         result = runner.execute(store, opened.run_id, backend, progress, request.retry_failed)
     except runner.Interrupted as interrupted:
@@ -91,7 +97,7 @@ def sweep(request: Request, backend: runner.Backend) -> Swept:
     progress.stop()
     row = store.run(opened.run_id)
     store.close()
-    stdout.print(f"run {row.id} finished in {text.format_seconds(time.monotonic() - started)}: "
+    stdout.print(f"run {row.id} finished in {text.format_elapsed(time.monotonic() - started)}: "
                  f"{row.points_done} points done, {row.points_failed} failed, "
                  + (f"{row.points_skipped} skipped (unavailable here), " if row.points_skipped else "")
                  + f"{row.samples} samples. See `labctl show {row.id} --db {safe(shlex.quote(db))}`.")
@@ -133,16 +139,19 @@ def _print_opened(opened: runner.Opened, db: str, points: int) -> None:
 
 
 class _Progress:
-    """A progress bar of samples, with points done and failed, and the time left (a
-    runner.Progress)."""
+    """A sweep's progress (a runner.Progress): on a terminal, a bar of samples with the points done
+    and failed and the time left; where stderr is not a terminal (a pipe, a log), a line per point
+    as it finishes; with `quiet`, neither. A failed point is a line in every case."""
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.live = stderr.is_terminal and not quiet
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("samples  {task.fields[points]}"), TimeRemainingColumn(),
-                            console=stderr)
+                            console=stderr, disable=not self.live)
         self.task = None
         self.points_total = self.points_done = self.failed = 0
-        self.produced: dict[object, int] = {}  # samples each point has delivered so far
+        self.produced: dict[object, list[int]] = {}  # each point's samples so far: their times
 
     def _points(self) -> str:
         failed = f", [red]{self.failed} failed[/red]" if self.failed else ""
@@ -153,25 +162,32 @@ class _Progress:
         self.bar.start()
         self.task = self.bar.add_task("sweep", total=samples, points=self._points())
 
-    def sample(self, point: Point) -> None:
-        self.produced[point.tag] = self.produced.get(point.tag, 0) + 1
+    def sample(self, point: Point, sample: Sample) -> None:
+        self.produced.setdefault(point.tag, []).append(sample.elapsed_ns)
         self.bar.advance(self.task)
 
     def point_done(self, point: Point) -> None:
         self.points_done += 1
         self.bar.update(self.task, points=self._points())
+        if not self.live and not self.quiet:
+            times = self.produced.get(point.tag, [])
+            median = f"median {text.format_duration(statistics.median(times))} of {len(times)}" if times else "no"
+            stderr.print(f"point {self.points_done}/{self.points_total} done: {safe(point.kernel)}, "
+                         f"{median} samples: {params_text(point.params)}")
 
     def point_failed(self, point: Point, kind: str, message: str) -> None:
         self.points_done += 1
         self.failed += 1
         # The samples a failed point will never produce leave the total, so the bar can finish.
-        missing = point.repeat - self.produced.get(point.tag, 0)
+        missing = point.repeat - len(self.produced.get(point.tag, []))
         self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
-        self.bar.console.print(f"[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
+        where = "" if self.live else f"point {self.points_done}/{self.points_total} "
+        self.bar.console.print(f"{where}[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
                                f"{safe(message)}")
 
     def note(self, message: str) -> None:
-        self.bar.console.print(f"[yellow]note:[/yellow] {safe(message)}")
+        if not self.quiet:
+            self.bar.console.print(f"[yellow]note:[/yellow] {safe(message)}")
 
     def stop(self) -> None:
         self.bar.stop()

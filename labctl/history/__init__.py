@@ -103,7 +103,7 @@ def measure(repo: Path, file: Path, shas: list[str], db: str, cache: builds.Cach
         commit = describe(repo, sha, "")
         step = Step(sha, commit["subject"])
         steps.append(step)
-        head = f"[{index}/{len(shas)}] {sha[:10]} {text.printable(commit['subject'])[:60]}"
+        head = f"[{index}/{len(shas)}] {sha[:10]} {text.shorten(text.printable(commit['subject']), 60)}"
         done = _stored(db, name, sha)
         finished = [run for run, status in done if status == "finished"]
         if finished and not rebuild:

@@ -38,7 +38,7 @@ from pathlib import Path
 from labctl import history
 from labctl.catalogue import kernels
 from labctl.history import builds, profiles
-from labctl.vocabulary import metrics
+from labctl.vocabulary import metrics, text
 
 THRESHOLD = 2.0  # percent, as the gate's
 
@@ -164,7 +164,7 @@ def run(repo: Path, good: str, bad: str, kernel: str, args: list[str], cache: bu
         else:
             p.values, p.params, p.error = point_values(build, history.describe(repo, sha, build.key), kernel, args,
                                              measure, repeats, figure)
-        say(f"  {sha[:10]} {subject[:50]}: " + (f"{p.median:,.0f} ({len(p.values)} samples, spread "
+        say(f"  {sha[:10]} {text.shorten(text.printable(subject), 50)}: " + (f"{p.median:,.0f} ({len(p.values)} samples, spread "
                                                   f"{p.spread:.3f}%)" if p.values else p.error))
         return p
 

@@ -62,7 +62,8 @@ def format_duration(ns: float) -> str:
 
 
 def format_seconds(seconds: float) -> str:
-    """A duration people plan by: 45 s, 12 min, 2.5 h."""
+    """A duration people plan by, rounded: 45 s, 12 min, 2.5 h (an estimate; what was measured is
+    format_elapsed's)."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -79,6 +80,31 @@ def code_of(context: dict) -> str | None:
     if isinstance(built, dict) and isinstance(built.get("sha"), str):
         return built["sha"][:10]
     return context.get("git_describe") or (context.get("build") or {}).get("commit") or None
+
+
+def format_elapsed(seconds: float) -> str:
+    """A duration that was measured, to the second, as people say it: 45 s, 1 min 33 s, 2 h 5 min
+    (format_seconds rounds, for an estimate)."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{whole} s"
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut at the end of a word with an ellipsis where it is
+    longer (within a word only when its first word is itself too long)."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    space = cut.rfind(" ")
+    if text[width - 1] != " " and space > 0:  # the cut falls inside a word: back to its start
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
 
 
 def machine_line(machine: dict) -> str:

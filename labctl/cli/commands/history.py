@@ -16,6 +16,7 @@ from labctl.history import builds
 from labctl.plan import experiment
 from labctl.read import series
 from labctl.store import StoreError
+from labctl.vocabulary.text import printable, shorten
 
 
 @click.command("history")
@@ -80,7 +81,7 @@ def _show_changes(file: str, db: str) -> None:
     stdout.print(f"changes in the history of {safe(name)}:")
     for row in found.itertuples():
         stdout.print(f"  {safe(row.label)} {row.metric}: {row.kind} of {row.change_pct:+.3f}% at "
-                     f"{row.where} (confidence {row.confidence:.3f}): {safe(row.subject)[:60]}")
+                     f"{row.where} (confidence {row.confidence:.3f}): {safe(shorten(printable(row.subject), 60))}")
 
 
 def _name(file: str) -> str:

@@ -1,42 +1,81 @@
-"""`labctl kernels`: the catalogue, each kernel with its parameters and defaults, and the
-runtimes and allocators it runs on here (and why one cannot)."""
+"""`labctl kernels`: the catalogue, a line per kernel (what it measures, the study it comes
+from); `--describe KERNEL`, one kernel in full (its parameters and their defaults, its metrics);
+and the runtimes and allocators the kernels run on here (and why one cannot)."""
 
 from __future__ import annotations
 
-import json
-
 import click
-from rich.table import Table
 
 from labctl.catalogue import kernels, runtimes, studies
-from labctl.cli.console import EXIT_USAGE, fail, stdout, wrapped
+from labctl.cli.console import EXIT_USAGE, fail, print_json, safe, stdout, wrapped
+from labctl.vocabulary import metrics
 from labctl.vocabulary.schema import Kernel
+from labctl.vocabulary.text import shorten
 
 
 @click.command("kernels")
-@click.option("--describe", "describe", metavar="KERNEL", help="Everything about one kernel.")
-@click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
+@click.option("--describe", "describe", metavar="KERNEL",
+              help="One kernel in full: what it measures and verifies, its studies, its parameters "
+                   "(default, allowed values, where each applies), its metrics and runtimes.")
+@click.option("--json", "as_json", is_flag=True, help="The catalogue (or the KERNEL described) as one JSON document.")
 def kernels_command(describe: str | None, as_json: bool) -> None:
-    """List the kernels with their parameters and defaults, and the runtimes they run on."""
+    """List the kernels, a line each (what it measures, its study), and the runtimes and
+    allocators they run on; `--describe KERNEL` for one kernel's parameters."""
     try:
         selected = [kernels.get(describe)] if describe is not None else list(kernels.catalogue().values())
     except kernels.ParamError as error:
-        fail(str(error), EXIT_USAGE)
+        fail(f"--describe: {error}", EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps([kernel_json(k) for k in selected], indent=2))
+        print_json([kernel_json(k) for k in selected])
     else:
         print_kernels(selected, describe is not None)
 
 
 def print_kernels(selected: list[Kernel], describe: bool) -> None:
-    """Each kernel (in full with `describe`) with its parameters, then its runtimes."""
-    for kernel in selected:
-        if describe:
+    """One kernel in full (`describe`), or each kernel on a line; then their runtimes."""
+    if describe:
+        for kernel in selected:
             _print_description(kernel)
-        else:
-            wrapped(f"{kernel.name}  {kernel.summary}", style="bold")
-            stdout.print(_params_table(kernel))
+    else:
+        _print_listing(selected)
     _print_runtimes(selected)
+
+
+def measures(kernel: Kernel) -> str:
+    """What a kernel measures, in a few words: its summary's last clause (after its last colon),
+    else its summary."""
+    _, colon, tail = kernel.summary.rpartition(": ")
+    return tail if colon and len(tail) >= 12 else kernel.summary
+
+
+def study_label(kernel: Kernel) -> str:
+    """The study a kernel comes from, as a reference is cited in text: Arena 2024, Imam and
+    Sarkar 2014, Blessing et al. 2019 (+N: as many more studies)."""
+    if not kernel.sources:
+        return "-"
+    study = studies.catalogue()[kernel.sources[0][0]]
+    names = [name.strip() for part in study.author.split(" and ") for name in part.split(",") if name.strip()]
+    surnames = [name.split()[-1] for name in names]
+    who = surnames[0] if len(surnames) == 1 else " and ".join(surnames) if len(surnames) == 2 else f"{surnames[0]} et al."
+    more = f" +{len(kernel.sources) - 1}" if len(kernel.sources) > 1 else ""
+    return f"{who} {study.year}{more}"
+
+
+def _print_listing(selected: list[Kernel]) -> None:
+    """A line per kernel, as wide as the output: its name, what it measures (cut at a word where
+    the line is too narrow for all of it) and its study."""
+    name_width = max(len("kernel"), *(len(k.name) for k in selected))
+    labels = {k.name: study_label(k) for k in selected}
+    study_width = max(len("study"), *(len(label) for label in labels.values()))
+    room = max(stdout.width - name_width - study_width - 4, 20)
+    said = {k.name: shorten(measures(k), room) for k in selected}
+    room = min(room, max(len("measures"), *(len(text) for text in said.values())))
+    stdout.print(f"[bold]{'kernel':<{name_width}}  {'measures':<{room}}  study[/bold]")
+    for kernel in selected:
+        stdout.print(f"{safe(kernel.name):<{name_width}}  {safe(said[kernel.name]):<{room}}  "
+                     f"{safe(labels[kernel.name])}")
+    wrapped("`labctl kernels --describe KERNEL`: its parameters, defaults, metrics and studies; "
+            "`labctl run KERNEL --help`: its parameters as options")
 
 
 def kernel_json(kernel: Kernel) -> dict:
@@ -61,16 +100,9 @@ def kernel_json(kernel: Kernel) -> dict:
     }
 
 
-def _params_table(kernel: Kernel) -> Table:
-    table = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
-    for column in ("parameter", "default", "allowed", "with"):
-        table.add_column(column, style="cyan" if column == "parameter" else None)
-    for p in kernel.params:
-        table.add_row(p.name, p.default_text(), p.allowed(), p.scope())
-    return table
-
-
 def _print_description(kernel: Kernel) -> None:
+    """A kernel in full: what it does, its studies, what it verifies, then each parameter (its
+    default, allowed values, where it applies, and what it means) and the kernel's own metrics."""
     wrapped(f"{kernel.name}: {kernel.summary}", style="bold")
     stdout.print()
     wrapped(kernel.description)
@@ -78,11 +110,18 @@ def _print_description(kernel: Kernel) -> None:
     for key, part in kernel.sources:
         wrapped(f"{part}, in {studies.catalogue()[key].citation}", "  ")
     wrapped(f"Verifies: {kernel.verifies}")
-    stdout.print("\n[bold]Parameters:[/bold]")
+    stdout.print("\n[bold]Parameters[/bold] (name = default  (allowed values; where it applies)):")
     for p in kernel.params:
         scope = f"; with {p.scope()}" if p.scope() != "all" else ""
         wrapped(f"{p.name} = {p.default_text()}  ({p.allowed()}{scope})", "  ", style="cyan")
         wrapped(p.help, "      ")
+    stdout.print("\n[bold]Metrics[/bold] (its own, beside every sample's time, messages and counts):")
+    for name in kernel.metrics:
+        metric = metrics.lookup(name)
+        unit = f"{metric.unit}, " if metric.unit else ""
+        wrapped(f"{name}  {metric.words} ({unit}{metric.better} is better)", "  ")
+    if not kernel.metrics:
+        stdout.print("  none")
 
 
 def _print_runtimes(selected: list[Kernel]) -> None:
@@ -97,9 +136,10 @@ def _print_runtimes(selected: list[Kernel]) -> None:
         runtime = known[name]
         on = [k.name for k in selected if name in k.runtimes]
         state = "unavailable: " + runtime.missing if runtime.missing else "available"
-        wrapped(f"{name}  {runtime.summary}; {state}", "  ", style="red" if runtime.missing else None)
-        wrapped(f"kernels: {', '.join(on) or 'none'}"
-                + (f"; peer folder {runtime.folder}" if runtime.folder else ""), "      ")
+        offers = "" if len(selected) == 1 else \
+            f"; kernels: {', '.join(on)}" if 0 < len(on) <= 3 else f"; {len(on) or 'no'} kernels"
+        wrapped(f"{name}  {runtime.summary}; {state}{offers}", "  ",
+                style="red" if runtime.missing else None)
     stdout.print("[bold]Allocators[/bold] (`allocator = ...`, on runtimes labctl and caf)")
     for name in runtimes.ALLOCATORS:
         why = runtimes.allocator_missing(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from labctl.cli.commands.options import db_option, scale_option, seed_option, store_failures
-from labctl.cli.console import load_plan, past_runs, print_points, safe, stdout
+from labctl.cli.console import load_plan, past_runs, print_json, print_points, safe, stdout, wrapped
 from labctl.plan.experiment import Plan
 from labctl.run import runner
 from labctl.store import Store
@@ -17,11 +17,31 @@ from labctl.vocabulary import metrics
 @db_option
 @seed_option
 @scale_option
+@click.option("--json", "as_json", is_flag=True, help="The plan as one JSON document.")
 @store_failures
-def plan_command(file: str, db: str, seed: int | None, scale: str) -> None:
+def plan_command(file: str, db: str, seed: int | None, scale: str, as_json: bool) -> None:
     """Print the points an experiment FILE (or NAME) expands to, and an estimate of the time; run
     nothing."""
-    print_plan_of(load_plan(file, seed, scale), db)
+    plan = load_plan(file, seed, scale)
+    if not as_json:
+        print_plan_of(plan, db)
+        return
+    with past_runs(db) as store:
+        print_json(plan_json(plan, store))
+
+
+def plan_json(plan: Plan, store: Store | None) -> dict:
+    """A plan as data: the experiment, its points in the order they run (each with why it will be
+    skipped here, if it will), what expansion left out, and the estimate in seconds."""
+    guess = runner.estimate(plan, store)
+    return {
+        "name": plan.name, "description": plan.description, "source": plan.source, "scale": plan.scale,
+        "order": plan.order, "seed": plan.seed, "studies": [s.to_dict() for s in plan.studies],
+        "points": [{"kernel": p.kernel, "params": p.params, "repeats": p.repeats, "warmup": p.warmup,
+                    "timeout_s": p.timeout_s, "measure": p.measure, "env": p.env, "cpus": p.cpus,
+                    "key": p.key, "skip": p.skip or None} for p in plan.points],
+        "notes": plan.notes, "estimate_s": guess.seconds, "estimate_is_guess": guess.is_guess,
+    }
 
 
 def print_plan_of(plan: Plan, db: str) -> None:
@@ -42,8 +62,8 @@ def print_plan(plan: Plan, db: str, store: Store | None) -> None:
         extra["measure"] = [p.measure for p in plan.points]
     print_points([(p.kernel, p.params) for p in plan.points], extra, plan.catalogue)
     for note in plan.notes:
-        stdout.print(f"note: {safe(note)}")
-    stdout.print(safe(runner.estimate(plan, store).text(db)))
+        wrapped(f"note: {note}")
+    wrapped(runner.estimate(plan, store).text(db))
 
 
 command = plan_command

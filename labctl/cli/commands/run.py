@@ -13,10 +13,43 @@ from labctl.plan import experiment
 from labctl.run import runner
 from labctl.vocabulary import metrics, stats
 from labctl.vocabulary.sample import Sample
+from labctl.vocabulary.schema import Param
 from labctl.vocabulary.text import format_duration
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+class _RunCommand(click.Command):
+    """`labctl run`, whose --help after a KERNEL lists that kernel's parameters as options."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # --help is eager: click answers it before KERNEL is parsed, so the kernel is read here.
+        if args and not args[0].startswith("-"):
+            ctx.meta["labctl.kernel"] = args[0]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        name = ctx.meta.get("labctl.kernel")
+        if name is None:
+            formatter.write_paragraph()
+            formatter.write_text("`labctl run KERNEL --help` lists KERNEL's parameters.")
+            return
+        try:
+            spec = kernels.get(name)
+        except kernels.ParamError as error:
+            fail(str(error), EXIT_USAGE)
+        with formatter.section(f"Parameters of {spec.name} (--name VALUE; `labctl kernels --describe "
+                               f"{spec.name}` says more)"):
+            formatter.write_dl([(f"--{p.name} {p.type.upper()}", kernel_option_help(p)) for p in spec.params])
+
+
+def kernel_option_help(param: Param) -> str:
+    """A kernel parameter's line in `run KERNEL --help`: what it means, its default, allowed
+    values and where it applies."""
+    scope = f"; with {param.scope()}" if param.scope() != "all" else ""
+    return f"{param.help} [default: {param.default_text()}; {param.allowed()}{scope}]"
+
+
+@click.command("run", cls=_RunCommand, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("kernel")
 @click.option("--repeats", default=1, show_default=True, type=IntRange(1, 1000),
               help="Measured runs (an experiment's `repeats`).")
@@ -30,9 +63,11 @@ from labctl.vocabulary.text import format_duration
               help="time: the clock; instructions: counted by valgrind's callgrind (the same every "
                    "run; 70-200x slower); counters: the CPU's and the kernel's perf_event counters.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per sample on stdout.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Print only errors and the last line: the median of the runs (the run, if one).")
 @click.pass_context
 def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | None, warmup: int,
-                timeout: float, measure: str, as_json: bool) -> None:
+                timeout: float, measure: str, as_json: bool, quiet: bool) -> None:
     """Run KERNEL in a worker process and print its samples.
 
     Kernel parameters follow as --name value (see `labctl kernels`), e.g.
@@ -47,7 +82,7 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
              else str(error), EXIT_USAGE)
     point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout,
                          measure=measure)
-    if not as_json:
+    if not as_json and not quiet:
         stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  ")
                      + (f"  (measure: {measure})" if measure != metrics.TIME else ""))
     taken = []
@@ -58,7 +93,7 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
             taken.append(sample)
             if as_json:
                 click.echo(json.dumps(sample.to_json()))
-            else:
+            elif not quiet or repeats == 1:
                 stdout.print(sample_line(sample, repeats))
     except runner.PointFailed as error:
         fail(f"{spec.name} failed: {error}", EXIT_USAGE if error.kind == "param" else EXIT_FAILED)

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 import click
 
 from labctl.cli.commands.options import db_option, store_failures
-from labctl.cli.console import fail, open_store, params_text, print_points, safe, stdout
+from labctl.cli.console import (
+    fail,
+    open_store,
+    params_text,
+    print_json,
+    print_points,
+    safe,
+    stdout,
+    wrapped,
+)
 from labctl.store import PointRow, RunRow, StoreError
 from labctl.vocabulary import metrics
 from labctl.vocabulary.schema import Catalogue
@@ -22,8 +31,9 @@ if TYPE_CHECKING:
 @click.command("show")
 @click.argument("run")
 @db_option
+@click.option("--json", "as_json", is_flag=True, help="The run and its points' medians as one JSON document.")
 @store_failures
-def show_command(run: str, db: str) -> None:
+def show_command(run: str, db: str, as_json: bool) -> None:
     """Medians per point of a RUN (an id or 'latest'), with their spread and failures."""
     from labctl.read import results
 
@@ -34,7 +44,41 @@ def show_command(run: str, db: str) -> None:
         fail(str(error), error.code)
     row, points, catalogue = store.run(run_id), store.points(run_id), store.catalogue(run_id)
     store.close()
-    print_show(row, points, catalogue, results.load(db, run_id), db)
+    samples = results.load(db, run_id)
+    if as_json:
+        print_json(show_json(row, points, samples))
+    else:
+        print_show(row, points, catalogue, samples, db)
+
+
+def show_json(row: RunRow, points: list[PointRow], samples: pd.DataFrame) -> dict:
+    """What `show` prints, as data: the run (its machine, state and warnings), and each point with
+    its parameters, status and failure, and the median of its time (ns) with the 95% interval,
+    cv, noise flag and throughput, and the median of each count its measure took (null where the
+    point has no samples)."""
+    from labctl.read import analysis
+
+    table = analysis.point_table(samples, analysis.TIME).set_index("point") if not samples.empty else None
+    counts = {metric.name: analysis.point_table(samples, metric).set_index("point")
+              for metric in analysis.counted(samples)} if not samples.empty else {}
+
+    def figures(point: int) -> dict:
+        if table is None or point not in table.index:
+            return {"n": 0, "median_ns": None, "ci_low_ns": None, "ci_high_ns": None, "cv": None,
+                    "noisy": None, "msgs_per_s": None, "schedule_dependent": None, "counts": {}}
+        t = table.loc[point]
+        return {"n": int(t["n"]), "median_ns": t["median"], "ci_low_ns": t["ci_low"], "ci_high_ns": t["ci_high"],
+                "cv": t["cv"], "noisy": bool(t["noisy"]), "msgs_per_s": t["rate_median"],
+                "schedule_dependent": bool(t["schedule_dependent"]),
+                "counts": {name: c.loc[point, "median"] for name, c in counts.items() if point in c.index}}
+
+    run = {name: getattr(row, name) for name in (
+        "id", "name", "source", "description", "status", "started_at", "finished_at", "seed", "command",
+        "machine", "context", "warnings", "points", "points_done", "points_failed", "points_skipped", "samples")}
+    return {"run": run, "points": [{
+        "point": p.id, "position": p.position, "kernel": p.kernel, "params": p.params, "measure": p.measure,
+        "repeats": p.repeats, "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
+        **figures(p.id)} for p in sorted(points, key=lambda p: p.position)]}
 
 
 def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, samples: pd.DataFrame,
@@ -42,16 +86,16 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
     """A run: its machine, each point's median with its interval and spread, its failures."""
     from labctl.read import analysis
 
-    stdout.print(f"[bold]run {row.id}[/bold]: {safe(row.name)} ({safe(row.source)}), "
-                 f"{row.status}, started {row.started_at[:19].replace('T', ' ')} UTC")
+    wrapped(f"run {row.id}: {row.name} ({row.source}), {row.status}, started "
+            f"{row.started_at[:19].replace('T', ' ')} UTC", style="bold")
     groups = analysis.machines(samples)
     elsewhere = [machine for machine, _, _ in groups] not in ([], [machine_line(row.machine)])
-    stdout.print(safe(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
-                      f"load {row.context.get('load_average')}; "
-                      f"labctl {row.context.get('labctl')} at {code_of(row.context) or 'no known commit'}; experiment "
-                      f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}"))
+    wrapped(f"{'swept from' if elsewhere else 'machine'}: {machine_line(row.machine)}; "
+            f"load {row.context.get('load_average')}; "
+            f"labctl {row.context.get('labctl')} at {code_of(row.context) or 'no known commit'}; experiment "
+            f"{row.context.get('experiment_git_describe') or 'not in a git checkout'}")
     for warning in row.warnings:
-        stdout.print(f"[yellow]warning at start:[/yellow] {safe(warning)}")
+        wrapped(f"warning at start: {warning}", style="yellow")
     for machine, hosts, part in groups:
         if len(groups) > 1 or elsewhere:
             stdout.print(f"\n[bold]on {safe(machine)}[/bold] (hosts: {safe(', '.join(hosts))}; "
@@ -59,11 +103,12 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
         _print_medians(part, points, catalogue)
     for p in points:
         if p.status in ("failed", "skipped"):
-            status = f"[red]failed[/red] ({safe(p.failure_kind)})" if p.status == "failed" else "[yellow]skipped[/yellow]"
-            stdout.print(f"{status} {safe(p.kernel)} {params_text(p.params)}: {safe(p.failure or '')}")
+            status = f"failed ({safe(p.failure_kind)})" if p.status == "failed" else "skipped"
+            wrapped(f"{status} {safe(p.kernel)} {params_text(p.params)}: {safe(p.failure or '')}",
+                    style="red" if p.status == "failed" else "yellow", markup=True)
     pending = [p for p in points if p.status == "pending"]
     if pending:
-        stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {row.id} --db {safe(shlex.quote(db))}`")
+        wrapped(f"{len(pending)} points not run yet: `labctl sweep --resume {row.id} --db {shlex.quote(db)}`")
 
 
 def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Catalogue) -> None:
@@ -94,8 +139,7 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Cat
         if point["schedule_dependent"]:
             flags.append("[yellow]schedule-dependent[/yellow]")
         columns[""].append(", ".join(flags))
-    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns, catalogue,
-                 frozenset({"", "95% CI"}))
+    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns, catalogue)
     if counts:
         stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
                      "`unsupported` says why a counter is missing here)")

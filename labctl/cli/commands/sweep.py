@@ -42,9 +42,12 @@ def _cluster(ctx: click.Context, param: click.Parameter, value: str | None) -> c
 @old_spelling("--dry-run", "dry_run", is_flag=True)  # it is `labctl plan`
 @seed_option
 @scale_option
+@click.option("--quiet", "-q", is_flag=True,
+              help="Print only errors (each failed point) and the last line, no progress.")
 @store_failures
 def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: bool,
-                  cluster_spec: cluster.Spec | None, dry_run: bool, seed: int | None, scale: str) -> None:
+                  cluster_spec: cluster.Spec | None, dry_run: bool, seed: int | None, scale: str,
+                  quiet: bool) -> None:
     """Run an experiment FILE (a path, or the name of an experiment labctl ships: see `labctl
     experiments`): every point in its own worker process, every sample stored the moment it
     exists. `--resume RUN` finishes an interrupted run without redoing its samples. `--cluster`
@@ -63,20 +66,22 @@ def sweep_command(file: str | None, db: str, resume: str | None, retry_failed: b
         print_plan_of(plan, db)
         stdout.print("dry run: nothing was run (`labctl plan` shows the same)")
         return
-    request = sweeping.Request(db, plan, resume, file, retry_failed)
+    request = sweeping.Request(db, plan, resume, file, retry_failed, quiet=quiet)
     if cluster_spec is None:
         _judge(sweeping.sweep(request, runner.LocalBackend()))
         return
     # Connected before the store is touched: a cluster that cannot be had writes nothing.
-    stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
+    if not quiet:
+        stderr.print(f"[dim]{safe(cluster.connecting(cluster_spec))}[/dim]")
     try:
         backend = cluster.connect(cluster_spec)
     except cluster.ClusterError as error:
         fail(str(error), error.code)
     with backend:
-        stdout.print(safe(backend.summary))
+        if not quiet:
+            stdout.print(safe(backend.summary))
         _judge(sweeping.sweep(sweeping.Request(db, plan, resume, file, retry_failed, cluster_spec.text,
-                                               tuple(backend.warnings)), backend))
+                                               tuple(backend.warnings), quiet), backend))
 
 
 def _judge(swept: sweeping.Swept) -> None:
