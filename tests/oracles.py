@@ -1080,11 +1080,18 @@ def savina_nqueenk(params: Params, solutions: int | None = None, messages: int |
     the run's `solutions` metric and messages_processed."""
     size, threshold, limit = _int(params, "size"), _int(params, "threshold"), _int(params, "solutions_limit")
     full = _e_queens_boards(size, size)
+    boards = sum(len(_e_queens_boards(size, d)) for d in range(min(threshold, size) + 1))
     if len(full) >= limit:
+        # The schedule decides how much of the search runs before the limit stops it: the run's
+        # figures are taken only within what the parameters allow. Solutions: at least the limit,
+        # at most all of them (exactly all where the limit is all: 92 at size 8). Messages: at
+        # least the Start and one per solution, at most the whole search's.
         assert solutions is not None and messages is not None, "savina_nqueenk at its limit: pass the run's figures"
+        assert limit <= solutions <= len(full), f"{solutions} solutions at limit {limit} of {len(full)}"
+        assert solutions + 1 <= messages <= 3 * boards + len(full), \
+            f"{messages} messages, outside {solutions + 1}..{3 * boards + len(full)}"
         return Oracle("limit_reached=1 at_most_all=1 invalid=0", messages, {"solutions": solutions})
     hash_ = sum(_d_mix64(sum(row << (4 * i) for i, row in enumerate(rows))) for rows in full) % 2**64
-    boards = sum(len(_e_queens_boards(size, d)) for d in range(min(threshold, size) + 1))
     answer = f"solutions={len(full)} solutions_hash={hash_:016x} invalid=0"
     return Oracle(answer, 3 * boards + len(full), {"solutions": len(full)})
 

@@ -125,6 +125,19 @@ def test_nqueenk_at_its_limit_stops_between_the_limit_and_all(dispatcher, limit)
     assert result["messages_processed"] >= 1 + 2 + found
 
 
+@pytest.mark.parametrize("solutions, messages", [(49, 100), (93, 100), (60, 10**9), (60, 60)])
+def test_the_nqueenk_oracle_takes_a_runs_figures_only_within_what_its_parameters_allow(solutions, messages):
+    # Size 8 has 92 solutions; at limit 50 a run finds 50 to 92, in at least a message a solution
+    # and the Start and at most the whole search's (9 boards handed out at threshold 1: 119).
+    params = resolved("savina_nqueenk", {"size": 8, "threshold": 1, "solutions_limit": 50})
+    with pytest.raises(AssertionError):
+        oracles.savina_nqueenk(params, solutions, messages)
+    assert oracles.savina_nqueenk(params, 60, 100).metrics == {"solutions": 60}
+    # Where the limit is all 92, all are found whatever the schedule.
+    with pytest.raises(AssertionError):
+        oracles.savina_nqueenk(resolved("savina_nqueenk", {"size": 8, "threshold": 1, "solutions_limit": 92}), 91, 100)
+
+
 @pytest.mark.parametrize("params, name", [
     ({"size": 17}, "size"),
     ({"size": 0}, "size"),
