@@ -474,3 +474,24 @@ def test_the_summary_sets_best_against_worst_within_a_scenario_never_across_two(
         assert "msgs/s" in cells[2]
         medians = samples[samples["leaves"] == leaves].groupby("dispatcher")["msgs_per_s"].median()
         assert cells[4] == f"{medians.max() / medians.min():.2f}x"
+
+
+def test_the_cost_of_a_message_is_each_points_cpu_over_its_messages_and_its_waiting_share(store, tmp_path):
+    samples = results.load(store, 1)
+    ours = samples[samples["cpu_ns"] > 0]
+    assert len(ours)
+    for _, sample in ours.iterrows():
+        cpu = sum(sample["thread_cpu_ns"])
+        assert sample["cpu_per_message_ns"] == pytest.approx(cpu / sample["messages_processed"])
+        working = sample["thread_ns"] - sample["idle_ns"]
+        assert sample["waiting_cpu_share"] == pytest.approx(min(1.0, max(0.0, (cpu - working) / cpu)))
+    from conftest import run_labctl
+
+    assert run_labctl("report", "1", "--db", str(store), "--output", str(tmp_path / "r")).returncode == 0
+    report = (tmp_path / "r" / "report.md").read_text()
+    section = report[report.index("## The cost of a message"):]
+    section = section[:section.index("\n## ", 1)]
+    skynet = ours[ours["kernel"] == "skynet"].groupby("dispatcher")["cpu_per_message_ns"].median()
+    row = next(line for line in section.splitlines() if line.startswith("| skynet |"))
+    cheapest = lookup("cpu_per_message_ns").format(skynet.min())
+    assert f"| {skynet.idxmin()}: {cheapest}, " in row

@@ -113,7 +113,8 @@ def each_machine(*sections: MachineSection) -> Section:
 SECTIONS: tuple[Section, ...] = (
     overview.heading, overview.machines, overview.warnings, overview.pending,
     kernels.summary, kernels.measures,
-    each_machine(across.suite, threads.scaling, across.runtimes, across.floors, threads.turns, across.fingerprints),
+    each_machine(across.suite, threads.scaling, across.runtimes, across.floors, threads.turns, kernels.costs,
+                 across.fingerprints),
     kernels.kernels,
     overview.failures, overview.skipped,
     each_machine(studies.references, studies.claims),

@@ -48,6 +48,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
         row["verified"] = sample["answer"] == sample["expected"]
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
+        row.update(_cost_of_a_message(row["cpu_ns"], sample["messages_processed"], sample["counts"]))
         row["machine"], row["host"] = machine_line(sample["machine"]), sample["machine"].get("hostname")
         for name, value in sample["params"].items():
             row[name] = value
@@ -67,6 +68,19 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
     frame.attrs["catalogue"] = known.to_json()
     return frame
+
+
+def _cost_of_a_message(cpu_ns: int, messages: int, counts: dict) -> dict[str, float | None]:
+    """cpu_per_message_ns and waiting_cpu_share (labctl.vocabulary.metrics) of a sample: absent
+    where it has no runtime threads' CPU time (a peer's) or no messages, and the share where the
+    runtime counted no thread or idle time."""
+    if cpu_ns <= 0:
+        return {"cpu_per_message_ns": None, "waiting_cpu_share": None}
+    working = None
+    if counts.get("thread_ns") is not None and counts.get("idle_ns") is not None:
+        working = counts["thread_ns"] - counts["idle_ns"]
+    return {"cpu_per_message_ns": cpu_ns / messages if messages > 0 else None,
+            "waiting_cpu_share": None if working is None else min(1.0, max(0.0, (cpu_ns - working) / cpu_ns))}
 
 
 def _metric_columns(known: Catalogue, samples: list[dict]) -> dict[str, str]:

@@ -34,6 +34,7 @@ COUNT = "count"  # a whole number of events: instructions, misses, switches
 RATE = "messages/s"
 MESSAGES = "messages"
 KIB = "KiB"
+SHARE = "share"  # a part of a whole, 0 to 1, read as a percentage
 NUMBER = ""  # a number of no declared unit: a kernel's own figure (agents, hops per second)
 
 
@@ -81,6 +82,8 @@ class Metric:
             return f"{value / 1e6:.2f} M msgs/s" if value >= 1e5 else f"{value:.0f} msgs/s"
         if self.unit == KIB:
             return f"{value:,.0f} KiB"
+        if self.unit == SHARE:
+            return f"{value:.0%}"
         return number(value)
 
     def scale(self, values: Iterable[float]) -> tuple[float, str]:
@@ -107,6 +110,11 @@ SAMPLE = _declare(
     Metric("elapsed_ns", NS, LOWER, "time per run"),
     Metric("msgs_per_s", RATE, HIGHER, "throughput"),
     Metric("cpu_ns", NS, LOWER, "CPU time"),
+    # The cost of a message: the runtime threads' CPU time over the messages of the phase, and
+    # the share of that CPU time spent waiting for work (spinning) rather than handling it: CPU
+    # time beyond the threads' working time (their time less their idle time), over CPU time.
+    Metric("cpu_per_message_ns", NS, LOWER, "CPU per message"),
+    Metric("waiting_cpu_share", SHARE, LOWER, "CPU spent waiting"),
     Metric("messages_processed", MESSAGES, NEITHER, "messages processed"),
     Metric("peak_rss_kb", KIB, LOWER, "peak RSS"),
     Metric("voluntary_switches", COUNT, LOWER, "voluntary switches"),

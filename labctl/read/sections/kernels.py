@@ -15,12 +15,13 @@ from labctl.read.analysis import (
     fixed,
     heatmap_panels,
     label,
+    point_table,
     scenarios,
     sort_key,
     varying,
 )
 from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
-from labctl.read.sections.data import ReportData, View
+from labctl.read.sections.data import Machine, ReportData, View
 from labctl.read.sections.markdown import blocks, figure, named, title
 from labctl.vocabulary import metrics, stats
 from labctl.vocabulary.schema import Kernel
@@ -229,3 +230,50 @@ def _natural(text: str) -> tuple:
         return (0, float(text), "")
     except ValueError:
         return (1, 0.0, text)
+
+
+CPU_PER_MESSAGE, WAITING = metrics.lookup("cpu_per_message_ns"), metrics.lookup("waiting_cpu_share")
+
+
+def costs(run: ReportData, machine: Machine) -> list[str]:
+    """The cost of a message on one machine: for each kernel (and scenario) timed on our runtime,
+    the configurations with the least and the most CPU time per message, and the one whose
+    threads burned the largest share of their CPU time waiting for work."""
+    samples = machine.timed
+    if CPU_PER_MESSAGE.name not in samples or samples[CPU_PER_MESSAGE.name].isna().all():
+        return []
+    rows = []
+    for kernel, part in samples[samples[CPU_PER_MESSAGE.name].notna()].groupby("kernel", sort=False):
+        part = _with_attrs(part, samples)
+        cost = point_table(part, CPU_PER_MESSAGE)
+        waiting = point_table(part[part[WAITING.name].notna()], WAITING)
+        share = waiting.set_index("point")["median"] if not waiting.empty else pd.Series(dtype=float)
+        for scenario, points in scenarios(cost, kernel):
+            vary = varying(points, kernel)
+            cheapest = points.loc[points["median"].idxmin()]
+            dearest = points.loc[points["median"].idxmax()]
+            spent = share.reindex(points["point"]).dropna()
+            idlest = points.set_index("point").loc[spent.idxmax()] if not spent.empty else None
+
+            def cell(point: pd.Series, value: str) -> str:
+                return f"{printable(label(point, vary)) or 'one point'}: {value}"
+
+            def with_share(point: pd.Series) -> str:
+                found = share.get(point["point"])
+                return CPU_PER_MESSAGE.format(point["median"]) + (
+                    "" if found is None or pd.isna(found) else f", {WAITING.format(found)} waiting")
+
+            rows.append([named(kernel, scenario), str(len(points)), cell(cheapest, with_share(cheapest)),
+                         cell(dearest, with_share(dearest)),
+                         "-" if idlest is None else cell(idlest, WAITING.format(spent.max()))])
+    if not rows:
+        return []
+    return blocks(title("The cost of a message", machine.on),
+                  "CPU time per message: the runtime threads' CPU time over the phase, over its "
+                  "messages (every thread, so a configuration whose threads spin while they wait "
+                  "pays for it here, where its time per run may not show it); waiting: the share of "
+                  "that CPU time its threads spent waiting for work rather than handling it (CPU "
+                  "time beyond their time less their idle time). Medians per point; each row is "
+                  "one kernel's (and scenario's) configurations doing the same work.",
+                  markdown_table(["kernel", "points", "least CPU per message", "most CPU per message",
+                                  "most CPU spent waiting"], rows, {1}))
