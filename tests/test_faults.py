@@ -23,6 +23,7 @@ import pytest
 
 from labctl import cli
 from labctl.store import Store
+from labctl.vocabulary.point import Point
 
 FAULTS = '''
 name = "faults"
@@ -94,7 +95,7 @@ def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labc
     assert "3 of 4 points failed" in result.stderr
     with Store(db) as store:
         points = store.points(1)
-    by_fault = {(p.kernel, p.env.get("LABCTL_FAULT")): p for p in points}
+    by_fault = {(p.point.kernel, p.point.env.get("LABCTL_FAULT")): p for p in points}
     starved = by_fault[("skynet", "allocate")]
     assert (starved.status, starved.failure_kind) == ("failed", "memory")
     assert "exceeded rlimit_mb=300" in starved.failure
@@ -119,7 +120,7 @@ def test_a_worker_that_allocates_without_a_memory_limit_is_refused(labctl, tmp_p
     result = labctl("sweep", write(tmp_path, text), "--db", db)
     no_traceback(result)
     with Store(db) as store:
-        starved = next(p for p in store.points(1) if p.env.get("LABCTL_FAULT") == "allocate")
+        starved = next(p for p in store.points(1) if p.point.env.get("LABCTL_FAULT") == "allocate")
     assert starved.status == "failed" and "needs rlimit_mb" in starved.failure
 
 
@@ -381,8 +382,8 @@ def test_a_point_without_a_memory_limit_gets_the_default_one_which_kills_its_tre
     from labctl.run import runner
 
     monkeypatch.setattr(runner, "default_memory_mb", lambda: 200)
-    point = runner.Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,
-                         env={"LABCTL_FAULT": "touch"})
+    point = Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,
+                  env={"LABCTL_FAULT": "touch"})
     started = time.monotonic()
     with pytest.raises(runner.PointFailed) as failed:
         list(runner.run_point(point))

@@ -22,6 +22,7 @@ from labctl.read import gate
 from labctl.run import runner
 from labctl.store import Store
 from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),
@@ -34,8 +35,8 @@ SINGLE_THREAD = [("ping_pong", {"messages": 20_000}), ("skynet", {"leaves": 2_00
 def counted(kernel: str, params: dict, repeat: int = 3, warmup: int = 1, measure: str = metrics.INSTRUCTIONS,
             env: dict | None = None) -> list[Sample]:
     ours = params.get("runtime", "labctl") == "labctl"
-    point = runner.Point(kernel, {**params, "dispatcher": "one_thread"} if ours and "dispatcher" not in params else params,
-                         repeat=repeat, warmup=warmup, timeout_s=300, measure=measure, env=env or {})
+    point = Point(kernel, {**params, "dispatcher": "one_thread"} if ours and "dispatcher" not in params else params,
+                  repeats=repeat, warmup=warmup, timeout_s=300, measure=measure, env=env or {})
     return [s for s in runner.run_point(point) if not s.warmup]
 
 
@@ -264,7 +265,7 @@ def stored_counts(db: Path, per_point: list[list[int]], text: str = COUNTED) -> 
         for point, counts in zip(store.points(run), per_point):
             for repeat, value in enumerate(counts):
                 store.add_sample(point.id, repeat, Sample(
-                    kernel=point.kernel, params=point.params, index=repeat, warmup=False,
+                    kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False,
                     elapsed_ns=1_000_000 + repeat, messages_processed=100, answer="a", expected="a",
                     verified=True, counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
                     schedule_dependent=False))
@@ -343,12 +344,12 @@ def fake_run(db: Path, counts: dict[str, list[int]], context: dict = BUILD, depe
     with Store(db) as store:
         run = store.create_run(plan, "labctl sweep g.toml", {"hostname": "h"}, context, [])
         for point in store.points(run):
-            for repeat, value in enumerate(counts.get(point.kernel, [])):
+            for repeat, value in enumerate(counts.get(point.point.kernel, [])):
                 store.add_sample(point.id, repeat, Sample(
-                    kernel=point.kernel, params=point.params, index=repeat, warmup=False, elapsed_ns=10,
+                    kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False, elapsed_ns=10,
                     messages_processed=1, answer="a", expected="a", verified=True,
                     counts={"instructions": value}, schedule_dependent=dependent))
-            if counts.get(point.kernel):
+            if counts.get(point.point.kernel):
                 store.finish_point(point.id)
             else:
                 store.fail_point(point.id, "crash", "it crashed")

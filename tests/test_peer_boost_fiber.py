@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from labctl import cli
 from labctl.catalogue import kernels, runtimes
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 
 NAME = "boost_fiber"
 FAULT_ENV = "LABCTL_BOOST_FIBER_FAULT"  # read by the peer: compute | reply (tests only)
@@ -73,8 +74,8 @@ SCHEDULERS = [("one_thread", None), ("thread_pool", 1), ("thread_pool", 2), ("wo
 
 def run_point(kernel: str, params: dict) -> list:
     resolved = kernels.resolve(kernel, {"runtime": NAME, **params})
-    return list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None},
-                                              timeout_s=60)))
+    return list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None},
+                                       timeout_s=60)))
 
 
 @pytest.mark.parametrize("kernel, params", [

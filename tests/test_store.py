@@ -20,6 +20,7 @@ from labctl import store as store_module
 from labctl.plan import experiment
 from labctl.store import SCHEMA_VERSION, Store, StoreError
 from labctl.vocabulary import metrics, sample
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 DATA = Path(__file__).parent / "data"
@@ -43,13 +44,28 @@ def test_a_new_store_has_the_schema_and_its_version(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run = make_run(store)
         points = store.points(run)
-        assert [p.params["branching"] for p in points] == [2, 3]
+        assert [p.point.params["branching"] for p in points] == [2, 3]
         assert all(p.status == "pending" for p in points)
     db = sqlite3.connect(tmp_path / "r.db")
     assert dict(db.execute("SELECT key, value FROM meta")) == {
         "application": "labctl", "schema_version": str(SCHEMA_VERSION)}
     assert {"runs", "points", "samples", "machines", "meta"} <= {
         row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_a_stored_point_is_the_planned_point_and_its_request_the_same_again(tmp_path):
+    # One record from the plan to the store to the worker: what comes back is equal, field by field.
+    text = PLAN_TEXT.replace('order = "grid"', 'order = "grid"\nwarmup = 2\nrlimit_mb = 512\nmeasure = "counters"')
+    text = text.replace("[[grid]]", '[[grid]]\nenv = { A = "1" }\ncpus = "0"\nrepeats = 4')
+    plan = experiment.parse(text, "t.toml")
+    with Store(tmp_path / "r.db") as store:
+        run = store.create_run(plan, "labctl sweep t.toml", {"hostname": "h"}, {}, [])
+        stored = store.points(run)
+    assert [row.point for row in stored] == plan.points
+    assert [row.key for row in stored] == [point.key for point in plan.points]
+    first = plan.points[0]
+    assert (first.repeats, first.warmup, first.rlimit_mb, first.measure, first.env) == (4, 2, 512, "counters", {"A": "1"})
+    assert Point.from_json(json.loads(json.dumps(first.to_json()))) == first
 
 
 def test_samples_are_kept_per_point_and_repeat(tmp_path):
@@ -182,7 +198,7 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "r.db"
     run = older_store(path, 1)
     with Store(path) as store:
-        assert [p.rlimit_mb for p in store.points(run)] == [None, None]
+        assert [p.point.rlimit_mb for p in store.points(run)] == [None, None]
         assert len(store.samples()) == 1
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
@@ -244,7 +260,7 @@ def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts
     run = older_store(path, 4)
     with Store(path) as store:
         point = store.points(run)[0]
-        assert [p.measure for p in store.points(run)] == ["time", "time"]
+        assert [p.point.measure for p in store.points(run)] == ["time", "time"]
         [kept] = store.samples(run)
         assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
         assert kept["counts"] == {} and kept["unsupported"] == {} and kept["schedule_dependent"] is None
@@ -269,7 +285,7 @@ def test_a_store_written_by_schema_version_5_keeps_every_count_exactly_and_none_
     with Store(path) as store:
         [run] = store.runs()
         kept = store.samples(run.id)
-        assert [p.measure for p in store.points(run.id)] == [measure for measure, _ in STORE_V5]
+        assert [p.point.measure for p in store.points(run.id)] == [measure for measure, _ in STORE_V5]
     expected = [values for _, samples in STORE_V5 for values in samples]
     assert [s["counts"] for s in kept] == [
         {name: value for name, value in values.items() if name in metrics.COUNTS and value is not None}

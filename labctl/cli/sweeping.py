@@ -24,9 +24,9 @@ from labctl.cli.console import (
 )
 from labctl.plan import experiment
 from labctl.run import runner
-from labctl.run.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
 from labctl.vocabulary import text
+from labctl.vocabulary.point import Point
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class _Progress:
                             console=stderr)
         self.task = None
         self.points_total = self.points_done = self.failed = 0
-        self.produced: dict[object, int] = {}  # samples each point has delivered so far
+        self.produced: dict[str, int] = {}  # samples each point (by key) has delivered so far
 
     def _points(self) -> str:
         failed = f", [red]{self.failed} failed[/red]" if self.failed else ""
@@ -154,7 +154,7 @@ class _Progress:
         self.task = self.bar.add_task("sweep", total=samples, points=self._points())
 
     def sample(self, point: Point) -> None:
-        self.produced[point.tag] = self.produced.get(point.tag, 0) + 1
+        self.produced[point.key] = self.produced.get(point.key, 0) + 1
         self.bar.advance(self.task)
 
     def point_done(self, point: Point) -> None:
@@ -165,7 +165,7 @@ class _Progress:
         self.points_done += 1
         self.failed += 1
         # The samples a failed point will never produce leave the total, so the bar can finish.
-        missing = point.repeat - self.produced.get(point.tag, 0)
+        missing = point.repeats - self.produced.get(point.key, 0)
         self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
         self.bar.console.print(f"[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "
                                f"{safe(message)}")

@@ -153,14 +153,15 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
         rows = store.points(run_id)
         machine = store.run(run_id).machine
     records = [{
-        "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
-        "env": p.env, "cpus": p.cpus, "measure": p.measure, "repeats": p.repeats, "samples": p.samples_done,
+        "point": p.id, "position": p.position, "kernel": p.point.kernel, **p.point.params,
+        "env": p.point.env, "cpus": p.point.cpus, "measure": p.point.measure, "repeats": p.point.repeats,
+        "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
         "machine": machine_line(p.machine or machine), "host": (p.machine or machine).get("hostname"),
         "started_at": p.started_at, "finished_at": p.finished_at,
     } for p in rows]
     known = catalogue(db, run_id)
-    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.params)))
+    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.point.params)))
     frame = _typed(pd.DataFrame(records, columns=POINT_COLUMNS[:3] + params + POINT_COLUMNS[3:]),
                    records, params)
     frame.attrs["catalogue"] = known.to_json()

@@ -60,7 +60,7 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
     for p in points:
         if p.status in ("failed", "skipped"):
             status = f"[red]failed[/red] ({safe(p.failure_kind)})" if p.status == "failed" else "[yellow]skipped[/yellow]"
-            stdout.print(f"{status} {safe(p.kernel)} {params_text(p.params)}: {safe(p.failure or '')}")
+            stdout.print(f"{status} {safe(p.point.kernel)} {params_text(p.point.params)}: {safe(p.failure or '')}")
     pending = [p for p in points if p.status == "pending"]
     if pending:
         stdout.print(f"{len(pending)} points not run yet: `labctl sweep --resume {row.id} --db {safe(shlex.quote(db))}`")
@@ -94,7 +94,7 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Cat
         if point["schedule_dependent"]:
             flags.append("[yellow]schedule-dependent[/yellow]")
         columns[""].append(", ".join(flags))
-    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns, catalogue,
+    print_points([(measured[p].point.kernel, measured[p].point.params) for p in table["point"]], columns, catalogue,
                  frozenset({"", "95% CI"}))
     if counts:
         stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
