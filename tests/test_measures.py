@@ -172,7 +172,7 @@ def test_an_unsupported_counter_is_stored_empty_with_its_reason(tmp_path):
         run = store.create_run(plan, "t", {"hostname": "h"}, {}, [])
         [point] = store.points(run)
         measured = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=10,
-                          messages_processed=1, answer="a", expected="a", verified=True,
+                          messages_processed=1, answer="a", expected="a",
                           counts={"task_clock_ns": 9}, unsupported={"cycles": "no PMU here"},
                           schedule_dependent=False)
         store.add_sample(point.id, 0, measured)
@@ -267,7 +267,7 @@ def stored_counts(db: Path, per_point: list[list[int]], text: str = COUNTED) -> 
                 store.add_sample(point.id, repeat, Sample(
                     kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False,
                     elapsed_ns=1_000_000 + repeat, messages_processed=100, answer="a", expected="a",
-                    verified=True, counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
+                    counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
                     schedule_dependent=False))
             store.finish_point(point.id)
         store.end_run(run, "finished")
@@ -347,7 +347,7 @@ def fake_run(db: Path, counts: dict[str, list[int]], context: dict = BUILD, depe
             for repeat, value in enumerate(counts.get(point.point.kernel, [])):
                 store.add_sample(point.id, repeat, Sample(
                     kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False, elapsed_ns=10,
-                    messages_processed=1, answer="a", expected="a", verified=True,
+                    messages_processed=1, answer="a", expected="a",
                     counts={"instructions": value}, schedule_dependent=dependent))
             if counts.get(point.point.kernel):
                 store.finish_point(point.id)

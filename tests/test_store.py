@@ -35,7 +35,7 @@ def make_run(store: Store) -> int:
 
 
 SAMPLE = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=1000,
-                messages_processed=10, answer="a", expected="a", verified=True, metrics={"m": 1.0},
+                messages_processed=10, answer="a", expected="a", metrics={"m": 1.0},
                 thread_cpu_ns=[5, 6], peak_rss_kb=100, voluntary_switches=1, involuntary_switches=2,
                 pid=1)
 
@@ -66,6 +66,17 @@ def test_a_stored_point_is_the_planned_point_and_its_request_the_same_again(tmp_
     first = plan.points[0]
     assert (first.repeats, first.warmup, first.rlimit_mb, first.measure, first.env) == (4, 2, 512, "counters", {"A": "1"})
     assert Point.from_json(json.loads(json.dumps(first.to_json()))) == first
+
+
+def test_a_sample_is_verified_where_its_answer_is_the_expected_one_in_the_worker_and_the_frame(tmp_path):
+    wrong = Sample.from_json({**SAMPLE.to_json(), "answer": "b"})
+    assert SAMPLE.verified and not wrong.verified
+    assert SAMPLE.to_json()["verified"] and not wrong.to_json()["verified"]  # `labctl run --json`
+    with Store(tmp_path / "r.db") as store:  # the store keeps no verdict: a changed answer reads as wrong
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
+        store.add_sample(store.points(run)[1].id, 0, wrong)
+    assert list(results.load(tmp_path / "r.db", run)["verified"]) == [True, False]
 
 
 def test_samples_are_kept_per_point_and_repeat(tmp_path):
@@ -264,8 +275,8 @@ def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts
         [kept] = store.samples(run)
         assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
         assert kept["counts"] == {} and kept["unsupported"] == {} and kept["schedule_dependent"] is None
-        counted = Sample(**{**SAMPLE.to_json(), "counts": {"instructions": 12345},
-                            "unsupported": {"cycles": "none here"}, "schedule_dependent": False})
+        counted = Sample.from_json({**SAMPLE.to_json(), "counts": {"instructions": 12345},
+                                    "unsupported": {"cycles": "none here"}, "schedule_dependent": False})
         store.add_sample(point.id, 1, counted)
         assert [s["counts"] for s in store.samples(run)] == [{}, {"instructions": 12345}]
     db = sqlite3.connect(path)
@@ -315,7 +326,7 @@ def test_a_count_the_schema_never_saw_is_stored_and_read_back_without_a_migratio
         run = make_run(store)
         point = store.points(run)[0]
         layout = store_module._layout(store.db)
-        store.add_sample(point.id, 0, Sample(**{**SAMPLE.to_json(), "counts": {"l2_misses": 7, "instructions": 9}}))
+        store.add_sample(point.id, 0, Sample.from_json({**SAMPLE.to_json(), "counts": {"l2_misses": 7, "instructions": 9}}))
         store.add_sample(point.id, 1, SAMPLE)
         assert [s["counts"] for s in store.samples(run)] == [{"instructions": 9, "l2_misses": 7}, {}]
         assert store_module._layout(store.db) == layout

@@ -13,7 +13,7 @@ import pandas as pd
 from labctl.store import Store
 from labctl.vocabulary.metrics import COUNTS, RUNTIME_COUNTS, measured_only
 from labctl.vocabulary.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
-from labctl.vocabulary.sample import POINT_COLUMNS
+from labctl.vocabulary.sample import POINT_COLUMNS, verified
 from labctl.vocabulary.schema import Catalogue
 from labctl.vocabulary.text import machine_line
 
@@ -46,7 +46,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         others += [name for name in sample["counts"]
                    if name not in COUNTS and name not in RUNTIME_COUNTS and name not in others]
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
-        row["verified"] = sample["answer"] == sample["expected"]
+        row["verified"] = verified(sample["answer"], sample["expected"])
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
         row["machine"], row["host"] = machine_line(sample["machine"]), sample["machine"].get("hostname")
         for name, value in sample["params"].items():

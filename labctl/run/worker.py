@@ -154,7 +154,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     measured = Sample(kernel=kernel, params=params, index=0, warmup=False,
                       elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
-                      answer=result["answer"], expected=result["expected"], verified=result["verified"],
+                      answer=result["answer"], expected=result["expected"],
                       metrics=metrics.measured_only(result["metrics"]), thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
                       involuntary_switches=after.involuntary - before.involuntary)
@@ -186,7 +186,7 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
                                         f"expected {expected['messages']}")
     return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
                   messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
-                  verified=True, metrics=metrics.measured_only(run.metrics),
+                  metrics=metrics.measured_only(run.metrics),
                   thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
                   pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
                   involuntary_switches=run.involuntary_switches)
