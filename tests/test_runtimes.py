@@ -21,6 +21,7 @@ from labctl.catalogue import kernels, runtimes
 from labctl.plan import experiment
 from labctl.run import runner
 from labctl.store import Store
+from labctl.vocabulary import metrics
 from labctl.vocabulary.point import Point
 
 # One program for every behaviour: counting_actor's answer, honest or not (argv[1] says how).
@@ -281,7 +282,8 @@ def test_a_peer_takes_only_the_values_its_manifest_chooses_and_labctl_refuses_th
                choices='{ dispatcher = ["work_stealing"] }')
     reload()
     assert runtimes.runtimes()["picky"].missing == ""
-    for resolve in (kernels.resolve, kernels.resolve_point):  # a command line's, and a grid's
+    grid = lambda *given: kernels.point(*given, metrics.TIME, drop=True)
+    for resolve in (kernels.resolve, grid):  # a command line's, and a grid's
         with pytest.raises(kernels.ParamError) as caught:
             resolve("counting_actor", {"runtime": "picky", "dispatcher": "thread_pool"})
         assert caught.value.param == "dispatcher"
@@ -315,7 +317,8 @@ def test_a_peer_taking_our_dispatcher_takes_its_parameters_as_ours_does(peers):
     assert shown(kernels.resolve("counting_actor", {"runtime": "mapper", "messages": 10,
                                                     "dispatcher": "thread_pool"})) == {
         "runtime": "mapper", "messages": 10, "dispatcher": "thread_pool", "threads": 2}
-    point_ = kernels.resolve_point("counting_actor", {"runtime": "mapper", "messages": 10, "threads": 4})
+    point_ = kernels.point("counting_actor", {"runtime": "mapper", "messages": 10, "threads": 4}, metrics.TIME,
+                           drop=True)
     assert shown(point_.params) == {"runtime": "mapper", "messages": 10, "dispatcher": "one_thread"}
     assert "does not apply to dispatcher 'one_thread'" in point_.dropped["threads"]
     with pytest.raises(kernels.ParamError, match="'threads' does not apply to dispatcher 'one_thread'"):
