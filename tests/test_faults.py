@@ -105,10 +105,10 @@ def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labc
     assert killed.samples_done == 1  # the sample before the kill is kept
     # Native code out of memory: std::bad_alloc, on a runtime thread or the worker's own.
     native = by_fault[("skynet", None)]
-    assert (native.status, native.failure_kind, native.rlimit_mb) == ("failed", "memory", 200)
+    assert (native.status, native.failure_kind, native.point.rlimit_mb) == ("failed", "memory", 200)
     assert "exceeded rlimit_mb=200" in native.failure
     healthy = by_fault[("ping_pong", None)]
-    assert (healthy.status, healthy.samples_done, healthy.rlimit_mb) == ("done", 2, 2000)
+    assert (healthy.status, healthy.samples_done, healthy.point.rlimit_mb) == ("done", 2, 2000)
     for line in ("exceeded rlimit_mb=300", "killed by SIGKILL", "exceeded rlimit_mb=200"):
         assert line in result.stdout + result.stderr
     consistent(db).close()

@@ -17,6 +17,7 @@ import pytest
 
 from labctl import _native, results
 from labctl.catalogue import measures
+from labctl.history import profiles
 from labctl.plan import experiment
 from labctl.read import gate
 from labctl.run import runner
@@ -108,6 +109,14 @@ def test_a_phase_after_its_agents_are_made_does_not_count_their_start():
     # began the phase before the worker got through them), about 50 each.
     counts = [s.counts["instructions"] for s in counted("thread_ring", {"hops": 1, "actors": 20_000}, repeat=2)]
     assert all(0 < count < 100_000 for count in counts), counts
+
+
+@needs_valgrind
+def test_a_profile_counts_the_own_instructions_of_one_phase_in_a_worker_given_its_point():
+    # labctl.history.profiles starts the worker as the runner does (runner.worker_request); a
+    # worker that cannot read its request fails, and the profile with it (RuntimeError).
+    own = profiles.profile("ping_pong", {"messages": 1_000, "dispatcher": "one_thread"})
+    assert own and all(isinstance(count, int) and count > 0 for count in own.values())
 
 
 @needs_valgrind

@@ -122,6 +122,13 @@ def worker_command() -> list[str]:
     return [sys.executable, "-P", "-m", "labctl.run.worker"]
 
 
+def worker_request(point: Point, counts: Path | None = None) -> str:
+    """What a worker reads on its stdin (labctl.run.worker): the point, and what only that
+    process has: the process it dies with (this one) and the folder callgrind writes `counts` to."""
+    return json.dumps({"point": point.to_json(), "parent": os.getpid(),
+                       "counts_folder": str(counts) if counts else None})
+
+
 # -- memory: a limit on by default ----------------------------------------------------------------
 # Where a point sets no rlimit_mb, its worker and everything it starts (a peer's program) may hold
 # at most this share of the memory available when it starts, divided among the workers running
@@ -204,8 +211,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     env = {**os.environ, **point.env}
     # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
     env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
-    # The point itself, and what only this worker process has: who started it, where callgrind writes.
-    request = {"point": point.to_json(), "parent": os.getpid(), "counts_folder": str(counts) if counts else None}
+    request = worker_request(point, counts)
     try:
         process = subprocess.Popen(
             measures.get(point.measure).prefix(counts) + worker_command(),
@@ -244,7 +250,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     error: dict | None = None
     try:
         try:
-            process.stdin.write(json.dumps(request))
+            process.stdin.write(request)
             process.stdin.close()
         except OSError:  # it died before reading its request: its exit and stderr say why
             pass
