@@ -1,14 +1,15 @@
 """The worker process: runs one point (a kernel and its parameters) and writes each sample to
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
-Request (one JSON object on stdin): {"point": the Point (labctl.vocabulary.point) as to_json
-writes it, "parent"?: the pid that started this worker, "counts_folder"?}. The point's params name
-the runtime (ours, CAF built in, or an external program run once per sample) and the allocator
-(preloaded by the caller, as its env and its timeout are applied there; checked here). The measure (labctl.catalogue.measures) says what else a sample counts: under
-`instructions` the caller started this worker under callgrind, which writes each phase's counts
-to counts_folder/callgrind.out.N; under `counters`, perf_event counters are read around each
-phase. Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
-{"error": {"kind", "message"}} line and a non-zero exit.
+Request (one JSON object on stdin, labctl.run.runner.worker_request): {"point": the Point
+(labctl.vocabulary.point) as to_json writes it, "parent"?: the pid that started this worker,
+"counts_folder"?}. The point's params name the runtime (ours, CAF built in, or an external
+program run once per sample) and the allocator (preloaded by the caller, which also applies the
+point's env and timeout; checked here). Its measure (labctl.catalogue.measures) says what else a
+sample counts: under `instructions` the caller started this worker under callgrind, which writes
+each phase's counts to counts_folder/callgrind.out.N; under `counters`, perf_event counters are
+read around each phase. Reply: one {"sample": {...}} line per run, warmups included and
+flagged; on failure one {"error": {"kind", "message"}} line and a non-zero exit.
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
 commit that fault; outside_work adds costly work before and after the kernel, outside its phase
