@@ -372,10 +372,7 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
             store.finish_point(row.id)
             continue
         todo.append(replace(row.point, repeats=missing))
-        if todo[-1].key in stored:  # a plan merges equal points; only an edit of the store makes two
-            raise StoreError(f"{store.path}: run {run_id}: point {row.id} is point {stored[todo[-1].key][0]} "
-                             "again (same kernel, parameters and setting); the store was changed outside labctl")
-        stored[todo[-1].key] = row.id, row.samples_done
+        stored[todo[-1].key] = row.id, row.samples_done  # one row a key: start's plan, resume checks
     result = SweepResult()
     if progress:
         progress.started(len(todo), sum(p.repeats for p in todo))
@@ -482,6 +479,12 @@ def resume(store: Store, run: str, file: str | None = None, retry_failed: bool =
     left = [p for p in store.points(run_id) if p.status == "pending" or (retry_failed and p.status == "failed")]
     if not left:
         return None
+    seen: dict[str, int] = {}
+    for stored in left:  # the sweep finds a point's row by its key: a plan merges equal points
+        other = seen.setdefault(stored.point.key, stored.id)
+        if other != stored.id:
+            raise StoreError(f"{store.path}: run {run_id}: point {stored.id} is point {other} again (the "
+                             "same kernel, parameters and setting); the store was changed outside labctl")
     store.claim_run(run_id)  # refused (StoreError) if another process resumed it meanwhile
     if cluster is not None:  # each point records its host: none of them is "another machine"
         return Opened(run_id, row.name, True, list(host_warnings or []), stored=row.samples)
