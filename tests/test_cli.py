@@ -13,6 +13,7 @@ import pytest
 
 from labctl.catalogue import kernels, studies
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 
 
 def assert_one_line_error(result, code: int, *words: str) -> None:
@@ -147,7 +148,7 @@ def test_a_hanging_worker_is_killed_at_the_timeout(labctl):
 
 
 def test_the_worker_is_gone_after_a_timeout():
-    point = runner.Point("skynet", {"leaves": 100}, timeout_s=1, env={"LABCTL_FAULT": "hang"})
+    point = Point("skynet", {"leaves": 100}, timeout_s=1, env={"LABCTL_FAULT": "hang"})
     with pytest.raises(runner.PointFailed) as failure:
         list(runner.run_point(point))
     assert failure.value.kind == "timeout"
@@ -156,7 +157,7 @@ def test_the_worker_is_gone_after_a_timeout():
 
 
 def test_a_point_runs_in_another_process():
-    samples = list(runner.run_point(runner.Point("ping_pong", {"messages": 200}, repeat=2)))
+    samples = list(runner.run_point(Point("ping_pong", {"messages": 200}, repeats=2)))
     assert len(samples) == 2 and all(s.pid != os.getpid() for s in samples)
 
 

@@ -126,3 +126,16 @@ def test_a_resume_refuses_a_pending_point_whose_stored_repeats_no_file_could_ask
     result = labctl_here(capsys, "sweep", "--resume", "1", "--db", "results.db")
     [line] = result.stderr.strip().splitlines()
     assert result.returncode == 2 and "its repeats is damaged (found 1000000000)" in line, line
+
+
+def test_a_resume_refuses_two_pending_points_made_one_by_an_edit(capsys, monkeypatch, tmp_path, swept):
+    # A plan merges equal points, and a sweep finds a point's row by what makes it that point.
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(swept, tmp_path / "results.db")
+    with sqlite3.connect(tmp_path / "results.db") as connection:
+        connection.execute("UPDATE points SET status = 'pending'")
+        connection.execute("UPDATE points SET params = (SELECT params FROM points WHERE id = 1)")
+    result = labctl_here(capsys, "sweep", "--resume", "1", "--db", "results.db")
+    [line] = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and line.startswith("labctl: results.db: run 1: point 2 is point 1 again"), line
+    assert "changed outside labctl" in line

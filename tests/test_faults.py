@@ -23,6 +23,7 @@ import pytest
 
 from labctl import cli
 from labctl.store import Store
+from labctl.vocabulary.point import Point
 
 FAULTS = '''
 name = "faults"
@@ -94,7 +95,7 @@ def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labc
     assert "3 of 4 points failed" in result.stderr
     with Store(db) as store:
         points = store.points(1)
-    by_fault = {(p.kernel, p.env.get("LABCTL_FAULT")): p for p in points}
+    by_fault = {(p.point.kernel, p.point.env.get("LABCTL_FAULT")): p for p in points}
     starved = by_fault[("skynet", "allocate")]
     assert (starved.status, starved.failure_kind) == ("failed", "memory")
     assert "exceeded rlimit_mb=300" in starved.failure
@@ -104,10 +105,10 @@ def test_killed_and_starved_workers_fail_their_points_and_the_sweep_goes_on(labc
     assert killed.samples_done == 1  # the sample before the kill is kept
     # Native code out of memory: std::bad_alloc, on a runtime thread or the worker's own.
     native = by_fault[("skynet", None)]
-    assert (native.status, native.failure_kind, native.rlimit_mb) == ("failed", "memory", 200)
+    assert (native.status, native.failure_kind, native.point.rlimit_mb) == ("failed", "memory", 200)
     assert "exceeded rlimit_mb=200" in native.failure
     healthy = by_fault[("ping_pong", None)]
-    assert (healthy.status, healthy.samples_done, healthy.rlimit_mb) == ("done", 2, 2000)
+    assert (healthy.status, healthy.samples_done, healthy.point.rlimit_mb) == ("done", 2, 2000)
     for line in ("exceeded rlimit_mb=300", "killed by SIGKILL", "exceeded rlimit_mb=200"):
         assert line in result.stdout + result.stderr
     consistent(db).close()
@@ -119,7 +120,7 @@ def test_a_worker_that_allocates_without_a_memory_limit_is_refused(labctl, tmp_p
     result = labctl("sweep", write(tmp_path, text), "--db", db)
     no_traceback(result)
     with Store(db) as store:
-        starved = next(p for p in store.points(1) if p.env.get("LABCTL_FAULT") == "allocate")
+        starved = next(p for p in store.points(1) if p.point.env.get("LABCTL_FAULT") == "allocate")
     assert starved.status == "failed" and "needs rlimit_mb" in starved.failure
 
 
@@ -381,8 +382,8 @@ def test_a_point_without_a_memory_limit_gets_the_default_one_which_kills_its_tre
     from labctl.run import runner
 
     monkeypatch.setattr(runner, "default_memory_mb", lambda: 200)
-    point = runner.Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,
-                         env={"LABCTL_FAULT": "touch"})
+    point = Point("skynet", {"leaves": 100, "dispatcher": "one_thread"}, timeout_s=60,
+                  env={"LABCTL_FAULT": "touch"})
     started = time.monotonic()
     with pytest.raises(runner.PointFailed) as failed:
         list(runner.run_point(point))
@@ -439,8 +440,8 @@ def test_a_point_that_must_hold_more_than_its_limit_is_refused_before_its_worker
 
     monkeypatch.setattr(runner, "default_memory_mb", lambda: 1024)
     monkeypatch.setattr(runner.subprocess, "Popen", lambda *args, **kwargs: pytest.fail("a worker started"))
-    point = runner.Point("savina_apsp", {"nodes": 4000, "block_size": 1, "dispatcher": "one_thread"},
-                         timeout_s=60, rlimit_mb=rlimit_mb)
+    point = Point("savina_apsp", {"nodes": 4000, "block_size": 1, "dispatcher": "one_thread"},
+                  timeout_s=60, rlimit_mb=rlimit_mb)
     with pytest.raises(runner.PointFailed) as failed:
         list(runner.run_point(point))
     assert failed.value.kind == "memory"

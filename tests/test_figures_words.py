@@ -26,6 +26,7 @@ from labctl.read import compare
 from labctl.run import cluster, runner
 from labctl.store import Store
 from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 
 
 def sweep(labctl, folder: Path, text: str, name: str = "e.toml", db: str = "r.db", env=None) -> Path:
@@ -80,7 +81,7 @@ def test_a_worker_refuses_a_request_whose_parameter_is_nan():
     # The protocol between the sweep and its worker is JSON as Python writes it, which carries
     # NaN (a store written before files refused it keeps one): refused, never run.
     params = kernels.point("fan", {"iterations": 0, "fan_out": 2}, metrics.TIME).params
-    point = runner.Point("fan", {**params, "duration_s": math.nan}, timeout_s=60)
+    point = Point("fan", {**params, "duration_s": math.nan}, timeout_s=60)
     with pytest.raises(runner.PointFailed) as caught:
         list(runner.run_point(point))
     assert caught.value.kind == "param"
@@ -219,8 +220,8 @@ def peer(tmp_path, monkeypatch):
     kernels.catalogue.cache_clear()
 
 
-def echo_point(messages: int = 100) -> runner.Point:
-    return runner.Point("counting_actor", {"runtime": "echo", "messages": messages}, repeat=1, timeout_s=60)
+def echo_point(messages: int = 100) -> Point:
+    return Point("counting_actor", {"runtime": "echo", "messages": messages}, repeats=1, timeout_s=60)
 
 
 def test_a_peer_metric_named_after_another_kernels_parameter_is_refused(peer):

@@ -13,6 +13,7 @@ import pytest
 from labctl import _native
 from labctl.catalogue import kernels, runtimes
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.schema import Kernel
 
 DECLARED = {k["name"]: {m["name"]: m["absent_when"] for m in k["metrics"]} for k in _native.kernels()}
@@ -200,6 +201,6 @@ def test_the_go_peer_records_the_figures_our_kernel_declares(tmp_path_factory, m
     # Built once for the module's Go tests.
     monkeypatch.setenv(runtimes.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "go-cache"))
     resolved = kernels.resolve(kernel, {"runtime": "go", **params})
-    [sample] = runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None}))
+    [sample] = runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None}))
     assert set(sample.metrics) == expected
     assert set(sample.metrics) <= set(kernels.get(kernel).metrics)

@@ -17,11 +17,13 @@ import pytest
 
 from labctl import _native, results
 from labctl.catalogue import measures
+from labctl.history import profiles
 from labctl.plan import experiment
 from labctl.read import gate
 from labctl.run import runner
 from labctl.store import Store
 from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 needs_valgrind = pytest.mark.skipif(bool(measures.get(metrics.INSTRUCTIONS).missing()),
@@ -34,8 +36,8 @@ SINGLE_THREAD = [("ping_pong", {"messages": 20_000}), ("skynet", {"leaves": 2_00
 def counted(kernel: str, params: dict, repeat: int = 3, warmup: int = 1, measure: str = metrics.INSTRUCTIONS,
             env: dict | None = None) -> list[Sample]:
     ours = params.get("runtime", "labctl") == "labctl"
-    point = runner.Point(kernel, {**params, "dispatcher": "one_thread"} if ours and "dispatcher" not in params else params,
-                         repeat=repeat, warmup=warmup, timeout_s=300, measure=measure, env=env or {})
+    point = Point(kernel, {**params, "dispatcher": "one_thread"} if ours and "dispatcher" not in params else params,
+                  repeats=repeat, warmup=warmup, timeout_s=300, measure=measure, env=env or {})
     return [s for s in runner.run_point(point) if not s.warmup]
 
 
@@ -110,6 +112,14 @@ def test_a_phase_after_its_agents_are_made_does_not_count_their_start():
 
 
 @needs_valgrind
+def test_a_profile_counts_the_own_instructions_of_one_phase_in_a_worker_given_its_point():
+    # labctl.history.profiles starts the worker as the runner does (runner.worker_request); a
+    # worker that cannot read its request fails, and the profile with it (RuntimeError).
+    own = profiles.profile("ping_pong", {"messages": 1_000, "dispatcher": "one_thread"})
+    assert own and all(isinstance(count, int) and count > 0 for count in own.values())
+
+
+@needs_valgrind
 def test_the_time_under_valgrind_is_kept_and_said_to_be_so(tmp_path, labctl):
     result = labctl("run", "ping_pong", "--messages", "20000", "--measure", "instructions", "--repeats", "2")
     assert result.returncode == 0, result.stderr
@@ -171,7 +181,7 @@ def test_an_unsupported_counter_is_stored_empty_with_its_reason(tmp_path):
         run = store.create_run(plan, "t", {"hostname": "h"}, {}, [])
         [point] = store.points(run)
         measured = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=10,
-                          messages_processed=1, answer="a", expected="a", verified=True,
+                          messages_processed=1, answer="a", expected="a",
                           counts={"task_clock_ns": 9}, unsupported={"cycles": "no PMU here"},
                           schedule_dependent=False)
         store.add_sample(point.id, 0, measured)
@@ -264,9 +274,9 @@ def stored_counts(db: Path, per_point: list[list[int]], text: str = COUNTED) -> 
         for point, counts in zip(store.points(run), per_point):
             for repeat, value in enumerate(counts):
                 store.add_sample(point.id, repeat, Sample(
-                    kernel=point.kernel, params=point.params, index=repeat, warmup=False,
+                    kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False,
                     elapsed_ns=1_000_000 + repeat, messages_processed=100, answer="a", expected="a",
-                    verified=True, counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
+                    counts={"instructions": value, "l1_misses": 10, "cache_misses": 5},
                     schedule_dependent=False))
             store.finish_point(point.id)
         store.end_run(run, "finished")
@@ -343,12 +353,12 @@ def fake_run(db: Path, counts: dict[str, list[int]], context: dict = BUILD, depe
     with Store(db) as store:
         run = store.create_run(plan, "labctl sweep g.toml", {"hostname": "h"}, context, [])
         for point in store.points(run):
-            for repeat, value in enumerate(counts.get(point.kernel, [])):
+            for repeat, value in enumerate(counts.get(point.point.kernel, [])):
                 store.add_sample(point.id, repeat, Sample(
-                    kernel=point.kernel, params=point.params, index=repeat, warmup=False, elapsed_ns=10,
-                    messages_processed=1, answer="a", expected="a", verified=True,
+                    kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False, elapsed_ns=10,
+                    messages_processed=1, answer="a", expected="a",
                     counts={"instructions": value}, schedule_dependent=dependent))
-            if counts.get(point.kernel):
+            if counts.get(point.point.kernel):
                 store.finish_point(point.id)
             else:
                 store.fail_point(point.id, "crash", "it crashed")

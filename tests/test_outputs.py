@@ -121,8 +121,8 @@ def fake_gate_run(db: Path, source: str = "g.toml", name: str = "g") -> int:
         run = store.create_run(plan, "labctl sweep g.toml", {"hostname": "h"}, CONTEXT, [])
         for point in store.points(run):
             store.add_sample(point.id, 0, Sample(
-                kernel=point.kernel, params=point.params, index=0, warmup=False, elapsed_ns=10,
-                messages_processed=1, answer="a", expected="a", verified=True,
+                kernel=point.point.kernel, params=point.point.params, index=0, warmup=False, elapsed_ns=10,
+                messages_processed=1, answer="a", expected="a",
                 counts={"instructions": 1000}))
             store.finish_point(point.id)
         store.end_run(run, "finished")

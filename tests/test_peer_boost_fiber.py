@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from labctl import cli
 from labctl.catalogue import kernels, runtimes
 from labctl.run import runner
+from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 
 NAME = "boost_fiber"
 FAULT_ENV = "LABCTL_BOOST_FIBER_FAULT"  # read by the peer: compute | reply (tests only)
@@ -73,8 +75,8 @@ SCHEDULERS = [("one_thread", None), ("thread_pool", 1), ("thread_pool", 2), ("wo
 
 def run_point(kernel: str, params: dict) -> list:
     resolved = kernels.resolve(kernel, {"runtime": NAME, **params})
-    return list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None},
-                                              timeout_s=60)))
+    return list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None},
+                                       timeout_s=60)))
 
 
 @pytest.mark.parametrize("kernel, params", [
@@ -185,7 +187,7 @@ def test_bad_input_is_refused_in_one_line_with_nothing_on_stdout(program, reques
 def test_labctl_refuses_a_dispatcher_the_peer_has_no_scheduler_for(kernel, dispatcher):
     # Refused by labctl itself, before any program runs (the runtime need not even build here),
     # in one line naming the parameter and the values the peer takes, on a command line or in a grid.
-    for resolve in (kernels.resolve, kernels.resolve_point):
+    for resolve in (kernels.resolve, lambda *given: kernels.point(*given, metrics.TIME, drop=True)):
         with pytest.raises(kernels.ParamError) as caught:
             resolve(kernel, {"runtime": NAME, "dispatcher": dispatcher, "threads": 2})
         assert caught.value.param == "dispatcher"
@@ -194,9 +196,8 @@ def test_labctl_refuses_a_dispatcher_the_peer_has_no_scheduler_for(kernel, dispa
 
 
 def test_one_thread_is_the_default_and_takes_no_threads():
-    point = kernels.resolve_point("skynet", {"runtime": NAME, "leaves": 10, "threads": 4})
-    assert {k: v for k, v in point.params.items() if v is not None} == {
-        "runtime": NAME, "leaves": 10, "branching": 10, "dispatcher": "one_thread"}
+    point = kernels.point("skynet", {"runtime": NAME, "leaves": 10, "threads": 4}, metrics.TIME, drop=True)
+    assert point.params == {"runtime": NAME, "leaves": 10, "branching": 10, "dispatcher": "one_thread"}
     assert "threads" in point.dropped  # a grid's point: left out, and the points merged
     with pytest.raises(kernels.ParamError, match="parameter 'threads' does not apply to dispatcher 'one_thread'"):
         kernels.resolve("skynet", {"runtime": NAME, "threads": 4})

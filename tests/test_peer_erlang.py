@@ -7,6 +7,7 @@ import pytest
 
 from labctl.catalogue import kernels, runtimes
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 
 erlang_missing = runtimes.runtimes()["erlang"].missing if "erlang" in runtimes.runtimes() else "no peers/erlang"
 pytestmark = pytest.mark.skipif(bool(erlang_missing), reason=f"the Erlang peer cannot run here: {erlang_missing}")
@@ -25,7 +26,7 @@ def run_erlang(erlang_cache, monkeypatch):
 
     def run(kernel: str, **params):
         resolved = kernels.resolve(kernel, {"runtime": "erlang", **params})
-        [sample] = list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+        [sample] = list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
         return sample
 
     return run

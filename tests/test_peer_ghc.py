@@ -11,6 +11,7 @@ import pytest
 
 from labctl.catalogue import kernels, runtimes
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 ghc_missing = runtimes.runtimes()["ghc"].missing if "ghc" in runtimes.runtimes() else "no peers/ghc"
@@ -38,7 +39,7 @@ def tree_agents(leaves: int, branching: int) -> int:
 
 def run_ghc(kernel: str, **params) -> Sample:
     resolved = kernels.resolve(kernel, {"runtime": "ghc", **params})
-    [sample] = runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None}))
+    [sample] = runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None}))
     return sample
 
 

@@ -21,6 +21,8 @@ from labctl.catalogue import kernels, runtimes
 from labctl.plan import experiment
 from labctl.run import runner
 from labctl.store import Store
+from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 
 # One program for every behaviour: counting_actor's answer, honest or not (argv[1] says how).
 PEER = textwrap.dedent('''
@@ -78,10 +80,10 @@ def write_peer(root: Path, name: str, mode: str, params: str = '["messages"]', *
 
 
 
-def point(runtime: str, messages: int = 1000, repeat: int = 2, timeout_s: float = 60) -> runner.Point:
+def point(runtime: str, messages: int = 1000, repeat: int = 2, timeout_s: float = 60) -> Point:
     params = kernels.resolve("counting_actor", {"runtime": runtime, "messages": messages})
-    return runner.Point("counting_actor", {k: v for k, v in params.items() if v is not None},
-                        repeat=repeat, timeout_s=timeout_s)
+    return Point("counting_actor", {k: v for k, v in params.items() if v is not None},
+                 repeats=repeat, timeout_s=timeout_s)
 
 
 def test_a_well_behaved_program_is_measured_and_verified(peers):
@@ -280,7 +282,8 @@ def test_a_peer_takes_only_the_values_its_manifest_chooses_and_labctl_refuses_th
                choices='{ dispatcher = ["work_stealing"] }')
     reload()
     assert runtimes.runtimes()["picky"].missing == ""
-    for resolve in (kernels.resolve, kernels.resolve_point):  # a command line's, and a grid's
+    grid = lambda *given: kernels.point(*given, metrics.TIME, drop=True)
+    for resolve in (kernels.resolve, grid):  # a command line's, and a grid's
         with pytest.raises(kernels.ParamError) as caught:
             resolve("counting_actor", {"runtime": "picky", "dispatcher": "thread_pool"})
         assert caught.value.param == "dispatcher"
@@ -314,7 +317,8 @@ def test_a_peer_taking_our_dispatcher_takes_its_parameters_as_ours_does(peers):
     assert shown(kernels.resolve("counting_actor", {"runtime": "mapper", "messages": 10,
                                                     "dispatcher": "thread_pool"})) == {
         "runtime": "mapper", "messages": 10, "dispatcher": "thread_pool", "threads": 2}
-    point_ = kernels.resolve_point("counting_actor", {"runtime": "mapper", "messages": 10, "threads": 4})
+    point_ = kernels.point("counting_actor", {"runtime": "mapper", "messages": 10, "threads": 4}, metrics.TIME,
+                           drop=True)
     assert shown(point_.params) == {"runtime": "mapper", "messages": 10, "dispatcher": "one_thread"}
     assert "does not apply to dispatcher 'one_thread'" in point_.dropped["threads"]
     with pytest.raises(kernels.ParamError, match="'threads' does not apply to dispatcher 'one_thread'"):
@@ -362,7 +366,7 @@ def test_an_allocator_is_preloaded_into_the_worker(allocator):
     if runtimes.allocator_missing(allocator):
         pytest.skip(runtimes.allocator_missing(allocator))
     params = kernels.resolve("skynet", {"leaves": 100, "allocator": allocator})
-    point = runner.Point("skynet", {k: v for k, v in params.items() if v is not None})
+    point = Point("skynet", {k: v for k, v in params.items() if v is not None})
     # The worker checks its own memory map: the sample exists only if the library is loaded.
     [sample] = list(runner.run_point(point))
     assert sample.verified and sample.params["allocator"] == allocator
@@ -398,9 +402,9 @@ def go_cache(tmp_path_factory):
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
     monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
     resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": threads})
-    [sample] = list(runner.run_point(runner.Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
-    ours = list(runner.run_point(runner.Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
-                                                        if v is not None})))[0]
+    [sample] = list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+    ours = list(runner.run_point(Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                                 if v is not None})))[0]
     assert sample.verified and sample.answer == ours.answer
     assert sample.messages_processed == ours.messages_processed
 
@@ -434,7 +438,7 @@ def test_a_sweep_goes_on_past_a_peer_whose_reply_the_store_cannot_take(peers, tm
     result = CliRunner().invoke(cli.main, ["sweep", str(path), "--db", str(db)])
     assert result.exit_code == 1
     with Store(db) as store:
-        points = {p.params["runtime"]: p for p in store.points(1)}
+        points = {p.point.params["runtime"]: p for p in store.points(1)}
     assert points["huge"].status == "failed" and points["huge"].failure_kind == "protocol"
     assert points["labctl"].status == "done"
 

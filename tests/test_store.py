@@ -20,6 +20,7 @@ from labctl import store as store_module
 from labctl.plan import experiment
 from labctl.store import SCHEMA_VERSION, Store, StoreError
 from labctl.vocabulary import metrics, sample
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 DATA = Path(__file__).parent / "data"
@@ -34,7 +35,7 @@ def make_run(store: Store) -> int:
 
 
 SAMPLE = Sample(kernel="ping_pong", params={}, index=0, warmup=False, elapsed_ns=1000,
-                messages_processed=10, answer="a", expected="a", verified=True, metrics={"m": 1.0},
+                messages_processed=10, answer="a", expected="a", metrics={"m": 1.0},
                 thread_cpu_ns=[5, 6], peak_rss_kb=100, voluntary_switches=1, involuntary_switches=2,
                 pid=1)
 
@@ -43,13 +44,39 @@ def test_a_new_store_has_the_schema_and_its_version(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run = make_run(store)
         points = store.points(run)
-        assert [p.params["branching"] for p in points] == [2, 3]
+        assert [p.point.params["branching"] for p in points] == [2, 3]
         assert all(p.status == "pending" for p in points)
     db = sqlite3.connect(tmp_path / "r.db")
     assert dict(db.execute("SELECT key, value FROM meta")) == {
         "application": "labctl", "schema_version": str(SCHEMA_VERSION)}
     assert {"runs", "points", "samples", "machines", "meta"} <= {
         row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_a_stored_point_is_the_planned_point_and_its_request_the_same_again(tmp_path):
+    # One record from the plan to the store to the worker: what comes back is equal, field by field.
+    text = PLAN_TEXT.replace('order = "grid"', 'order = "grid"\nwarmup = 2\nrlimit_mb = 512\nmeasure = "counters"')
+    text = text.replace("[[grid]]", '[[grid]]\nenv = { A = "1" }\ncpus = "0"\nrepeats = 4')
+    plan = experiment.parse(text, "t.toml")
+    with Store(tmp_path / "r.db") as store:
+        run = store.create_run(plan, "labctl sweep t.toml", {"hostname": "h"}, {}, [])
+        stored = store.points(run)
+    assert [row.point for row in stored] == plan.points
+    assert [row.key for row in stored] == [point.key for point in plan.points]
+    first = plan.points[0]
+    assert (first.repeats, first.warmup, first.rlimit_mb, first.measure, first.env) == (4, 2, 512, "counters", {"A": "1"})
+    assert Point.from_json(json.loads(json.dumps(first.to_json()))) == first
+
+
+def test_a_sample_is_verified_where_its_answer_is_the_expected_one_in_the_worker_and_the_frame(tmp_path):
+    wrong = Sample.from_json({**SAMPLE.to_json(), "answer": "b"})
+    assert SAMPLE.verified and not wrong.verified
+    assert SAMPLE.to_json()["verified"] and not wrong.to_json()["verified"]  # `labctl run --json`
+    with Store(tmp_path / "r.db") as store:  # the store keeps no verdict: a changed answer reads as wrong
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
+        store.add_sample(store.points(run)[1].id, 0, wrong)
+    assert list(results.load(tmp_path / "r.db", run)["verified"]) == [True, False]
 
 
 def test_samples_are_kept_per_point_and_repeat(tmp_path):
@@ -182,7 +209,7 @@ def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "r.db"
     run = older_store(path, 1)
     with Store(path) as store:
-        assert [p.rlimit_mb for p in store.points(run)] == [None, None]
+        assert [p.point.rlimit_mb for p in store.points(run)] == [None, None]
         assert len(store.samples()) == 1
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
@@ -244,12 +271,12 @@ def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts
     run = older_store(path, 4)
     with Store(path) as store:
         point = store.points(run)[0]
-        assert [p.measure for p in store.points(run)] == ["time", "time"]
+        assert [p.point.measure for p in store.points(run)] == ["time", "time"]
         [kept] = store.samples(run)
         assert kept == {**before[0], "recorded_at": kept["recorded_at"]}
         assert kept["counts"] == {} and kept["unsupported"] == {} and kept["schedule_dependent"] is None
-        counted = Sample(**{**SAMPLE.to_json(), "counts": {"instructions": 12345},
-                            "unsupported": {"cycles": "none here"}, "schedule_dependent": False})
+        counted = Sample.from_json({**SAMPLE.to_json(), "counts": {"instructions": 12345},
+                                    "unsupported": {"cycles": "none here"}, "schedule_dependent": False})
         store.add_sample(point.id, 1, counted)
         assert [s["counts"] for s in store.samples(run)] == [{}, {"instructions": 12345}]
     db = sqlite3.connect(path)
@@ -269,7 +296,7 @@ def test_a_store_written_by_schema_version_5_keeps_every_count_exactly_and_none_
     with Store(path) as store:
         [run] = store.runs()
         kept = store.samples(run.id)
-        assert [p.measure for p in store.points(run.id)] == [measure for measure, _ in STORE_V5]
+        assert [p.point.measure for p in store.points(run.id)] == [measure for measure, _ in STORE_V5]
     expected = [values for _, samples in STORE_V5 for values in samples]
     assert [s["counts"] for s in kept] == [
         {name: value for name, value in values.items() if name in metrics.COUNTS and value is not None}
@@ -299,7 +326,7 @@ def test_a_count_the_schema_never_saw_is_stored_and_read_back_without_a_migratio
         run = make_run(store)
         point = store.points(run)[0]
         layout = store_module._layout(store.db)
-        store.add_sample(point.id, 0, Sample(**{**SAMPLE.to_json(), "counts": {"l2_misses": 7, "instructions": 9}}))
+        store.add_sample(point.id, 0, Sample.from_json({**SAMPLE.to_json(), "counts": {"l2_misses": 7, "instructions": 9}}))
         store.add_sample(point.id, 1, SAMPLE)
         assert [s["counts"] for s in store.samples(run)] == [{"instructions": 9, "l2_misses": 7}, {}]
         assert store_module._layout(store.db) == layout

@@ -99,7 +99,7 @@ def test_scale_full_runs_the_studys_sizes_and_is_recorded_in_the_rerun_command(l
     with Store(db) as store:
         [run] = store.runs()
         assert run.command.endswith("--scale full")
-        assert {p.params.get("leaves") for p in store.points(run.id)} == {2000, None}
+        assert {p.point.params.get("leaves") for p in store.points(run.id)} == {2000, None}
     refused = labctl("sweep", "--resume", "1", "--db", db, "--scale", "full")
     assert refused.returncode == 2 and "--scale goes with an experiment FILE" in refused.stderr
     wrong = labctl("plan", path, "--scale", "huge")
@@ -148,7 +148,7 @@ def test_failing_points_are_recorded_with_their_reason_and_the_sweep_goes_on(lab
     assert result.returncode == 1
     assert "3 of 5 points failed" in result.stderr
     with Store(db) as store:
-        points = {p.params["leaves"] if "leaves" in p.params else "ping_pong": p
+        points = {p.point.params["leaves"] if "leaves" in p.point.params else "ping_pong": p
                   for p in store.points(1)}
     assert points[100].status == "done" and points["ping_pong"].status == "done"
     assert (points[200].status, points[200].failure_kind) == ("failed", "crash")

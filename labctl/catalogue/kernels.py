@@ -125,13 +125,6 @@ def resolve(name: str, values: Mapping[str, object]) -> dict[str, object]:
     return _resolve(name, values, drop=False).params
 
 
-def resolve_point(name: str, values: Mapping[str, object]) -> Resolved:
-    """A grid's point, resolved once: as resolve(), but a given parameter that the point's
-    runtime does not take, or that does not fit its dispatcher (C++ decides), is left out and
-    said why (`dropped`). Raises ParamError for anything else."""
-    return _resolve(name, values, drop=True)
-
-
 def _resolve(name: str, values: Mapping[str, object], drop: bool) -> Resolved:
     kernel = get(name)
     values = dict(values)

@@ -26,9 +26,9 @@ from labctl.cli.console import (
 )
 from labctl.plan import experiment
 from labctl.run import runner
-from labctl.run.runner import Point
 from labctl.store import Store, StoreError, explain, failure_kind
 from labctl.vocabulary import text
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 
@@ -151,7 +151,7 @@ class _Progress:
                             console=stderr, disable=not self.live)
         self.task = None
         self.points_total = self.points_done = self.failed = 0
-        self.produced: dict[object, list[int]] = {}  # each point's samples so far: their times
+        self.produced: dict[str, list[int]] = {}  # each point's samples so far (by key): their times
 
     def _points(self) -> str:
         failed = f", [red]{self.failed} failed[/red]" if self.failed else ""
@@ -163,14 +163,14 @@ class _Progress:
         self.task = self.bar.add_task("sweep", total=samples, points=self._points())
 
     def sample(self, point: Point, sample: Sample) -> None:
-        self.produced.setdefault(point.tag, []).append(sample.elapsed_ns)
+        self.produced.setdefault(point.key, []).append(sample.elapsed_ns)
         self.bar.advance(self.task)
 
     def point_done(self, point: Point) -> None:
         self.points_done += 1
         self.bar.update(self.task, points=self._points())
         if not self.live and not self.quiet:
-            times = self.produced.get(point.tag, [])
+            times = self.produced.get(point.key, [])
             median = f"median {text.format_duration(statistics.median(times))} of {len(times)}" if times else "no"
             stderr.print(f"point {self.points_done}/{self.points_total} done: {safe(point.kernel)}, "
                          f"{median} samples: {params_text(point.params)}")
@@ -179,7 +179,7 @@ class _Progress:
         self.points_done += 1
         self.failed += 1
         # The samples a failed point will never produce leave the total, so the bar can finish.
-        missing = point.repeat - len(self.produced.get(point.tag, []))
+        missing = point.repeats - len(self.produced.get(point.key, []))
         self.bar.update(self.task, total=self.bar.tasks[0].total - missing, points=self._points())
         where = "" if self.live else f"point {self.points_done}/{self.points_total} "
         self.bar.console.print(f"{where}[red]failed[/red] {safe(point.kernel)} {params_text(point.params)}: "

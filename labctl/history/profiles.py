@@ -11,7 +11,6 @@ of the first, which is what moves when the function's code changes. Names may be
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from labctl.catalogue import measures
 from labctl.run import runner
+from labctl.vocabulary.point import Point
 
 OUT_FILE = "profile.out"
 
@@ -30,8 +30,8 @@ def profile(kernel: str, params: dict, env: dict[str, str] | None = None, timeou
     with tempfile.TemporaryDirectory(prefix="labctl-profile-") as folder:
         out = Path(folder) / OUT_FILE
         command = [*measures.CALLGRIND, f"--callgrind-out-file={out}", *runner.worker_command()]
-        request = {"kernel": kernel, "params": params, "repeat": 1, "warmup": 0, "measure": "time"}
-        done = subprocess.run(command, input=json.dumps(request), capture_output=True, text=True,
+        request = runner.worker_request(Point(kernel, params))
+        done = subprocess.run(command, input=request, capture_output=True, text=True,
                               env={**os.environ, **(env or {})}, check=False, timeout=timeout_s)
         dump = Path(f"{out}.1")  # the phase's, dumped at its end
         if done.returncode != 0 or not dump.exists():

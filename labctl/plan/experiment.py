@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 import random
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pydantic import (
 
 from labctl.catalogue import kernels, native, studies
 from labctl.vocabulary import inputs, metrics, shipped
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.schema import SCALES, STATISTICS, Catalogue, Claim, Figure, Reference, Scenario, Study, StudyRan
 from labctl.vocabulary.text import printable
 
@@ -191,38 +191,6 @@ class ExperimentSpec(BaseModel):
     claim: list[ClaimSpec] = []
 
 
-@dataclass(frozen=True)
-class PlannedPoint:
-    """A point of the plan: a kernel with resolved parameters, and how to run it."""
-
-    kernel: str
-    params: dict[str, object]  # resolved; only the parameters that apply
-    repeats: int
-    warmup: int
-    timeout_s: float
-    env: dict[str, str] = field(default_factory=dict)
-    cpus: tuple[int, ...] | None = None  # OS CPU numbers for the worker process
-    rlimit_mb: int | None = None  # the worker's address-space limit
-    measure: str = metrics.TIME  # time, instructions or counters (labctl.catalogue.measures)
-    skip: str = ""  # why it cannot run on this machine (a runtime, an allocator, valgrind missing); stored, not run
-
-    @property
-    def key(self) -> str:
-        """Identifies the point across runs: same kernel, parameters and setting, same key."""
-        return point_key(self.kernel, self.params, self.env, self.cpus, self.measure)
-
-
-def point_key(kernel: str, params: dict, env: dict, cpus: tuple[int, ...] | list[int] | None,
-              measure: str) -> str:
-    """What makes a point the same point in another run: its kernel, parameters, environment,
-    CPUs and measure (a point timed under valgrind is not the one timed natively; the time
-    measure adds nothing, so keys from before measures stay as they were)."""
-    setting = [kernel, params, env, list(cpus) if cpus else cpus]
-    if measure != metrics.TIME:
-        setting.append(measure)
-    return hashlib.sha256(json.dumps(setting, sort_keys=True).encode()).hexdigest()[:16]
-
-
 @dataclass
 class Plan:
     name: str
@@ -231,7 +199,7 @@ class Plan:
     text: str  # its content, kept with the run
     order: str
     seed: int | None
-    points: list[PlannedPoint]  # in the order they run
+    points: list[Point]  # in the order they run
     notes: list[str]  # what expansion dropped or merged, in words
     scale: str = "default"
     references: list[Reference] = field(default_factory=list)
@@ -279,7 +247,7 @@ def parse(text: str, source: str, seed: int | None = None, scale: str = "default
     except ValidationError as error:
         raise ExperimentError(_describe_validation(source, error)) from None
 
-    points: list[PlannedPoint] = []
+    points: list[Point] = []
     notes: list[str] = []
     seen: set[str] = set()
     grids = [grid.model_copy(update={"params": {**grid.params, **grid.full.params},
@@ -583,7 +551,7 @@ def _expand(spec: ExperimentSpec, grid: GridSpec, where: str, notes: list[str]):
         for name, why in resolved.dropped.items():
             dropped[name, why] = dropped.get((name, why), 0) + 1
         used.update(name for name in values if name not in resolved.dropped)
-        produced.append(PlannedPoint(
+        produced.append(Point(
             kernel=kernel.name,
             params=resolved.params,
             repeats=grid.repeats or spec.repeats,

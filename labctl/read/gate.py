@@ -106,7 +106,7 @@ def _measured(db: str | Path, run_id: int) -> tuple[dict, list[tuple]]:
     counts = {int(point): [int(v) for v in group[METRIC].dropna()]
               for point, group in samples.groupby("point")} if not samples.empty else {}
     dependent = set(samples[samples["schedule_dependent"].fillna(False)]["point"]) if not samples.empty else set()
-    return row.context, [(p.key, p.kernel, p.params, p.status, p.failure or "", p.measure,
+    return row.context, [(p.key, p.point.kernel, p.point.params, p.status, p.failure or "", p.point.measure,
                           counts.get(p.id, []), p.id in dependent) for p in points]
 
 

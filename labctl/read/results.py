@@ -13,7 +13,7 @@ import pandas as pd
 from labctl.store import Store
 from labctl.vocabulary.metrics import COUNTS, RUNTIME_COUNTS, measured_only
 from labctl.vocabulary.sample import COLUMNS as SAMPLE_COLUMNS  # noqa: F401 - the API's names
-from labctl.vocabulary.sample import POINT_COLUMNS
+from labctl.vocabulary.sample import POINT_COLUMNS, verified
 from labctl.vocabulary.schema import Catalogue
 from labctl.vocabulary.text import machine_line
 
@@ -46,7 +46,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         others += [name for name in sample["counts"]
                    if name not in COUNTS and name not in RUNTIME_COUNTS and name not in others]
         row["msgs_per_s"] = sample["messages_processed"] * 1e9 / sample["elapsed_ns"]
-        row["verified"] = sample["answer"] == sample["expected"]
+        row["verified"] = verified(sample["answer"], sample["expected"])
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
         row.update(_cost_of_a_message(row["cpu_ns"], sample["messages_processed"], sample["counts"]))
         row["machine"], row["host"] = machine_line(sample["machine"]), sample["machine"].get("hostname")
@@ -167,14 +167,15 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
         rows = store.points(run_id)
         machine = store.run(run_id).machine
     records = [{
-        "point": p.id, "position": p.position, "kernel": p.kernel, **p.params,
-        "env": p.env, "cpus": p.cpus, "measure": p.measure, "repeats": p.repeats, "samples": p.samples_done,
+        "point": p.id, "position": p.position, "kernel": p.point.kernel, **p.point.params,
+        "env": p.point.env, "cpus": p.point.cpus, "measure": p.point.measure, "repeats": p.point.repeats,
+        "samples": p.samples_done,
         "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
         "machine": machine_line(p.machine or machine), "host": (p.machine or machine).get("hostname"),
         "started_at": p.started_at, "finished_at": p.finished_at,
     } for p in rows]
     known = catalogue(db, run_id)
-    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.params)))
+    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.point.params)))
     frame = _typed(pd.DataFrame(records, columns=POINT_COLUMNS[:3] + params + POINT_COLUMNS[3:]),
                    records, params)
     frame.attrs["catalogue"] = known.to_json()

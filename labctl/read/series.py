@@ -78,7 +78,7 @@ def series(db: str, experiment: str | None = None) -> pd.DataFrame:
         if frame.empty:
             continue
         with Store(db, create=False) as store:
-            given = {p.key: p.params for p in store.points(run_id)}
+            given = {p.key: p.point.params for p in store.points(run_id)}
         for key, samples in frame.groupby("point_key", sort=False):
             first = samples.iloc[0]
             params = given.get(key, {})

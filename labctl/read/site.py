@@ -272,7 +272,7 @@ def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
     except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
         problem = error
     with Store(db, create=False) as store:
-        params = {p.id: p.params for p in store.points(run)}
+        params = {p.id: p.point.params for p in store.points(run)}
     return [{"position": record["position"] + 1, "kernel": record["kernel"],
              "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()),
              "status": record["status"], "failed": record["status"] == "failed",

@@ -47,12 +47,12 @@ from labctl.run.runner import (
     Event,
     FailureEvent,
     NoteEvent,
-    Point,
     PointFailed,
     SampleEvent,
     StartedEvent,
 )
 from labctl.store import now
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import printable
 
@@ -349,7 +349,7 @@ class _Sweep:
         if seen in item.seen:
             return
         item.seen.add(seen)
-        if item.delivered >= item.point.repeat:
+        if item.delivered >= item.point.repeats:
             return
         measured = Sample.from_json(sample)
         measured.index = item.delivered

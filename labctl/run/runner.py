@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -35,26 +35,11 @@ from labctl.catalogue import kernels, measures, runtimes
 from labctl.plan import experiment
 from labctl.plan.experiment import Plan
 from labctl.run import sysinfo
-from labctl.store import Store, now
-from labctl.vocabulary import metrics, stats, text
+from labctl.store import Store, StoreError, now
+from labctl.vocabulary import stats, text
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import printable
-
-
-@dataclass(frozen=True)
-class Point:
-    """One kernel with resolved parameters, and how to run it."""
-
-    kernel: str
-    params: dict[str, object]
-    repeat: int = 1
-    warmup: int = 0
-    timeout_s: float = 600.0
-    cpus: tuple[int, ...] | None = None  # pin the worker process to these OS CPUs
-    env: dict[str, str] = field(default_factory=dict)  # extra environment (e.g. LD_PRELOAD)
-    rlimit_mb: int | None = None  # the worker's address-space limit (RLIMIT_AS), in MiB
-    measure: str = metrics.TIME  # time, instructions (the worker under callgrind) or counters
-    tag: object = None  # the caller's handle on the point (the sweep: store id, first repeat)
 
 
 class PointFailed(Exception):
@@ -135,6 +120,13 @@ def worker_command() -> list[str]:
     # -P: do not put the current directory first on sys.path, so that a checkout's labctl/
     # folder (which has no compiled _native) cannot shadow the installed package.
     return [sys.executable, "-P", "-m", "labctl.run.worker"]
+
+
+def worker_request(point: Point, counts: Path | None = None) -> str:
+    """What a worker reads on its stdin (labctl.run.worker): the point, and what only that
+    process has: the process it dies with (this one) and the folder callgrind writes `counts` to."""
+    return json.dumps({"point": point.to_json(), "parent": os.getpid(),
+                       "counts_folder": str(counts) if counts else None})
 
 
 # -- memory: a limit on by default ----------------------------------------------------------------
@@ -240,17 +232,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     env = {**os.environ, **point.env}
     # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
     env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
-    request = {
-        "kernel": point.kernel,
-        "params": point.params,
-        "repeat": point.repeat,
-        "warmup": point.warmup,
-        "cpus": list(point.cpus) if point.cpus else None,
-        "rlimit_mb": point.rlimit_mb,
-        "parent": os.getpid(),
-        "measure": point.measure,
-        "counts_folder": str(counts) if counts else None,
-    }
+    request = worker_request(point, counts)
     try:
         process = subprocess.Popen(
             measures.get(point.measure).prefix(counts) + worker_command(),
@@ -289,7 +271,7 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     error: dict | None = None
     try:
         try:
-            process.stdin.write(json.dumps(request))
+            process.stdin.write(request)
             process.stdin.close()
         except OSError:  # it died before reading its request: its exit and stderr say why
             pass
@@ -402,19 +384,19 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
     finished sample. Ends the run as finished; an interruption leaves it resumable."""
     wanted = ("pending", "failed") if retry_failed else ("pending",)
     todo: list[Point] = []
+    stored: dict[str, tuple[int, int]] = {}  # a point's key -> its store id, its first repeat to run
     for row in store.points(run_id):
         if row.status not in wanted:
             continue
-        missing = row.repeats - row.samples_done
+        missing = row.point.repeats - row.samples_done
         if missing <= 0:  # every sample stored, but the point was not marked done
             store.finish_point(row.id)
             continue
-        todo.append(Point(kernel=row.kernel, params=row.params, repeat=missing, warmup=row.warmup,
-                          timeout_s=row.timeout_s, cpus=row.cpus, env=row.env, rlimit_mb=row.rlimit_mb,
-                          measure=row.measure, tag=(row.id, row.samples_done)))
+        todo.append(replace(row.point, repeats=missing))
+        stored[todo[-1].key] = row.id, row.samples_done  # one row a key: start's plan, resume checks
     result = SweepResult()
     if progress:
-        progress.started(len(todo), sum(p.repeat for p in todo))
+        progress.started(len(todo), sum(p.repeats for p in todo))
     events = backend.run(todo)
     try:
         for event in events:
@@ -422,7 +404,7 @@ def sweep(store: Store, run_id: int, backend: Backend, progress: Progress | None
                 if progress:
                     progress.note(event.message)
                 continue
-            point_id, first_repeat = event.point.tag
+            point_id, first_repeat = stored[event.point.key]
             if isinstance(event, StartedEvent):
                 store.start_point(point_id, event.machine, event.context, event.at)
             elif isinstance(event, SampleEvent):
@@ -518,6 +500,12 @@ def resume(store: Store, run: str, file: str | None = None, retry_failed: bool =
     left = [p for p in store.points(run_id) if p.status == "pending" or (retry_failed and p.status == "failed")]
     if not left:
         return None
+    seen: dict[str, int] = {}
+    for stored in left:  # the sweep finds a point's row by its key: a plan merges equal points
+        other = seen.setdefault(stored.point.key, stored.id)
+        if other != stored.id:
+            raise StoreError(f"{store.path}: run {run_id}: point {stored.id} is point {other} again (the "
+                             "same kernel, parameters and setting); the store was changed outside labctl")
     store.claim_run(run_id)  # refused (StoreError) if another process resumed it meanwhile
     if cluster is not None:  # each point records its host: none of them is "another machine"
         return Opened(run_id, row.name, True, list(host_warnings or []), stored=row.samples)

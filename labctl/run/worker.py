@@ -1,14 +1,15 @@
 """The worker process: runs one point (a kernel and its parameters) and writes each sample to
 stdout as one JSON line, the moment it exists. Never run in the CLI's own process.
 
-Request (one JSON object on stdin): {"kernel", "params", "repeat", "warmup", "cpus"?,
-"rlimit_mb"?, "parent"?, "measure"?, "counts_folder"?}. The params name the runtime (ours, CAF
-built in, or an external program run once per sample) and the allocator (preloaded by the caller;
-checked here). The measure (labctl.catalogue.measures) says what else a sample counts: under
-`instructions` the caller started this worker under callgrind, which writes each phase's counts
-to counts_folder/callgrind.out.N; under `counters`, perf_event counters are read around each
-phase. Reply: one {"sample": {...}} line per run, warmups included and flagged; on failure one
-{"error": {"kind", "message"}} line and a non-zero exit.
+Request (one JSON object on stdin, labctl.run.runner.worker_request): {"point": the Point
+(labctl.vocabulary.point) as to_json writes it, "parent"?: the pid that started this worker,
+"counts_folder"?}. The point's params name the runtime (ours, CAF built in, or an external
+program run once per sample) and the allocator (preloaded by the caller, which also applies the
+point's env and timeout; checked here). Its measure (labctl.catalogue.measures) says what else a
+sample counts: under `instructions` the caller started this worker under callgrind, which writes
+each phase's counts to counts_folder/callgrind.out.N; under `counters`, perf_event counters are
+read around each phase. Reply: one {"sample": {...}} line per run, warmups included and
+flagged; on failure one {"error": {"kind", "message"}} line and a non-zero exit.
 
 LABCTL_FAULT, a hook for testing the layers above: wrong_answer, crash and hang make the kernel
 commit that fault; outside_work adds costly work before and after the kernel, outside its phase
@@ -36,6 +37,7 @@ import psutil
 
 from labctl.catalogue import kernels, measures, native, runtimes
 from labctl.vocabulary import metrics
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 
 NATIVE_FAULTS = ("wrong_answer", "crash", "hang", "outside_work")
@@ -65,11 +67,12 @@ def _die_with(parent: int) -> None:
 
 
 def run(request: dict) -> None:
+    point = Point.from_json(request["point"])
     if request.get("parent"):
         _die_with(request["parent"])
-    if request.get("cpus"):
-        os.sched_setaffinity(0, request["cpus"])
-    limit_mb = request.get("rlimit_mb")
+    if point.cpus:
+        os.sched_setaffinity(0, point.cpus)
+    limit_mb = point.rlimit_mb
     if limit_mb:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = limit_mb << 20
@@ -95,9 +98,8 @@ def run(request: dict) -> None:
             held.append(bytearray(16 << 20))  # zeroed, so resident
             time.sleep(0.01)
         time.sleep(3600)
-    kernel, params = request["kernel"], request["params"]
+    kernel, params, measure = point.kernel, point.params, point.measure
     _check_finite(kernel, params)
-    measure = request.get("measure") or metrics.TIME
     # Whether the point can run here is asked on the host that runs it (a cluster's may differ
     # from the one that planned it); whether it can take its measure at all, the plan settled.
     why = kernels.unavailable(params, measure)
@@ -109,8 +111,8 @@ def run(request: dict) -> None:
     if measure == metrics.INSTRUCTIONS and not native.under_valgrind():
         raise RuntimeError("measure instructions: this worker does not run under valgrind "
                            "(labctl.run.runner starts it so)")
-    warmup = int(request.get("warmup", 0))
-    for index in range(warmup + int(request.get("repeat", 1))):
+    warmup = point.warmup
+    for index in range(warmup + point.repeats):
         if runtime.kind == "external":
             measured = _external_sample(runtime, kernel, own)
         else:
@@ -153,7 +155,7 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     peak_rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     measured = Sample(kernel=kernel, params=params, index=0, warmup=False,
                       elapsed_ns=result["elapsed_ns"], messages_processed=result["messages_processed"],
-                      answer=result["answer"], expected=result["expected"], verified=result["verified"],
+                      answer=result["answer"], expected=result["expected"],
                       metrics=metrics.measured_only(result["metrics"]), thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
                       involuntary_switches=after.involuntary - before.involuntary)
@@ -185,7 +187,7 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
                                         f"expected {expected['messages']}")
     return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
                   messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
-                  verified=True, metrics=metrics.measured_only(run.metrics),
+                  metrics=metrics.measured_only(run.metrics),
                   thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
                   pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
                   involuntary_switches=run.involuntary_switches)
@@ -194,6 +196,12 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
 def parameter_names() -> set[str]:
     """Every parameter name of every kernel of the catalogue: names no external metric takes."""
     return {p.name for spec in kernels.catalogue().values() for p in spec.params}
+
+
+def _rlimit_mb(request: object) -> int | None:
+    """The point's address-space limit, where its request got as far as saying one."""
+    point = request.get("point") if isinstance(request, dict) else None
+    return point.get("rlimit_mb") if isinstance(point, dict) else None
 
 
 def main() -> int:
@@ -217,14 +225,14 @@ def main() -> int:
         _reply({"error": {"kind": error.kind, "message": str(error)}})
         return EXIT_FAILED
     except MemoryError:  # Python's, or native code's std::bad_alloc as pybind11 turns it
-        limit = request.get("rlimit_mb") if isinstance(request, dict) else None
+        limit = _rlimit_mb(request)
         _reply({"error": {"kind": "memory", "message": f"out of memory: exceeded rlimit_mb={limit}"
                           if limit else "out of memory"}})
         return EXIT_FAILED
     except Exception as error:  # noqa: BLE001 - the parent reports it; the traceback goes to stderr
         traceback.print_exc()
         message = f"{type(error).__name__}: {error}"
-        limit = request.get("rlimit_mb") if isinstance(request, dict) else None
+        limit = _rlimit_mb(request)
         if limit:  # a thread or mapping the limit refused fails as EAGAIN or ENOMEM, not MemoryError
             message += f" (under rlimit_mb={limit}, which may be too small)"
         _reply({"error": {"kind": "failure", "message": message}})

@@ -23,6 +23,7 @@ from typing import Protocol
 import psutil
 
 from labctl.vocabulary import inputs, sample, schema
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.schema import Catalogue
 from labctl.vocabulary.text import printable
 
@@ -38,8 +39,7 @@ class Planned(Protocol):
     order: str
     seed: int | None
     catalogue: Catalogue
-    points: list  # labctl.plan.experiment.PlannedPoint: key, kernel, params, env, cpus, repeats, warmup,
-    #               timeout_s, rlimit_mb, measure, skip
+    points: list[Point]  # in the order they run
 
 
 SCHEMA_VERSION = 6
@@ -330,26 +330,20 @@ class RunRow:
 
 @dataclass(frozen=True)
 class PointRow:
+    """A point of a stored run: the point as its plan made it, and how far it got."""
+
     id: int
     position: int
-    key: str
-    kernel: str
-    params: dict
-    env: dict
-    cpus: tuple[int, ...] | None
-    repeats: int
-    warmup: int
-    timeout_s: float
-    status: str
+    key: str  # as stored when the run started: what another run's point is matched by
+    point: Point  # its whole plan; `repeats` and `skip` as planned
+    status: str  # pending, done, failed or skipped
     failure_kind: str | None
     failure: str | None
     samples_done: int
-    rlimit_mb: int | None = None
     machine: dict | None = None  # the host it ran on (sysinfo.machine); None: the run's machine
     context: dict | None = None  # that host's state and labctl at its start; None: the run's
     started_at: str | None = None  # its worker process's start and end, on the host's clock
     finished_at: str | None = None
-    measure: str = "time"  # time, instructions or counters (labctl.catalogue.measures)
 
 
 class Store:
@@ -710,7 +704,7 @@ class Store:
         row = self.db.execute("SELECT catalogue FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row and row[0]:
             return Catalogue.from_json(json.loads(row[0]))
-        return schema.inferred((p.kernel, p.params) for p in self.points(run_id))
+        return schema.inferred((p.point.kernel, p.point.params) for p in self.points(run_id))
 
     def points(self, run_id: int) -> list[PointRow]:
         rows = self.db.execute(
@@ -732,14 +726,16 @@ class Store:
                 if not valid:
                     raise StoreError(f"{self.path}: {where}: its {column} is damaged (found "
                                      f"{printable(str(value))[:60]}); the store was changed outside labctl", 2)
+            point = Point(kernel=kernel, params=_decode(self.path, where, "params", params), repeats=repeats,
+                          warmup=warmup, timeout_s=timeout_s, env=_decode(self.path, where, "env", env),
+                          cpus=tuple(_decode(self.path, where, "cpus", cpus)) if cpus else None,
+                          rlimit_mb=rlimit_mb, measure=measure or "time",
+                          skip=(failure or "") if status == "skipped" else "")
             found.append(PointRow(
-                id_, position, key, kernel, _decode(self.path, where, "params", params),
-                _decode(self.path, where, "env", env),
-                tuple(_decode(self.path, where, "cpus", cpus)) if cpus else None, repeats, warmup,
-                timeout_s, status, kind, failure, done, rlimit_mb,
+                id_, position, key, point, status, kind, failure, done,
                 _decode(self.path, where, "machine", machine) if machine else None,
                 _decode(self.path, where, "context", context) if context else None, started_at,
-                finished_at, measure or "time"))
+                finished_at))
         return found
 
     def samples(self, run_id: int | None = None) -> list[dict]:

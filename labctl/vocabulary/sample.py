@@ -23,8 +23,7 @@ class Sample:
     elapsed_ns: int  # the measured phase, timed inside the kernel
     messages_processed: int
     answer: str
-    expected: str
-    verified: bool
+    expected: str  # what its parameters say a correct run answers (`verified`)
     metrics: dict[str, float] = field(default_factory=dict)  # the kernel's own figures
     thread_cpu_ns: list[int] = field(default_factory=list)  # per runtime thread, over the phase
     pid: int | None = None  # of the worker (or of the external program)
@@ -44,13 +43,26 @@ class Sample:
     unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is absent here
     schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
 
+    @property
+    def verified(self) -> bool:
+        return verified(self.answer, self.expected)
+
     def to_json(self) -> dict:
-        return asdict(self)
+        """Its fields, and `verified` for whoever reads the JSON (`labctl run --json`)."""
+        return {**asdict(self), "verified": self.verified}
 
     @classmethod
     def from_json(cls, data: dict) -> Sample:
         names = {f.name for f in fields(cls)}
         return cls(**{name: value for name, value in data.items() if name in names})
+
+
+def verified(answer: str, expected: str) -> bool:
+    """Whether a run answered what its parameters say a correct run answers: decided here, for a
+    sample as the worker reports it and as the store gives it back. (A kernel of ours refuses to
+    report a wrong answer, and the worker refuses a peer's, so a stored sample is verified unless
+    the store was changed; the store keeps the answer and the expected one, not the verdict.)"""
+    return answer == expected
 
 
 # The fields the store keeps, in its samples table's column order, with their SQL types; a dict

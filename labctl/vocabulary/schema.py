@@ -66,7 +66,7 @@ class Param:
 
     def taken_by(self, runtime: str) -> bool:
         """Whether `runtime` takes it at all (whether it fits a point's dispatcher, C++ decides:
-        labctl.catalogue.kernels.resolve_point)."""
+        labctl.catalogue.kernels.point)."""
         return not self.runtimes or runtime in self.runtimes
 
     def scope(self) -> str:

@@ -306,10 +306,10 @@ std::int64_t cpu_ns(clockid_t clock) noexcept {
 // A live thread's counts, read now (relaxed loads of fields it alone writes: stats.hpp).
 RunStats read_stats(const ThreadStats& stats, std::int64_t now) noexcept {
     RunStats counts;
-    counts.collected = stats.collected.load(std::memory_order_relaxed);
-    counts.collections = stats.collections.load(std::memory_order_relaxed);
+    counts.inbox_messages = stats.inbox_messages.load(std::memory_order_relaxed);
+    counts.inbox_takes = stats.inbox_takes.load(std::memory_order_relaxed);
     if (stats.epoch.load(std::memory_order_relaxed) == detail::stats_epoch.load(std::memory_order_relaxed))
-        counts.largest = stats.largest.load(std::memory_order_relaxed);
+        counts.inbox_largest = stats.inbox_largest.load(std::memory_order_relaxed);
     counts.idle_ns = stats.idle.read(now);
     return counts;
 }
@@ -339,17 +339,17 @@ RunStats Environment::stats() const {
     total.at_ns = now;
     {
         std::lock_guard lock(registry_.lock);
-        total.agents = registry_.agents;
+        total.agents_created = registry_.agents;
     }
     std::lock_guard lock(mutex_);
     // A live thread cannot exit while we hold the lock: it must take it in leave_thread.
     for (const ThreadRecord& record : threads_) {
         RunStats counts = record.alive ? read_stats(*record.stats, now) : record.final_stats;
         if (!record.alive && record.final_epoch != detail::stats_epoch.load(std::memory_order_relaxed))
-            counts.largest = 0;  // an earlier phase's
-        total.collected += counts.collected;
-        total.collections += counts.collections;
-        total.largest = std::max(total.largest, counts.largest);
+            counts.inbox_largest = 0;  // an earlier phase's
+        total.inbox_messages += counts.inbox_messages;
+        total.inbox_takes += counts.inbox_takes;
+        total.inbox_largest = std::max(total.inbox_largest, counts.inbox_largest);
         total.idle_ns += counts.idle_ns;
         total.thread_ns += (record.alive ? now : record.ended_ns) - record.started_ns;
     }

@@ -99,7 +99,7 @@ public:
     std::size_t thread_count() const;
 
     // The runtime's counts so far, summed over every runtime thread started so far, live ones
-    // read now: a phase's are the difference of two (but `largest`, the phase's own).
+    // read now: a phase's are the difference of two (but `inbox_largest`, the phase's own).
     RunStats stats() const;
 
     // Messages dropped (no handler, or sent to a finished agent), summed over the runtime
@@ -134,7 +134,7 @@ private:
         std::int64_t started_ns;  // steady clock
         std::int64_t ended_ns = 0;
         RunStats final_stats = {};
-        std::uint32_t final_epoch = 0;  // the stats epoch when it left (its `largest`'s)
+        std::uint32_t final_epoch = 0;  // the stats epoch when it left (its `inbox_largest`'s)
     };
 
     const EnvironmentConfig config_;

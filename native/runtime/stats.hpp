@@ -1,9 +1,9 @@
 // What each runtime thread counts of its own work, cheaply, for the fingerprint of a run (what the
 // workload is, beside how fast it ran): the messages it collected from inboxes (sent to its queue
-// by another thread, or from another queue of its pool), in how many collections and the largest
-// one, and the time it spent idle (spinning or parked, waiting for work).
+// by another thread, or from another queue of its pool), in how many takes and the largest one,
+// and the time it spent idle (spinning or parked, waiting for work).
 //
-// Nothing is counted per message on the path a message takes within a queue: a collection is
+// Nothing is counted per message on the path a message takes within a queue: a take is
 // counted where the consumer already walks the inbox's chain (EventQueue::take_inbox), idle time
 // where a thread already waits (two clock reads per wait). Each field has one writer, the thread
 // itself, which updates it with a relaxed load and store (no read-modify-write, no fence); any
@@ -26,14 +26,14 @@ inline std::int64_t steady_now_ns() noexcept {
 }
 
 namespace detail {
-// Bumped at the start of each measured phase (begin_stats_epoch): a thread's largest collection
-// counts from the epoch its last collection saw, so the largest is the phase's own.
+// Bumped at the start of each measured phase (begin_stats_epoch): a thread's largest take
+// counts from the epoch its last take saw, so the largest is the phase's own.
 inline std::atomic<std::uint32_t> stats_epoch{1};
 }  // namespace detail
 
-// Starts a new epoch for the largest collection: the phase that follows reports its own largest.
+// Starts a new epoch for the largest take: the phase that follows reports its own largest.
 inline void begin_stats_epoch() noexcept {
-    // relaxed: a collection that races with the bump may count in either epoch (the phase's
+    // relaxed: a take that races with the bump may count in either epoch (the phase's
     // boundary is not a synchronisation point of the runtime's threads anyway).
     detail::stats_epoch.fetch_add(1, std::memory_order_relaxed);
 }
@@ -90,22 +90,22 @@ private:
 };
 
 struct ThreadStats {
-    std::atomic<std::uint64_t> collected{0};    // messages taken from inboxes
-    std::atomic<std::uint64_t> collections{0};  // takes that found at least one
-    std::atomic<std::uint64_t> largest{0};      // the most one take found, this epoch
-    std::atomic<std::uint32_t> epoch{0};        // the epoch `largest` belongs to
+    std::atomic<std::uint64_t> inbox_messages{0};  // messages taken from inboxes
+    std::atomic<std::uint64_t> inbox_takes{0};     // takes that found at least one
+    std::atomic<std::uint64_t> inbox_largest{0};   // the most one take found, this epoch
+    std::atomic<std::uint32_t> epoch{0};           // the epoch `inbox_largest` belongs to
     IdleClock idle;
 
     // The owner, after taking `n` (>= 1) messages from an inbox.
     void collect(std::uint64_t n) noexcept {
-        collected.store(collected.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        collections.store(collections.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        inbox_messages.store(inbox_messages.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        inbox_takes.store(inbox_takes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         const std::uint32_t now = detail::stats_epoch.load(std::memory_order_relaxed);
         if (epoch.load(std::memory_order_relaxed) != now) {
             epoch.store(now, std::memory_order_relaxed);
-            largest.store(n, std::memory_order_relaxed);
-        } else if (n > largest.load(std::memory_order_relaxed)) {
-            largest.store(n, std::memory_order_relaxed);
+            inbox_largest.store(n, std::memory_order_relaxed);
+        } else if (n > inbox_largest.load(std::memory_order_relaxed)) {
+            inbox_largest.store(n, std::memory_order_relaxed);
         }
     }
 };
@@ -126,13 +126,13 @@ public:
 // The runtime's counts of a phase, summed over its threads (Environment::stats at the phase's
 // start and end, subtracted).
 struct RunStats {
-    std::uint64_t agents = 0;       // agents registered (in coops)
-    std::uint64_t collected = 0;    // messages taken from inboxes
-    std::uint64_t collections = 0;  // takes that found at least one
-    std::uint64_t largest = 0;      // the most one take found (this epoch: not subtracted)
-    std::int64_t idle_ns = 0;       // time the runtime's threads spent waiting for work
-    std::int64_t thread_ns = 0;     // time the runtime's threads existed
-    std::int64_t at_ns = 0;         // when these were read (steady_now_ns)
+    std::uint64_t agents_created = 0;  // agents registered (in coops)
+    std::uint64_t inbox_messages = 0;  // messages taken from inboxes
+    std::uint64_t inbox_takes = 0;     // takes that found at least one
+    std::uint64_t inbox_largest = 0;   // the most one take found (this epoch: not subtracted)
+    std::int64_t idle_ns = 0;          // time the runtime's threads spent waiting for work
+    std::int64_t thread_ns = 0;        // time the runtime's threads existed
+    std::int64_t at_ns = 0;            // when these were read (steady_now_ns)
 };
 
 }  // namespace labctl::rt

@@ -12,6 +12,7 @@ from labctl.cli.console import EXIT_FAILED, EXIT_USAGE, fail, params_text, safe,
 from labctl.plan import experiment
 from labctl.run import runner
 from labctl.vocabulary import metrics, stats
+from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.schema import Param
 from labctl.vocabulary.text import format_duration
@@ -80,8 +81,8 @@ def run_command(ctx: click.Context, kernel: str, repeats: int, repeat: int | Non
     except kernels.ParamError as error:
         fail(f"--measure: {str(error).removeprefix(spec.name + ': ')}" if error.param == "measure"
              else str(error), EXIT_USAGE)
-    point = runner.Point(kernel=spec.name, params=params, repeat=repeats, warmup=warmup, timeout_s=timeout,
-                         measure=measure)
+    point = Point(kernel=spec.name, params=params, repeats=repeats, warmup=warmup, timeout_s=timeout,
+                  measure=measure)
     if not as_json and not quiet:
         stdout.print(f"[bold]{spec.name}[/bold]  " + params_text(params).replace(" ", "  ")
                      + (f"  (measure: {measure})" if measure != metrics.TIME else ""))

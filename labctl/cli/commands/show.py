@@ -104,7 +104,7 @@ def print_show(row: RunRow, points: list[PointRow], catalogue: Catalogue, sample
     for p in points:
         if p.status in ("failed", "skipped"):
             status = f"failed ({safe(p.failure_kind)})" if p.status == "failed" else "skipped"
-            wrapped(f"{status} {safe(p.kernel)} {params_text(p.params)}: {safe(p.failure or '')}",
+            wrapped(f"{status} {safe(p.point.kernel)} {params_text(p.point.params)}: {safe(p.failure or '')}",
                     style="red" if p.status == "failed" else "yellow", markup=True)
     pending = [p for p in points if p.status == "pending"]
     if pending:
@@ -139,7 +139,7 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Cat
         if point["schedule_dependent"]:
             flags.append("[yellow]schedule-dependent[/yellow]")
         columns[""].append(", ".join(flags))
-    print_points([(measured[p].kernel, measured[p].params) for p in table["point"]], columns, catalogue)
+    print_points([(measured[p].point.kernel, measured[p].point.params) for p in table["point"]], columns, catalogue)
     if counts:
         stdout.print("counts: medians over the measured phase (`labctl export` has every sample; "
                      "`unsupported` says why a counter is missing here)")

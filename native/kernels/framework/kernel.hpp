@@ -93,15 +93,16 @@ struct MetricSpec {
 };
 
 // What the runtime counted of the phase, for its fingerprint (runtime/stats.hpp): set by
-// MeasuredPhase on our runtime; a peer's kernels (CAF) have none.
+// MeasuredPhase on our runtime; a peer's kernels (CAF) have none. Each is named as the sample's
+// count it becomes (labctl/vocabulary/metrics.py RUNTIME_COUNTS), from here to the DataFrame.
 struct RuntimeCounts {
-    std::uint64_t agents = 0;       // agents registered
-    std::uint64_t collected = 0;    // messages the runtime's threads took from inboxes
-    std::uint64_t collections = 0;  // takes that found at least one
-    std::uint64_t largest = 0;      // the most one take found
-    std::int64_t idle_ns = 0;       // time the runtime's threads spent waiting for work
-    std::int64_t thread_ns = 0;     // time the runtime's threads existed in the span
-    std::int64_t span_ns = 0;       // what these cover: the phase, to the reading after its end
+    std::uint64_t agents_created = 0;  // agents registered
+    std::uint64_t inbox_messages = 0;  // messages the runtime's threads took from inboxes
+    std::uint64_t inbox_takes = 0;     // takes that found at least one
+    std::uint64_t inbox_largest = 0;   // the most one take found
+    std::int64_t idle_ns = 0;          // time the runtime's threads spent waiting for work
+    std::int64_t thread_ns = 0;        // time the runtime's threads existed in the span
+    std::int64_t span_ns = 0;          // what these cover: the phase, to the reading after its end
 };
 
 struct Result {

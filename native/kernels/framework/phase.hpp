@@ -67,10 +67,10 @@ public:
         // a kernel's own span inside its phase): every count covers the same span, span_ns.
         const rt::RunStats stats = environment_.stats();
         result.runtime_counts = RuntimeCounts{
-            .agents = stats.agents - stats_at_start_.agents,
-            .collected = stats.collected - stats_at_start_.collected,
-            .collections = stats.collections - stats_at_start_.collections,
-            .largest = stats.largest,
+            .agents_created = stats.agents_created - stats_at_start_.agents_created,
+            .inbox_messages = stats.inbox_messages - stats_at_start_.inbox_messages,
+            .inbox_takes = stats.inbox_takes - stats_at_start_.inbox_takes,
+            .inbox_largest = stats.inbox_largest,
             .idle_ns = stats.idle_ns - stats_at_start_.idle_ns,
             .thread_ns = stats.thread_ns - stats_at_start_.thread_ns,
             .span_ns = stats.at_ns - stats_at_start_.at_ns,
