@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "chat.hpp"
@@ -513,25 +514,20 @@ Result run(const Params& params) {
     const Settings settings = Settings::from(params);
     const Plan plan = simulate(settings);  // the oracle, before the phase
 
-    rt::Completion<Outcome> done;
     StartLatch started(1);  // the driver
     std::atomic<std::uint64_t> handled{0};
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
-    World world{settings, Thresholds(settings), dispatchers, done, started, handled};
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    World world{settings, Thresholds(settings), run.dispatchers(), run.done(), started, handled};
     Driver* driver = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) { driver = &coop.make_agent<Driver>(world); });
+    env.introduce_coop(run.dispatchers().binder(), [&](rt::Coop& coop) { driver = &coop.make_agent<Driver>(world); });
     started.wait(env);
+    Result result;
 
     // As the program's clock of an iteration, every iteration: the directories made, the clients
     // logged in and befriended, every turn, every client logged out; and the accumulators closed.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*driver);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);  // every agent finished: `handled` is complete
+    // Every agent has finished once it returns: `handled` is complete.
+    const Outcome outcome = run.measure(result, [&] { rt::send<Start>(*driver); });
 
     report(result, settings, plan, outcome, handled.load(std::memory_order_relaxed));
     return result;

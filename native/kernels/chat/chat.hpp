@@ -692,33 +692,17 @@ inline std::vector<ParamSpec> own_params() {
                          .maximum = 100};
     };
     return {
-        {.name = "clients",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1024},
-         .help = "clients, client i logging in at directory i % directories (the program's --clients); at "
-                 "least twice `directories`",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "directories",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{8},
-         .help = "directories, each holding its clients and befriending them among themselves (the program's "
-                 "--directories)",
-         .minimum = 1,
-         .maximum = 500'000},
-        {.name = "turns",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{32},
-         .help = "turns of an iteration, one after another; each client acts once a turn (the program's --turns)",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "iterations",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{32},
-         .help = "times the whole application runs, each from a fresh start with the same draws (the "
-                 "program's --run); turn_qos_ns needs two or more",
-         .minimum = 1,
-         .maximum = 100'000},
+        integer_param("clients", 1024, {2, 1'000'000},
+                      "clients, client i logging in at directory i % directories (the program's --clients); at "
+                      "least twice `directories`"),
+        integer_param("directories", 8, {1, 500'000},
+                      "directories, each holding its clients and befriending them among themselves (the program's "
+                      "--directories)"),
+        integer_param("turns", 32, {1, 1'000'000},
+                      "turns of an iteration, one after another; each client acts once a turn (the program's --turns)"),
+        integer_param("iterations", 32, {1, 100'000},
+                      "times the whole application runs, each from a fresh start with the same draws (the "
+                      "program's --run); turn_qos_ns needs two or more"),
         percent("compute", 55, "percentage of a turn's draws that compute (the program's --compute)"),
         percent("post", 25,
                 "percentage of a turn's draws that post to one of the client's chats (the program's --post)"),
@@ -730,25 +714,17 @@ inline std::vector<ParamSpec> own_params() {
         percent("befriend", 10,
                 "percentage chance of each draw of a directory's befriending (the program's --befriend); 0: no "
                 "friends, then `invite` must be 0"),
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{42},
-         .help = "start of the generator that gives each directory its generator's start (the program's 42); "
-                 "every iteration starts from it again",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        integer_param("seed", 42, {0, 1'000'000'000},
+                      "start of the generator that gives each directory its generator's start (the program's 42); "
+                      "every iteration starts from it again"),
         {.name = "buffering",
          .type = ParamType::boolean,
          .default_value = true,
          .help = "a chat keeps every post and sends them to a member who joins (the program's default; off: its "
                  "BENCH_NO_BUFFERED_CHATS)"},
-        {.name = "compute_repeats",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "evaluations of Fibonacci(35) by the program's recursion that a compute makes, each checked "
-                 "against 9,227,465 (the program's 10,000)",
-         .minimum = 0,
-         .maximum = 100'000'000},
+        integer_param("compute_repeats", 10'000, {0, 100'000'000},
+                      "evaluations of Fibonacci(35) by the program's recursion that a compute makes, each checked "
+                      "against 9,227,465 (the program's 10,000)"),
     };
 }
 

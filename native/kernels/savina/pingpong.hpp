@@ -51,12 +51,16 @@ inline void report(Result& result, const Tally& tally, std::uint64_t pings) {
 
 // Savina's PingPongConfig: N (num pings), 40,000.
 inline std::vector<ParamSpec> own_params() {
-    return {{.name = "pings",
-             .type = ParamType::integer,
-             .default_value = std::int64_t{40'000},
-             .help = "Savina's N: the pings the ping actor sends, each answered by a pong",
-             .minimum = 1,
-             .maximum = 1'000'000'000}};
+    return {integer_param("pings", 40'000, {1, 1'000'000'000},
+                          "Savina's N: the pings the ping actor sends, each answered by a pong")};
 }
+
+// The messages, one protocol for ours and caf_savina_pingpong (its CAF port).
+
+struct Start {};
+
+struct PingMsg {};  // ping's note to itself to send the next ping
+
+struct Stop {};
 
 }  // namespace labctl::kernels::savina_pingpong
