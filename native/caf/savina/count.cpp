@@ -11,6 +11,11 @@ namespace labctl::kernels::savina_count {
 
 // CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Retrieve<caf::actor>& x) {
+    return f(caf::meta::type_name("Retrieve"), x.sender);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Increment&) {
     return f(caf::meta::type_name("Increment"));
 }
@@ -29,14 +34,7 @@ using savina_count::Increment;
 using savina_count::ResultMsg;
 using savina_count::Tally;
 
-struct Retrieve {
-    caf::actor sender;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Retrieve& x) {
-    return f(caf::meta::type_name("Retrieve"), x.sender);
-}
+using Retrieve = savina_count::Retrieve<caf::actor>;
 
 class Counter final : public caf::event_based_actor {
 public:

@@ -25,6 +25,16 @@ typename Inspector::result_type inspect(Inspector& f, Stop&) {
     return f(caf::meta::type_name("Stop"));
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SendPing<caf::actor>& x) {
+    return f(caf::meta::type_name("SendPing"), x.sender);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SendPong<caf::actor>& x) {
+    return f(caf::meta::type_name("SendPong"), x.sender);
+}
+
 }  // namespace labctl::kernels::savina_pingpong
 
 namespace labctl::kernels::caf_savina_pingpong {
@@ -35,21 +45,8 @@ using savina_pingpong::PingMsg;
 using savina_pingpong::Stop;
 using savina_pingpong::Tally;
 
-struct SendPing {
-    caf::actor sender;
-};
-struct SendPong {
-    caf::actor sender;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, SendPing& x) {
-    return f(caf::meta::type_name("SendPing"), x.sender);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, SendPong& x) {
-    return f(caf::meta::type_name("SendPong"), x.sender);
-}
+using SendPing = savina_pingpong::SendPing<caf::actor>;
+using SendPong = savina_pingpong::SendPong<caf::actor>;
 
 class Pong final : public caf::event_based_actor {
 public:

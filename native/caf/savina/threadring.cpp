@@ -13,6 +13,11 @@ namespace labctl::kernels::savina_threadring {
 
 // CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Data<caf::actor>& x) {
+    return f(caf::meta::type_name("Data"), x.next);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Ping& x) {
     return f(caf::meta::type_name("Ping"), x.pings_left);
 }
@@ -33,14 +38,7 @@ using savina_threadring::Counts;
 using savina_threadring::Outcome;
 using savina_threadring::Ring;
 
-struct Data {
-    caf::actor next;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Data& x) {
-    return f(caf::meta::type_name("Data"), x.next);
-}
+using Data = savina_threadring::Data<caf::actor>;
 
 class Member final : public caf::event_based_actor {
 public:

@@ -14,9 +14,7 @@ namespace {
 
 class Producer;
 
-struct Retrieve {
-    Producer* sender;
-};
+using Retrieve = savina_count::Retrieve<Producer*>;
 
 class Counter final : public rt::Agent {
 public:

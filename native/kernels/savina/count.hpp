@@ -52,7 +52,13 @@ inline std::vector<ParamSpec> own_params() {
                           "Savina's N: the Increment messages the producer sends the counter")};
 }
 
-// The messages, one protocol for ours and caf_savina_count (its CAF port).
+// The messages, one protocol for ours and caf_savina_count (its CAF port); `Handle` is how the
+// runtime addresses the producer (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct Retrieve {
+    Handle sender;
+};
 
 struct Increment {};
 

@@ -15,12 +15,8 @@ namespace {
 class Ping;
 class Pong;
 
-struct SendPing {
-    Ping* sender;
-};
-struct SendPong {
-    Pong* sender;
-};
+using SendPing = savina_pingpong::SendPing<Ping*>;
+using SendPong = savina_pingpong::SendPong<Pong*>;
 
 class Pong final : public rt::Agent {
 public:

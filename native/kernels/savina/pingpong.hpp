@@ -55,7 +55,18 @@ inline std::vector<ParamSpec> own_params() {
                           "Savina's N: the pings the ping actor sends, each answered by a pong")};
 }
 
-// The messages, one protocol for ours and caf_savina_pingpong (its CAF port).
+// The messages, one protocol for ours and caf_savina_pingpong (its CAF port); `Handle` is how the
+// runtime addresses ping or pong (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct SendPing {
+    Handle sender;
+};
+
+template <class Handle>
+struct SendPong {
+    Handle sender;
+};
 
 struct Start {};
 

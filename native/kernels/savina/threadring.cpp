@@ -16,9 +16,7 @@ namespace {
 
 class Member;
 
-struct Data {
-    Member* next;
-};
+using Data = savina_threadring::Data<Member*>;
 
 class Member final : public rt::Agent {
 public:

@@ -110,7 +110,13 @@ inline std::vector<ParamSpec> own_params() {
     };
 }
 
-// The messages, one protocol for ours and caf_savina_threadring (its CAF port).
+// The messages, one protocol for ours and caf_savina_threadring (its CAF port); `Handle` is how
+// the runtime addresses a member (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct Data {
+    Handle next;
+};
 
 struct Ping {
     std::uint64_t pings_left;
