@@ -738,4 +738,102 @@ inline std::uint64_t most_agents(const Settings& s, bool exact) {
     return fixed + simulate(s).most_live_chats;
 }
 
+// The messages, one protocol for ours and caf_chat (its CAF port), by who receives them.
+
+// The driver's (the program's Poker).
+struct Start {};
+struct Ready {};
+struct TurnDone {};
+struct Finished {
+    std::uint64_t decisions;
+    std::uint64_t logout_leaves;
+};
+struct Closed {
+    std::uint32_t turn;
+    TurnFigures figures;
+};
+
+// A directory's.
+struct Login {
+    std::uint32_t id;
+};
+struct BefriendAll {};
+struct Disconnect {};
+struct ClientLeft {
+    std::uint64_t decisions;
+    std::uint64_t logout_leaves;
+};
+
+// A client's.
+struct Logout {};
+
+// An accumulator's.
+struct Resolved {
+    Action action;
+    std::uint64_t wrong;  // a compute's wrong results
+};
+struct Posted {
+    std::uint64_t members;
+};
+struct Invited {
+    std::uint64_t invitations;
+};
+struct Delivered {};
+struct AcceptedAck {
+    std::uint64_t buffered;
+};
+struct Close {};
+
+// The messages that carry an actor, on how the runtime addresses each kind (ours: a pointer to
+// its agent; CAF's: caf::actor).
+template <class Accumulator, class Client, class Chat>
+struct Protocol {
+    // A directory's.
+    struct Poke {
+        Accumulator accumulator;
+        std::uint32_t turn;
+    };
+
+    // A client's.
+    struct Befriend {
+        std::uint32_t id;
+        Client client;
+    };
+    struct Act {
+        Accumulator accumulator;
+        std::uint32_t turn;
+    };
+    struct Forward {
+        Chat chat;
+        std::uint32_t payload;
+        Accumulator accumulator;
+    };
+    struct Accepted {
+        Chat chat;
+        std::uint64_t id;
+        Accumulator accumulator;
+        std::uint64_t buffered;  // posts forwarded to the client before this
+    };
+    struct Left {
+        std::uint64_t id;
+        bool logout;
+        Accumulator accumulator;  // none when logging out
+    };
+
+    // A chat's.
+    struct Post {
+        Accumulator accumulator;
+        std::uint32_t payload;  // the poster's id (the program's is an empty byte array)
+    };
+    struct Join {
+        Client client;
+        Accumulator accumulator;
+    };
+    struct Leave {
+        Client client;
+        bool logout;
+        Accumulator accumulator;
+    };
+};
+
 }  // namespace labctl::kernels::chat
