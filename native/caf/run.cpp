@@ -32,12 +32,7 @@ private:
 
 std::vector<ParamSpec> scheduler_params() {
     std::vector<ParamSpec> specs{
-        {.name = "threads",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{2},
-         .help = "CAF scheduler worker threads (scheduler.max-threads)",
-         .minimum = 1,
-         .maximum = 1024},
+        integer_param("threads", 2, {1, 1024}, "CAF scheduler worker threads (scheduler.max-threads)"),
         {.name = "policy",
          .type = ParamType::choice,
          .default_value = std::string("stealing"),

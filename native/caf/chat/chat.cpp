@@ -14,115 +14,25 @@
 
 namespace labctl::kernels::chat {
 
-// CAF's inspector for the shared figures, where argument-dependent lookup finds it.
+// CAF's inspectors for the shared figures and messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TurnFigures& x) {
     return f(caf::meta::type_name("TurnFigures"), x.actions, x.invitations, x.accepted, x.announced, x.delivered,
              x.wrong_computes, x.late, x.end_ns);
 }
 
-}  // namespace labctl::kernels::chat
-
-namespace labctl::kernels::caf_chat {
-namespace {
-
-using chat::Action;
-using chat::Outcome;
-using chat::Settings;
-using chat::TurnFigures;
-
-// What every actor of a run reads.
-struct World {
-    const Settings& settings;
-    const chat::Thresholds thresholds;
-    caf_support::CafRun& run;
-    rt::Completion<Outcome>& done;
-    std::atomic<std::uint64_t>& handled;  // every handler run, added by each actor as it exits
-};
-
-// The messages, as chat's (native/kernels/chat/chat.cpp).
-struct Start {};
-struct Ready {};
-struct TurnDone {};
-struct Finished {
-    std::uint64_t decisions;
-    std::uint64_t logout_leaves;
-};
-struct Closed {
-    std::uint32_t turn;
-    TurnFigures figures;
-};
-struct Login {
-    std::uint32_t id;
-};
-struct BefriendAll {};
-struct Poke {
-    caf::actor accumulator;
-    std::uint32_t turn;
-};
-struct Disconnect {};
-struct ClientLeft {
-    std::uint64_t decisions;
-    std::uint64_t logout_leaves;
-};
-struct Befriend {
-    std::uint32_t id;
-    caf::actor client;
-};
-struct Act {
-    caf::actor accumulator;
-    std::uint32_t turn;
-};
-struct Forward {
-    caf::actor chat;
-    std::uint32_t payload;
-    caf::actor accumulator;
-};
-struct Accepted {
-    caf::actor chat;
-    std::uint64_t id;
-    caf::actor accumulator;
-    std::uint64_t buffered;
-};
-struct Left {
-    std::uint64_t id;
-    bool logout;
-    caf::actor accumulator;  // none when logging out
-};
-struct Logout {};
-struct Post {
-    caf::actor accumulator;
-    std::uint32_t payload;
-};
-struct Join {
-    caf::actor client;
-    caf::actor accumulator;
-};
-struct Leave {
-    caf::actor client;
-    bool logout;
-    caf::actor accumulator;
-};
-struct Resolved {
-    Action action;
-    std::uint64_t wrong;
-};
-struct Posted {
-    std::uint64_t members;
-};
-struct Invited {
-    std::uint64_t invitations;
-};
-struct Delivered {};
-struct AcceptedAck {
-    std::uint64_t buffered;
-};
-struct Close {};
+// The messages as CAF sends them, and CAF's inspector for each.
+using CafProtocol = Protocol<caf::actor, caf::actor, caf::actor>;
 
 #define LABCTL_CHAT_INSPECT(Type, ...)                                      \
     template <class Inspector>                                              \
     typename Inspector::result_type inspect(Inspector& f, Type& x) {        \
         return f(caf::meta::type_name(#Type) __VA_OPT__(, ) __VA_ARGS__);   \
+    }
+#define LABCTL_CHAT_INSPECT_NAMED(Name, Type, ...)                          \
+    template <class Inspector>                                              \
+    typename Inspector::result_type inspect(Inspector& f, Type& x) {        \
+        return f(caf::meta::type_name(#Name), __VA_ARGS__);                 \
     }
 #define LABCTL_CHAT_INSPECT_EMPTY(Type)                                     \
     template <class Inspector>                                              \
@@ -137,18 +47,18 @@ LABCTL_CHAT_INSPECT(Finished, x.decisions, x.logout_leaves)
 LABCTL_CHAT_INSPECT(Closed, x.turn, x.figures)
 LABCTL_CHAT_INSPECT(Login, x.id)
 LABCTL_CHAT_INSPECT_EMPTY(BefriendAll)
-LABCTL_CHAT_INSPECT(Poke, x.accumulator, x.turn)
+LABCTL_CHAT_INSPECT_NAMED(Poke, CafProtocol::Poke, x.accumulator, x.turn)
 LABCTL_CHAT_INSPECT_EMPTY(Disconnect)
 LABCTL_CHAT_INSPECT(ClientLeft, x.decisions, x.logout_leaves)
-LABCTL_CHAT_INSPECT(Befriend, x.id, x.client)
-LABCTL_CHAT_INSPECT(Act, x.accumulator, x.turn)
-LABCTL_CHAT_INSPECT(Forward, x.chat, x.payload, x.accumulator)
-LABCTL_CHAT_INSPECT(Accepted, x.chat, x.id, x.accumulator, x.buffered)
-LABCTL_CHAT_INSPECT(Left, x.id, x.logout, x.accumulator)
+LABCTL_CHAT_INSPECT_NAMED(Befriend, CafProtocol::Befriend, x.id, x.client)
+LABCTL_CHAT_INSPECT_NAMED(Act, CafProtocol::Act, x.accumulator, x.turn)
+LABCTL_CHAT_INSPECT_NAMED(Forward, CafProtocol::Forward, x.chat, x.payload, x.accumulator)
+LABCTL_CHAT_INSPECT_NAMED(Accepted, CafProtocol::Accepted, x.chat, x.id, x.accumulator, x.buffered)
+LABCTL_CHAT_INSPECT_NAMED(Left, CafProtocol::Left, x.id, x.logout, x.accumulator)
 LABCTL_CHAT_INSPECT_EMPTY(Logout)
-LABCTL_CHAT_INSPECT(Post, x.accumulator, x.payload)
-LABCTL_CHAT_INSPECT(Join, x.client, x.accumulator)
-LABCTL_CHAT_INSPECT(Leave, x.client, x.logout, x.accumulator)
+LABCTL_CHAT_INSPECT_NAMED(Post, CafProtocol::Post, x.accumulator, x.payload)
+LABCTL_CHAT_INSPECT_NAMED(Join, CafProtocol::Join, x.client, x.accumulator)
+LABCTL_CHAT_INSPECT_NAMED(Leave, CafProtocol::Leave, x.client, x.logout, x.accumulator)
 LABCTL_CHAT_INSPECT(Resolved, x.action, x.wrong)
 LABCTL_CHAT_INSPECT(Posted, x.members)
 LABCTL_CHAT_INSPECT(Invited, x.invitations)
@@ -157,7 +67,55 @@ LABCTL_CHAT_INSPECT(AcceptedAck, x.buffered)
 LABCTL_CHAT_INSPECT_EMPTY(Close)
 
 #undef LABCTL_CHAT_INSPECT
+#undef LABCTL_CHAT_INSPECT_NAMED
 #undef LABCTL_CHAT_INSPECT_EMPTY
+
+}  // namespace labctl::kernels::chat
+
+namespace labctl::kernels::caf_chat {
+namespace {
+
+using chat::Action;
+using chat::Outcome;
+using chat::Settings;
+using chat::TurnFigures;
+using chat::Start;
+using chat::Ready;
+using chat::TurnDone;
+using chat::Finished;
+using chat::Closed;
+using chat::Login;
+using chat::BefriendAll;
+using chat::Disconnect;
+using chat::ClientLeft;
+using chat::Logout;
+using chat::Resolved;
+using chat::Posted;
+using chat::Invited;
+using chat::Delivered;
+using chat::AcceptedAck;
+using chat::Close;
+
+// What every actor of a run reads.
+struct World {
+    const Settings& settings;
+    const chat::Thresholds thresholds;
+    caf_support::CafRun& run;
+    rt::Completion<Outcome>& done;
+    std::atomic<std::uint64_t>& handled;  // every handler run, added by each actor as it exits
+};
+
+// The messages (chat.hpp) that carry an actor, each addressed by its caf::actor.
+using Messages = chat::Protocol<caf::actor, caf::actor, caf::actor>;
+using Poke = Messages::Poke;
+using Befriend = Messages::Befriend;
+using Act = Messages::Act;
+using Forward = Messages::Forward;
+using Accepted = Messages::Accepted;
+using Left = Messages::Left;
+using Post = Messages::Post;
+using Join = Messages::Join;
+using Leave = Messages::Leave;
 
 // Every actor counts its handler runs and adds them to the world's count as it exits.
 class Counted : public caf::event_based_actor {

@@ -7,19 +7,21 @@
 #include "../../kernels/framework/schema.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_counting_actor {
-namespace {
+namespace labctl::kernels::counting_actor {
 
-using counting_actor::Count;
-
-struct Add {
-    std::uint64_t value;
-};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Add& x) {
     return f(caf::meta::type_name("Add"), x.value);
 }
+
+}  // namespace labctl::kernels::counting_actor
+
+namespace labctl::kernels::caf_counting_actor {
+namespace {
+
+using counting_actor::Add;
+using counting_actor::Count;
 
 class Counter final : public caf::event_based_actor {
 public:

@@ -11,20 +11,9 @@
 #include "../../kernels/framework/schema.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_mailbox_n_to_1 {
-namespace {
+namespace labctl::kernels::mailbox_n_to_1 {
 
-using mailbox_n_to_1::Outcome;
-
-struct Msg {
-    std::uint32_t sender;
-    std::uint64_t seq;
-};
-
-// A sender actor's next burst, self-sent after each burst so that a scheduler thread returns to
-// its queue between bursts; the first one comes from the kernel once the phase has begun.
-struct Continue {};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Msg& x) {
     return f(caf::meta::type_name("Msg"), x.sender, x.seq);
@@ -34,6 +23,15 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Continue&) {
     return f(caf::meta::type_name("Continue"));
 }
+
+}  // namespace labctl::kernels::mailbox_n_to_1
+
+namespace labctl::kernels::caf_mailbox_n_to_1 {
+namespace {
+
+using mailbox_n_to_1::Msg;
+using mailbox_n_to_1::Continue;
+using mailbox_n_to_1::Outcome;
 
 class Receiver final : public caf::event_based_actor {
 public:

@@ -10,27 +10,9 @@
 #include "../../kernels/framework/schema.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_one_to_many {
-namespace {
+namespace labctl::kernels::one_to_many {
 
-using one_to_many::Outcome;
-using one_to_many::Setup;
-
-struct Number {
-    std::uint32_t value;
-};
-
-// What a worker reports once it has its last number.
-struct WorkerDone {
-    std::uint32_t worker;
-    std::uint64_t received;
-    std::uint64_t out_of_order;
-    double series;
-};
-
-// The kernel's signal to the producer, once the workers have joined the group.
-struct Go {};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Number& x) {
     return f(caf::meta::type_name("Number"), x.value);
@@ -40,6 +22,19 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, WorkerDone& x) {
     return f(caf::meta::type_name("WorkerDone"), x.worker, x.received, x.out_of_order, x.series);
 }
+
+}  // namespace labctl::kernels::one_to_many
+
+namespace labctl::kernels::caf_one_to_many {
+namespace {
+
+using one_to_many::Number;
+using one_to_many::WorkerDone;
+using one_to_many::Outcome;
+using one_to_many::Setup;
+
+// The kernel's signal to the producer, once the workers have joined the group.
+struct Go {};
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Go&) {

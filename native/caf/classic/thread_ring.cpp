@@ -9,25 +9,9 @@
 #include "../../kernels/framework/schema.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_thread_ring {
-namespace {
+namespace labctl::kernels::thread_ring {
 
-using thread_ring::Outcome;
-using thread_ring::Plan;
-
-struct Token {
-    std::uint32_t id;
-    std::uint64_t remaining;  // hops still to make
-    std::uint64_t hops;       // hops made so far, counted independently of `remaining`
-};
-
-// A token's last stop, reported to the collector.
-struct TokenEnd {
-    std::uint32_t id;
-    std::uint32_t agent;
-    std::uint64_t hops;
-};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Token& x) {
     return f(caf::meta::type_name("Token"), x.id, x.remaining, x.hops);
@@ -37,6 +21,16 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TokenEnd& x) {
     return f(caf::meta::type_name("TokenEnd"), x.id, x.agent, x.hops);
 }
+
+}  // namespace labctl::kernels::thread_ring
+
+namespace labctl::kernels::caf_thread_ring {
+namespace {
+
+using thread_ring::Token;
+using thread_ring::TokenEnd;
+using thread_ring::Outcome;
+using thread_ring::Plan;
 
 class Collector final : public caf::event_based_actor {
 public:

@@ -17,23 +17,6 @@ typename Inspector::result_type inspect(Inspector& f, Finished& x) {
     return f(caf::meta::type_name("Finished"), x.actor, x.pings, x.pongs, x.wrong);
 }
 
-}  // namespace labctl::kernels::savina_big
-
-namespace labctl::kernels::caf_savina_big {
-namespace {
-
-using savina_big::Finished;
-using savina_big::kNobody;
-using savina_big::Outcome;
-
-struct Ping {
-    std::uint32_t from;
-};
-
-struct Pong {
-    std::uint32_t from;
-};
-
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Ping& x) {
     return f(caf::meta::type_name("Ping"), x.from);
@@ -43,6 +26,17 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Pong& x) {
     return f(caf::meta::type_name("Pong"), x.from);
 }
+
+}  // namespace labctl::kernels::savina_big
+
+namespace labctl::kernels::caf_savina_big {
+namespace {
+
+using savina_big::Ping;
+using savina_big::Pong;
+using savina_big::Finished;
+using savina_big::kNobody;
+using savina_big::Outcome;
 
 class SinkActor final : public caf::event_based_actor {
 public:

@@ -9,32 +9,9 @@
 #include "../../kernels/savina/chameneos.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_savina_chameneos {
-namespace {
+namespace labctl::kernels::savina_chameneos {
 
-using savina_chameneos::Colour;
-using savina_chameneos::Mall;
-
-struct Meet {
-    std::uint32_t id;
-    Colour colour;
-};
-
-struct Change {
-    Colour colour;
-    Colour partner_was;
-};
-
-struct Exit {};
-
-struct Count {
-    std::uint32_t id;
-    std::uint64_t meetings;
-    Colour colour;
-    std::uint64_t wrong_changes;
-    std::uint64_t handled;  // messages it handled, this exit included
-};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Meet& x) {
     return f(caf::meta::type_name("Meet"), x.id, x.colour);
@@ -54,6 +31,18 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Count& x) {
     return f(caf::meta::type_name("Count"), x.id, x.meetings, x.colour, x.wrong_changes, x.handled);
 }
+
+}  // namespace labctl::kernels::savina_chameneos
+
+namespace labctl::kernels::caf_savina_chameneos {
+namespace {
+
+using savina_chameneos::Meet;
+using savina_chameneos::Change;
+using savina_chameneos::Exit;
+using savina_chameneos::Count;
+using savina_chameneos::Colour;
+using savina_chameneos::Mall;
 
 class Creature final : public caf::event_based_actor {
 public:

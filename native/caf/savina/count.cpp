@@ -7,31 +7,34 @@
 #include "../../kernels/savina/count.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_savina_count {
-namespace {
+namespace labctl::kernels::savina_count {
 
-using savina_count::Tally;
-
-struct Increment {};
-struct Retrieve {
-    caf::actor sender;
-};
-struct ResultMsg {
-    std::uint64_t result;
-};
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Retrieve<caf::actor>& x) {
+    return f(caf::meta::type_name("Retrieve"), x.sender);
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Increment&) {
     return f(caf::meta::type_name("Increment"));
 }
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Retrieve& x) {
-    return f(caf::meta::type_name("Retrieve"), x.sender);
-}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ResultMsg& x) {
     return f(caf::meta::type_name("ResultMsg"), x.result);
 }
+
+}  // namespace labctl::kernels::savina_count
+
+namespace labctl::kernels::caf_savina_count {
+namespace {
+
+using savina_count::Increment;
+using savina_count::ResultMsg;
+using savina_count::Tally;
+
+using Retrieve = savina_count::Retrieve<caf::actor>;
 
 class Counter final : public caf::event_based_actor {
 public:

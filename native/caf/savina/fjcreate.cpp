@@ -15,22 +15,19 @@ typename Inspector::result_type inspect(Inspector& f, Done& x) {
     return f(caf::meta::type_name("Done"), x.worker, x.result);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Job& x) {
+    return f(caf::meta::type_name("Job"), x.theta);
+}
+
 }  // namespace labctl::kernels::savina_fjcreate
 
 namespace labctl::kernels::caf_savina_fjcreate {
 namespace {
 
+using savina_fjcreate::Job;
 using savina_fjcreate::Done;
 using savina_fjcreate::Outcome;
-
-struct Job {
-    double theta;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Job& x) {
-    return f(caf::meta::type_name("Job"), x.theta);
-}
 
 class Sink final : public caf::event_based_actor {
 public:

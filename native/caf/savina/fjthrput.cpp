@@ -16,22 +16,19 @@ typename Inspector::result_type inspect(Inspector& f, Tally& x) {
     return f(caf::meta::type_name("Tally"), x.worker, x.jobs, x.bad, x.sum);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Job& x) {
+    return f(caf::meta::type_name("Job"), x.theta);
+}
+
 }  // namespace labctl::kernels::savina_fjthrput
 
 namespace labctl::kernels::caf_savina_fjthrput {
 namespace {
 
+using savina_fjthrput::Job;
 using savina_fjthrput::Outcome;
 using savina_fjthrput::Tally;
-
-struct Job {
-    double theta;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Job& x) {
-    return f(caf::meta::type_name("Job"), x.theta);
-}
 
 class Sink final : public caf::event_based_actor {
 public:

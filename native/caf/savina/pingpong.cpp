@@ -7,41 +7,46 @@
 #include "../../kernels/savina/pingpong.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_savina_pingpong {
-namespace {
+namespace labctl::kernels::savina_pingpong {
 
-using savina_pingpong::Tally;
-
-struct Start {};
-struct PingMsg {};  // ping's note to itself to send the next ping
-struct SendPing {
-    caf::actor sender;
-};
-struct SendPong {
-    caf::actor sender;
-};
-struct Stop {};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Start&) {
     return f(caf::meta::type_name("Start"));
 }
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PingMsg&) {
     return f(caf::meta::type_name("PingMsg"));
 }
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, SendPing& x) {
-    return f(caf::meta::type_name("SendPing"), x.sender);
-}
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, SendPong& x) {
-    return f(caf::meta::type_name("SendPong"), x.sender);
-}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Stop&) {
     return f(caf::meta::type_name("Stop"));
 }
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SendPing<caf::actor>& x) {
+    return f(caf::meta::type_name("SendPing"), x.sender);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SendPong<caf::actor>& x) {
+    return f(caf::meta::type_name("SendPong"), x.sender);
+}
+
+}  // namespace labctl::kernels::savina_pingpong
+
+namespace labctl::kernels::caf_savina_pingpong {
+namespace {
+
+using savina_pingpong::Start;
+using savina_pingpong::PingMsg;
+using savina_pingpong::Stop;
+using savina_pingpong::Tally;
+
+using SendPing = savina_pingpong::SendPing<caf::actor>;
+using SendPong = savina_pingpong::SendPong<caf::actor>;
 
 class Pong final : public caf::event_based_actor {
 public:

@@ -9,35 +9,36 @@
 #include "../../kernels/savina/threadring.hpp"
 #include "../run.hpp"
 
-namespace labctl::kernels::caf_savina_threadring {
-namespace {
+namespace labctl::kernels::savina_threadring {
 
-using savina_threadring::Counts;
-using savina_threadring::Outcome;
-using savina_threadring::Ring;
-
-struct Data {
-    caf::actor next;
-};
-struct Ping {
-    std::uint64_t pings_left;
-};
-struct Exit {
-    std::uint64_t exits_left;
-};
-
+// CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, Data& x) {
+typename Inspector::result_type inspect(Inspector& f, Data<caf::actor>& x) {
     return f(caf::meta::type_name("Data"), x.next);
 }
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Ping& x) {
     return f(caf::meta::type_name("Ping"), x.pings_left);
 }
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Exit& x) {
     return f(caf::meta::type_name("Exit"), x.exits_left);
 }
+
+}  // namespace labctl::kernels::savina_threadring
+
+namespace labctl::kernels::caf_savina_threadring {
+namespace {
+
+using savina_threadring::Ping;
+using savina_threadring::Exit;
+using savina_threadring::Counts;
+using savina_threadring::Outcome;
+using savina_threadring::Ring;
+
+using Data = savina_threadring::Data<caf::actor>;
 
 class Member final : public caf::event_based_actor {
 public:

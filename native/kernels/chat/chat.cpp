@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "chat.hpp"
@@ -34,92 +35,17 @@ struct World {
     std::atomic<std::uint64_t>& handled;  // every handler run, added by each agent as it finishes
 };
 
-// The driver's (the program's Poker).
-struct Start {};
-struct Ready {};
-struct TurnDone {};
-struct Finished {
-    std::uint64_t decisions;
-    std::uint64_t logout_leaves;
-};
-struct Closed {
-    std::uint32_t turn;
-    TurnFigures figures;
-};
-
-// A directory's.
-struct Login {
-    std::uint32_t id;
-};
-struct BefriendAll {};
-struct Poke {
-    Accumulator* accumulator;
-    std::uint32_t turn;
-};
-struct Disconnect {};
-struct ClientLeft {
-    std::uint64_t decisions;
-    std::uint64_t logout_leaves;
-};
-
-// A client's.
-struct Befriend {
-    std::uint32_t id;
-    Client* client;
-};
-struct Act {
-    Accumulator* accumulator;
-    std::uint32_t turn;
-};
-struct Forward {
-    Chat* chat;
-    std::uint32_t payload;
-    Accumulator* accumulator;
-};
-struct Accepted {
-    Chat* chat;
-    std::uint64_t id;
-    Accumulator* accumulator;
-    std::uint64_t buffered;  // posts forwarded to the client before this
-};
-struct Left {
-    std::uint64_t id;
-    bool logout;
-    Accumulator* accumulator;  // none when logging out
-};
-struct Logout {};
-
-// A chat's.
-struct Post {
-    Accumulator* accumulator;
-    std::uint32_t payload;  // the poster's id (the program's is an empty byte array)
-};
-struct Join {
-    Client* client;
-    Accumulator* accumulator;
-};
-struct Leave {
-    Client* client;
-    bool logout;
-    Accumulator* accumulator;
-};
-
-// An accumulator's.
-struct Resolved {
-    Action action;
-    std::uint64_t wrong;  // a compute's wrong results
-};
-struct Posted {
-    std::uint64_t members;
-};
-struct Invited {
-    std::uint64_t invitations;
-};
-struct Delivered {};
-struct AcceptedAck {
-    std::uint64_t buffered;
-};
-struct Close {};
+// The messages (chat.hpp) that carry an actor, each addressed by its agent.
+using Messages = Protocol<Accumulator*, Client*, Chat*>;
+using Poke = Messages::Poke;
+using Befriend = Messages::Befriend;
+using Act = Messages::Act;
+using Forward = Messages::Forward;
+using Accepted = Messages::Accepted;
+using Left = Messages::Left;
+using Post = Messages::Post;
+using Join = Messages::Join;
+using Leave = Messages::Leave;
 
 // Every agent counts its handler runs and adds them to the world's count as it finishes.
 class Counted : public rt::Agent {
@@ -513,25 +439,20 @@ Result run(const Params& params) {
     const Settings settings = Settings::from(params);
     const Plan plan = simulate(settings);  // the oracle, before the phase
 
-    rt::Completion<Outcome> done;
     StartLatch started(1);  // the driver
     std::atomic<std::uint64_t> handled{0};
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
-    World world{settings, Thresholds(settings), dispatchers, done, started, handled};
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    World world{settings, Thresholds(settings), run.dispatchers(), run.done(), started, handled};
     Driver* driver = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) { driver = &coop.make_agent<Driver>(world); });
+    env.introduce_coop(run.dispatchers().binder(), [&](rt::Coop& coop) { driver = &coop.make_agent<Driver>(world); });
     started.wait(env);
+    Result result;
 
     // As the program's clock of an iteration, every iteration: the directories made, the clients
     // logged in and befriended, every turn, every client logged out; and the accumulators closed.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*driver);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);  // every agent finished: `handled` is complete
+    // Every agent has finished once it returns: `handled` is complete.
+    const Outcome outcome = run.measure(result, [&] { rt::send<Start>(*driver); });
 
     report(result, settings, plan, outcome, handled.load(std::memory_order_relaxed));
     return result;

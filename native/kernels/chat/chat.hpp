@@ -692,33 +692,17 @@ inline std::vector<ParamSpec> own_params() {
                          .maximum = 100};
     };
     return {
-        {.name = "clients",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1024},
-         .help = "clients, client i logging in at directory i % directories (the program's --clients); at "
-                 "least twice `directories`",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "directories",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{8},
-         .help = "directories, each holding its clients and befriending them among themselves (the program's "
-                 "--directories)",
-         .minimum = 1,
-         .maximum = 500'000},
-        {.name = "turns",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{32},
-         .help = "turns of an iteration, one after another; each client acts once a turn (the program's --turns)",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "iterations",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{32},
-         .help = "times the whole application runs, each from a fresh start with the same draws (the "
-                 "program's --run); turn_qos_ns needs two or more",
-         .minimum = 1,
-         .maximum = 100'000},
+        integer_param("clients", 1024, {2, 1'000'000},
+                      "clients, client i logging in at directory i % directories (the program's --clients); at "
+                      "least twice `directories`"),
+        integer_param("directories", 8, {1, 500'000},
+                      "directories, each holding its clients and befriending them among themselves (the program's "
+                      "--directories)"),
+        integer_param("turns", 32, {1, 1'000'000},
+                      "turns of an iteration, one after another; each client acts once a turn (the program's --turns)"),
+        integer_param("iterations", 32, {1, 100'000},
+                      "times the whole application runs, each from a fresh start with the same draws (the "
+                      "program's --run); turn_qos_ns needs two or more"),
         percent("compute", 55, "percentage of a turn's draws that compute (the program's --compute)"),
         percent("post", 25,
                 "percentage of a turn's draws that post to one of the client's chats (the program's --post)"),
@@ -730,25 +714,17 @@ inline std::vector<ParamSpec> own_params() {
         percent("befriend", 10,
                 "percentage chance of each draw of a directory's befriending (the program's --befriend); 0: no "
                 "friends, then `invite` must be 0"),
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{42},
-         .help = "start of the generator that gives each directory its generator's start (the program's 42); "
-                 "every iteration starts from it again",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        integer_param("seed", 42, {0, 1'000'000'000},
+                      "start of the generator that gives each directory its generator's start (the program's 42); "
+                      "every iteration starts from it again"),
         {.name = "buffering",
          .type = ParamType::boolean,
          .default_value = true,
          .help = "a chat keeps every post and sends them to a member who joins (the program's default; off: its "
                  "BENCH_NO_BUFFERED_CHATS)"},
-        {.name = "compute_repeats",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "evaluations of Fibonacci(35) by the program's recursion that a compute makes, each checked "
-                 "against 9,227,465 (the program's 10,000)",
-         .minimum = 0,
-         .maximum = 100'000'000},
+        integer_param("compute_repeats", 10'000, {0, 100'000'000},
+                      "evaluations of Fibonacci(35) by the program's recursion that a compute makes, each checked "
+                      "against 9,227,465 (the program's 10,000)"),
     };
 }
 
@@ -761,5 +737,103 @@ inline std::uint64_t most_agents(const Settings& s, bool exact) {
     if (!exact) return fixed + std::uint64_t(s.clients) * s.turns;
     return fixed + simulate(s).most_live_chats;
 }
+
+// The messages, one protocol for ours and caf_chat (its CAF port), by who receives them.
+
+// The driver's (the program's Poker).
+struct Start {};
+struct Ready {};
+struct TurnDone {};
+struct Finished {
+    std::uint64_t decisions;
+    std::uint64_t logout_leaves;
+};
+struct Closed {
+    std::uint32_t turn;
+    TurnFigures figures;
+};
+
+// A directory's.
+struct Login {
+    std::uint32_t id;
+};
+struct BefriendAll {};
+struct Disconnect {};
+struct ClientLeft {
+    std::uint64_t decisions;
+    std::uint64_t logout_leaves;
+};
+
+// A client's.
+struct Logout {};
+
+// An accumulator's.
+struct Resolved {
+    Action action;
+    std::uint64_t wrong;  // a compute's wrong results
+};
+struct Posted {
+    std::uint64_t members;
+};
+struct Invited {
+    std::uint64_t invitations;
+};
+struct Delivered {};
+struct AcceptedAck {
+    std::uint64_t buffered;
+};
+struct Close {};
+
+// The messages that carry an actor, on how the runtime addresses each kind (ours: a pointer to
+// its agent; CAF's: caf::actor).
+template <class Accumulator, class Client, class Chat>
+struct Protocol {
+    // A directory's.
+    struct Poke {
+        Accumulator accumulator;
+        std::uint32_t turn;
+    };
+
+    // A client's.
+    struct Befriend {
+        std::uint32_t id;
+        Client client;
+    };
+    struct Act {
+        Accumulator accumulator;
+        std::uint32_t turn;
+    };
+    struct Forward {
+        Chat chat;
+        std::uint32_t payload;
+        Accumulator accumulator;
+    };
+    struct Accepted {
+        Chat chat;
+        std::uint64_t id;
+        Accumulator accumulator;
+        std::uint64_t buffered;  // posts forwarded to the client before this
+    };
+    struct Left {
+        std::uint64_t id;
+        bool logout;
+        Accumulator accumulator;  // none when logging out
+    };
+
+    // A chat's.
+    struct Post {
+        Accumulator accumulator;
+        std::uint32_t payload;  // the poster's id (the program's is an empty byte array)
+    };
+    struct Join {
+        Client client;
+        Accumulator accumulator;
+    };
+    struct Leave {
+        Client client;
+        bool logout;
+        Accumulator accumulator;
+    };
+};
 
 }  // namespace labctl::kernels::chat

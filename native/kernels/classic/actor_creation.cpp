@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -96,31 +97,26 @@ Result run(const Params& params) {
     const auto depth = unsigned(params.integer("depth"));
     const bool deregister = params.boolean("deregister");
 
-    Lifetime lifetime(params);
-    rt::Completion<Count> answer;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, answer);
-    const Tree tree{dispatchers, deregister, answer};
-
-    MeasuredPhase phase = deregister ? MeasuredPhase(env) : MeasuredPhase(env, answer);
-    Node* root_node = nullptr;
-    rt::Coop& root = env.introduce_coop(dispatchers.binder(1), [&](rt::Coop& coop) {
-        root_node = &coop.make_agent_with_binder<Node>(dispatchers.binder(1), tree, nullptr, 0, 1);
-    });
-    // As the study's main: send(spawn<testee>(self), atom("spread"), num).
-    rt::send<Spread>(*root_node, depth);
-    const Count total = await(env, answer);
+    MeasuredRun<Count> run(params, Timed::phase_or_lifetime);
+    const Tree tree{run.dispatchers(), deregister, run.done()};
     Result result;
-    if (deregister) {
-        env.deregister_coop(root);
-        env.wait_for_no_coops();
-        phase.finish(result);
-    } else {
-        phase.finish(result, answer.completed_at());
-    }
-    // Destroys every agent: outside the phase unless deregister, inside a lifetime clock.
-    lifetime.end(result, dispatchers);
+    rt::Coop* root = nullptr;
+
+    // The stop destroys every agent: outside the phase unless deregister, inside a lifetime clock.
+    const Count total = run.measure_through(
+        result, deregister,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            Node* root_node = nullptr;
+            root = &env.introduce_coop(dispatchers.binder(1), [&](rt::Coop& coop) {
+                root_node = &coop.make_agent_with_binder<Node>(dispatchers.binder(1), tree, nullptr, 0, 1);
+            });
+            // As the study's main: send(spawn<testee>(self), atom("spread"), num).
+            rt::send<Spread>(*root_node, depth);
+        },
+        [&](rt::Environment& env) {
+            env.deregister_coop(*root);
+            env.wait_for_no_coops();
+        });
 
     // Each agent counted handled its Spread, and each but the root sent a Count its parent
     // handled: 2 * agents - 1 (tree_messages(depth) in a correct run).
@@ -130,7 +126,7 @@ Result run(const Params& params) {
                       " agents=" + std::to_string(tree_agents(depth));
     result.metrics = {{"agents", double(total.agents)},
                       {"ns_per_agent", double(result.elapsed_ns) / double(total.agents)}};
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 
@@ -152,13 +148,9 @@ Expectation expect(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "depth",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{19},
-         .help = "levels below the root: 2^depth leaves (the study's 2^19 = 524,288, {spread, "
-                 "19}; depth 20 peaks near 700 MB on one thread, so the limit, 24, needs about 11 GB)",
-         .minimum = 0,
-         .maximum = 24},
+        integer_param("depth", 19, {0, 24},
+                      "levels below the root: 2^depth leaves (the study's 2^19 = 524,288, {spread, "
+                      "19}; depth 20 peaks near 700 MB on one thread, so the limit, 24, needs about 11 GB)"),
         {.name = "deregister",
          .type = ParamType::boolean,
          .default_value = true,

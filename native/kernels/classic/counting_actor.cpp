@@ -4,16 +4,13 @@
 #include <string>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "counting_actor.hpp"
 
 namespace labctl::kernels::counting_actor {
 namespace {
-
-struct Add {
-    std::uint64_t value;
-};
 
 class Counter final : public rt::Agent {
 public:
@@ -37,26 +34,24 @@ private:
 Result run(const Params& params) {
     const auto messages = std::uint64_t(params.integer("messages"));
 
-    rt::Completion<Count> done;
     StartLatch started(1);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Count> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Counter* counter = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, done, started);
+        counter = &coop.make_agent_with_binder<Counter>(dispatchers.binder(0), messages, run.done(), started);
     });
 
     // The sender is the kernel's own thread, outside the runtime. The study's page does not say
     // who sends in its CountingActor (only that "the writing threads ... are able to flood the
     // unbounded message queues of the reader"): a thread outside the runtime floods it hardest.
     started.wait(env);
-    MeasuredPhase phase(env, done);
-    for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
-    const Count count = await(env, done);
+
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Count count = run.measure(result, [&] {
+        for (std::uint64_t n = 1; n <= messages; ++n) rt::send<Add>(*counter, n);
+    });
 
     report(result, count, messages);
     return result;

@@ -58,13 +58,14 @@ inline void report(Result& result, const Count& count, std::uint64_t messages) {
 // each kernel adds its clock and runtime parameters with schema() (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000'000},
-         .help = "numbers sent to the counter",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
+        integer_param("messages", 50'000'000, {1, 10'000'000'000}, "numbers sent to the counter"),
     };
 }
+
+// The messages, one protocol for ours and caf_counting_actor (its CAF port).
+
+struct Add {
+    std::uint64_t value;
+};
 
 }  // namespace labctl::kernels::counting_actor

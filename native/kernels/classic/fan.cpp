@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -165,42 +166,41 @@ Result run(const Params& params) {
     const Clock::duration duration = run_duration(params);
     const bool shared = params.text("channel") == "shared";
 
-    rt::Completion<Outcome> done;
     // Declared before the environment: it outlives every agent that holds a request on it.
     rt::Channel<Work> input;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-
-    MeasuredPhase phase(env, done);
     std::vector<Worker*> workers;
-    workers.reserve(fan_out);
-    // One coop: with a cooperation FIFO pool master and workers share one queue, so the pool
-    // runs them one at a time; individual FIFO lets the workers run in parallel.
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        auto& master = coop.make_agent_with_binder<Master>(dispatchers.binder(0), fan_out, iterations, duration,
-                                                           shared ? &input : nullptr, done);
-        for (std::uint64_t i = 0; i < fan_out; ++i)
-            workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(unsigned(i + 1)), master, i,
-                                                                   shared ? &input : nullptr));
-        master.send_to(workers);
-    });
-    const Outcome outcome = await(env, done);
+    MeasuredRun<Outcome> run(params);
     Result result;
-    phase.finish(result, done.completed_at());
-    // From the master's first fan-out to its last reply: agent creation is not part of it.
-    result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
-    // Each worker's last write happened before its last Done, which the master received before
-    // done.set(): reading the workers' counts here is ordered after them.
     std::uint64_t worker_total = 0;
     std::uint64_t uneven_workers = 0;
     std::uint64_t out_of_sequence = 0;
-    for (const Worker* worker : workers) {
-        worker_total += worker->received();
-        out_of_sequence += worker->out_of_sequence();
-        if (worker->received() != outcome.iterations) ++uneven_workers;
-    }
-    stop_and_check(env);
+
+    const Outcome outcome = run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            workers.reserve(fan_out);
+            // One coop: with a cooperation FIFO pool master and workers share one queue, so the
+            // pool runs them one at a time; individual FIFO lets the workers run in parallel.
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                auto& master = coop.make_agent_with_binder<Master>(dispatchers.binder(0), fan_out, iterations,
+                                                                   duration, shared ? &input : nullptr, run.done());
+                for (std::uint64_t i = 0; i < fan_out; ++i)
+                    workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(unsigned(i + 1)), master,
+                                                                           i, shared ? &input : nullptr));
+                master.send_to(workers);
+            });
+        },
+        // Each worker's last write happened before its last Done, which the master received
+        // before done.set(): reading the workers' counts here is ordered after them.
+        [&](const Outcome& outcome) {
+            for (const Worker* worker : workers) {
+                worker_total += worker->received();
+                out_of_sequence += worker->out_of_sequence();
+                if (worker->received() != outcome.iterations) ++uneven_workers;
+            }
+        });
+    // From the master's first fan-out to its last reply: agent creation is not part of it.
+    result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
 
     // Duration mode: the iteration count is the run's; every other field must agree with it.
     const std::uint64_t n = iterations != 0 ? iterations : outcome.iterations;
@@ -227,12 +227,7 @@ double work(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     std::vector<ParamSpec> params = {
-        {.name = "fan_out",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "workers, and messages the master writes each iteration",
-         .minimum = 1,
-         .maximum = 100'000},
+        integer_param("fan_out", 100, {1, 100'000}, "workers, and messages the master writes each iteration"),
         {.name = "channel",
          .type = ParamType::choice,
          .default_value = std::string("shared"),

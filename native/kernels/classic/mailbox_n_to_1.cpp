@@ -7,23 +7,13 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "mailbox_n_to_1.hpp"
 
 namespace labctl::kernels::mailbox_n_to_1 {
 namespace {
-
-struct Msg {
-    std::uint32_t sender;
-    std::uint64_t seq;
-};
-
-// A sender agent's next burst. Self-sent after each burst, so that a pool thread returns to its
-// queue between bursts instead of spending the whole run in one sender's handler (and the
-// receiver, or the other senders, get the thread in between); the first one comes from the
-// kernel once the measured phase has begun.
-struct Continue {};
 
 class Receiver final : public rt::Agent {
 public:
@@ -72,17 +62,15 @@ Result run(const Params& params) {
     const auto messages_per_sender = std::uint64_t(params.integer("messages_per_sender"));
     const bool sender_agents = params.text("sender") == "agent";
 
-    Lifetime lifetime(params);
-    rt::Completion<Outcome> done;
     StartLatch started(sender_agents ? senders + 1 : 1);  // the receiver and the sender agents
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Outcome> run(params, Timed::phase_or_lifetime, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
 
     Receiver* receiver = nullptr;
     env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
         receiver = &coop.make_agent_with_binder<Receiver>(dispatchers.binder(0), senders,
-                                                          messages_per_sender, done, started);
+                                                          messages_per_sender, run.done(), started);
     });
     // Senders are made before the phase (agents and threads alike), and every agent has started
     // before it begins.
@@ -109,25 +97,27 @@ Result run(const Params& params) {
     }
 
     started.wait(env);
-    MeasuredPhase phase(env, done);
-    if (sender_agents) {
-        for (Sender* sender : agents) rt::send<Continue>(*sender);
-    } else {
-        threads->release();
-    }
-    const Outcome outcome = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    if (threads) threads->join();
-    // Each sender counted its last Continue before sending its last message, which the receiver
-    // handled before done.set(): reading the counts here is ordered after those writes.
     std::uint64_t continues = 0;
-    for (const Sender* sender : agents) continues += sender->continues();
-    lifetime.end(result, dispatchers);
+    const Outcome outcome = run.measure(
+        result,
+        [&] {
+            if (sender_agents) {
+                for (Sender* sender : agents) rt::send<Continue>(*sender);
+            } else {
+                threads->release();
+            }
+        },
+        [&](Outcome&) {
+            if (threads) threads->join();
+            // Each sender counted its last Continue before sending its last message, which the
+            // receiver handled before done.set(): reading the counts here is ordered after those.
+            for (const Sender* sender : agents) continues += sender->continues();
+        });
 
     report(result, outcome, continues, senders, messages_per_sender);
     if (!sender_cpus.empty()) result.metrics.push_back({"sender_cpus", double(sender_cpus.size())});
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 

@@ -111,18 +111,8 @@ private:
 // each kernel adds its clock and runtime parameters with schema() (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "senders",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "sender threads or agents",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "messages_per_sender",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "messages each sender sends",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
+        integer_param("senders", 20, {1, 10'000}, "sender threads or agents"),
+        integer_param("messages_per_sender", 1'000'000, {1, 10'000'000'000}, "messages each sender sends"),
         {.name = "sender",
          .type = ParamType::choice,
          .default_value = std::string("thread"),
@@ -131,5 +121,18 @@ inline std::vector<ParamSpec> own_params() {
          .choices = {std::string("thread"), std::string("agent")}},
     };
 }
+
+// The messages, one protocol for ours and caf_mailbox_n_to_1 (its CAF port).
+
+struct Msg {
+    std::uint32_t sender;
+    std::uint64_t seq;
+};
+
+// A sender agent's next burst. Self-sent after each burst, so that a pool thread returns to its
+// queue between bursts instead of spending the whole run in one sender's handler (and the
+// receiver, or the other senders, get the thread in between); the first one comes from the
+// kernel once the measured phase has begun.
+struct Continue {};
 
 }  // namespace labctl::kernels::mailbox_n_to_1

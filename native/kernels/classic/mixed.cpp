@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -288,48 +289,46 @@ Result run(const Params& params) {
     const auto number = std::uint64_t(params.integer("number"));
     const bool to_sqrt = params.text("factorize") == "sqrt";
 
-    Lifetime lifetime(params);
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Setup setup{dispatchers, rings, ring_size, initial_token, repetitions, number, to_sqrt, done};
-
-    // Spawning is part of the study's time: the phase begins before any agent exists.
-    MeasuredPhase phase(env, done);
-    Collector* collector = nullptr;
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        collector = &coop.make_agent_with_binder<Collector>(dispatchers.binder(0), setup);
-    });
     std::vector<Worker*> workers;
-    workers.reserve(rings);
-    for (std::uint64_t r = 0; r < rings; ++r) {
-        // Agent indices (binder) per ring: worker, master, then its links after the master.
-        const auto index = unsigned(1 + r * (ring_size + 1));
-        // The worker in a coop of its own: with a cooperation FIFO, sharing the master's would
-        // queue the ring behind each factorization.
-        Worker* worker = nullptr;
-        env.introduce_coop(dispatchers.binder(index), [&](rt::Coop& coop) {
-            worker = &coop.make_agent_with_binder<Worker>(dispatchers.binder(index), *collector, to_sqrt);
-        });
-        workers.push_back(worker);
-        env.introduce_coop(dispatchers.binder(index + 1), [&](rt::Coop& coop) {
-            coop.make_agent_with_binder<Master>(dispatchers.binder(index + 1), setup, *worker, *collector,
-                                                index + 1);
-        });
-    }
-    const Outcome outcome = await(env, done);
+    MeasuredRun<Outcome> run(params, Timed::phase_or_lifetime);
+    const Setup setup{run.dispatchers(), rings, ring_size, initial_token, repetitions, number, to_sqrt, run.done()};
     Result result;
-    phase.finish(result, done.completed_at());
-    // Each worker counted its last factorization before sending its result, which the collector
-    // handled before done.set(): reading the counts here is ordered after those writes.
     std::uint64_t calcs = 0;
     std::int64_t factorize_ns = 0;
-    for (const Worker* worker : workers) {
-        calcs += worker->calcs();
-        factorize_ns += worker->factorize_ns();
-    }
-    lifetime.end(result, dispatchers);
+
+    // Spawning is part of the study's time: the phase begins before any agent exists.
+    const Outcome outcome = run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            workers.reserve(rings);
+            Collector* collector = nullptr;
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                collector = &coop.make_agent_with_binder<Collector>(dispatchers.binder(0), setup);
+            });
+            for (std::uint64_t r = 0; r < rings; ++r) {
+                // Agent indices (binder) per ring: worker, master, then its links after the master.
+                const auto index = unsigned(1 + r * (ring_size + 1));
+                // The worker in a coop of its own: with a cooperation FIFO, sharing the master's
+                // would queue the ring behind each factorization.
+                Worker* worker = nullptr;
+                env.introduce_coop(dispatchers.binder(index), [&](rt::Coop& coop) {
+                    worker = &coop.make_agent_with_binder<Worker>(dispatchers.binder(index), *collector, to_sqrt);
+                });
+                workers.push_back(worker);
+                env.introduce_coop(dispatchers.binder(index + 1), [&](rt::Coop& coop) {
+                    coop.make_agent_with_binder<Master>(dispatchers.binder(index + 1), setup, *worker, *collector,
+                                                        index + 1);
+                });
+            }
+        },
+        // Each worker counted its last factorization before sending its result, which the
+        // collector handled before done.set(): reading the counts here is ordered after those.
+        [&](Outcome&) {
+            for (const Worker* worker : workers) {
+                calcs += worker->calcs();
+                factorize_ns += worker->factorize_ns();
+            }
+        });
 
     auto describe = [](const Outcome& outcome) {
         return "factorizations=" + std::to_string(outcome.factorizations) +
@@ -348,7 +347,7 @@ Result run(const Params& params) {
     result.expected = describe(expected);
     result.metrics = {{"agents", double(agents_created(rings, ring_size, repetitions))},
                       {"factorize_ns", calcs == 0 ? 0.0 : double(factorize_ns) / double(calcs)}};
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 
@@ -374,30 +373,12 @@ double work(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "rings",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "rings, each with its chain master and worker",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "ring_size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50},
-         .help = "agents per ring, the master included (the study's 49 chain links and a master)",
-         .minimum = 2,
-         .maximum = 100'000},
-        {.name = "initial_token",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "the token's first value: it goes round initial_token + 1 times",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
-        {.name = "repetitions",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{5},
-         .help = "rings built (and factorizations made) per chain master",
-         .minimum = 1,
-         .maximum = 1'000'000},
+        integer_param("rings", 20, {1, 10'000}, "rings, each with its chain master and worker"),
+        integer_param("ring_size", 50, {2, 100'000},
+                      "agents per ring, the master included (the study's 49 chain links and a master)"),
+        integer_param("initial_token", 10'000, {1, 1'000'000'000},
+                      "the token's first value: it goes round initial_token + 1 times"),
+        integer_param("repetitions", 5, {1, 1'000'000}, "rings built (and factorizations made) per chain master"),
         {.name = "number",
          .type = ParamType::integer,
          .default_value = std::int64_t(kStudyNumber),

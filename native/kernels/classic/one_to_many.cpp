@@ -5,24 +5,13 @@
 
 #include "../../runtime/dispatchers/one_thread.hpp"
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "one_to_many.hpp"
 
 namespace labctl::kernels::one_to_many {
 namespace {
-
-struct Number {
-    std::uint32_t value;
-};
-
-// What a worker reports once it has its last number.
-struct WorkerDone {
-    std::uint32_t worker;
-    std::uint64_t received;
-    std::uint64_t out_of_order;
-    double series;
-};
 
 class Producer final : public rt::Agent {
 public:
@@ -66,30 +55,26 @@ private:
 Result run(const Params& params) {
     const Setup setup = make_setup(params);
 
-    Lifetime lifetime(params);
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params, Timed::phase_or_lifetime);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     rt::NamedMbox& input = env.named_mbox("one_to_many.input");
     // The producer has a thread of its own, as in the study; the workers are what is measured.
     rt::Dispatcher& producer_thread = env.make_dispatcher<rt::OneThread>();
+    Result result;
 
     // The phase: registration, sending, handling; with clock=lifetime also the environment's
     // set-up before it and its teardown after, as the study times it (around so_5::launch).
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, done);
-        for (std::uint32_t i = 0; i < setup.workers; ++i)
-            coop.make_agent_with_binder<Worker>(dispatchers.binder(i), setup, i, input, producer);
+    const Outcome outcome = run.measure(result, [&] {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& producer = coop.make_agent_with_binder<Producer>(producer_thread.binder(), setup, input, run.done());
+            for (std::uint32_t i = 0; i < setup.workers; ++i)
+                coop.make_agent_with_binder<Worker>(dispatchers.binder(i), setup, i, input, producer);
+        });
     });
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    lifetime.end(result, dispatchers);
 
     report(result, outcome, setup);
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 

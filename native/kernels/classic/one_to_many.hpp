@@ -208,18 +208,9 @@ inline void check_study_work(const std::string& kernel, const Params& params) {
 // each kernel adds its clock and runtime parameters with schema() (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "worker agents subscribed to the named mbox",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "numbers the producer sends; each worker receives all of them",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
+        integer_param("workers", 100, {1, 1'000'000}, "worker agents subscribed to the named mbox"),
+        integer_param("messages_per_worker", 100'000, {1, 1'000'000'000},
+                      "numbers the producer sends; each worker receives all of them"),
         {.name = "work",
          .type = ParamType::choice,
          .default_value = std::string("noop"),
@@ -227,19 +218,23 @@ inline std::vector<ParamSpec> own_params() {
                  "of std::sph_neumann(number % 16, ...), the same cost each) or sph_neumann (the "
                  "study's handler, std::sph_neumann(number, 1.2345): later numbers cost more)",
          .choices = {std::string("noop"), std::string("sleep"), std::string("cpu"), std::string("sph_neumann")}},
-        {.name = "sleep_ms",
-         .type = ParamType::real,
-         .default_value = 5.0,
-         .help = "work=sleep: milliseconds a worker sleeps per number",
-         .minimum = 0,
-         .maximum = 10'000},
-        {.name = "cpu_iters",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "work=cpu: std::sph_neumann calls per number",
-         .minimum = 1,
-         .maximum = 1'000'000},
+        real_param("sleep_ms", 5.0, {0, 10'000}, "work=sleep: milliseconds a worker sleeps per number"),
+        integer_param("cpu_iters", 1, {1, 1'000'000}, "work=cpu: std::sph_neumann calls per number"),
     };
 }
+
+// The messages, one protocol for ours and caf_one_to_many (its CAF port).
+
+struct Number {
+    std::uint32_t value;
+};
+
+// What a worker reports once it has its last number.
+struct WorkerDone {
+    std::uint32_t worker;
+    std::uint64_t received;
+    std::uint64_t out_of_order;
+    double series;
+};
 
 }  // namespace labctl::kernels::one_to_many

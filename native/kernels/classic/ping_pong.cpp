@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "ping_pong.hpp"
@@ -61,35 +62,35 @@ Result run_with_payload(const Params& params) {
     const auto probes = std::uint64_t(params.integer("latency_samples"));
     const bool named = params.text("mbox") == "named";
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
+    rt::Environment& env = run.environment();
     rt::NamedMbox* to_ponger = named ? &env.named_mbox("ping_pong.ping") : nullptr;
     rt::NamedMbox* to_pinger = named ? &env.named_mbox("ping_pong.pong") : nullptr;
-
-    MeasuredPhase phase(env, done);
     Ponger<N>* ponger = nullptr;
-    // One coop: with a cooperation FIFO pool they share a queue, as in the study.
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        auto& pinger = coop.make_agent_with_binder<Pinger<N>>(dispatchers.binder(0), to_pinger,
-                                                                 round_trips, probes, done);
-        ponger = &coop.make_agent_with_binder<Ponger<N>>(dispatchers.binder(1), to_ponger, round_trips);
-        pinger.send_to(named ? rt::Mbox(*to_ponger) : rt::Mbox(*ponger));
-        ponger->reply_to(named ? rt::Mbox(*to_pinger) : rt::Mbox(pinger));
-    });
-    Outcome outcome = await(env, done);
     Result result;
-    phase.finish(result, outcome.end);
+    std::optional<PingTallies> tallies;
+
+    Outcome outcome = run.measure(
+        result,
+        [&] {
+            DispatcherChoice& dispatchers = run.dispatchers();
+            // One coop: with a cooperation FIFO pool they share a queue, as in the study.
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                auto& pinger = coop.make_agent_with_binder<Pinger<N>>(dispatchers.binder(0), to_pinger,
+                                                                         round_trips, probes, run.done());
+                ponger = &coop.make_agent_with_binder<Ponger<N>>(dispatchers.binder(1), to_ponger, round_trips);
+                pinger.send_to(named ? rt::Mbox(*to_ponger) : rt::Mbox(*ponger));
+                ponger->reply_to(named ? rt::Mbox(*to_pinger) : rt::Mbox(pinger));
+            });
+        },
+        // The ponger's last write happened before its last pong, which the pinger received before
+        // done.set(): reading its tallies here is ordered after it.
+        [&](Outcome&) { tallies.emplace(ponger->tallies()); });
     // The throughput phase alone: from the first ping to the last pong before the probes.
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
-    // The ponger's last write happened before its last pong, which the pinger received before
-    // done.set(): reading its tallies here is ordered after it.
-    const PingTallies tallies = ponger->tallies();
-    stop_and_check(env);
 
-    check_probes("ping_pong", tallies.probes(), outcome.probe_pongs, probes);
-    report(result, tallies.pings(), outcome, round_trips);
+    check_probes("ping_pong", tallies->probes(), outcome.probe_pongs, probes);
+    report(result, tallies->pings(), outcome, round_trips);
     return result;
 }
 

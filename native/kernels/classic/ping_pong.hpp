@@ -278,12 +278,7 @@ inline void report(Result& result, const Tally& pings, Outcome& outcome, std::ui
 // each kernel adds its clock and runtime parameters with schema() (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000'000},
-         .help = "messages in total, pings plus pongs (even)",
-         .minimum = 2,
-         .maximum = 10'000'000'000},
+        integer_param("messages", 10'000'000, {2, 10'000'000'000}, "messages in total, pings plus pongs (even)"),
         {.name = "mbox",
          .type = ParamType::choice,
          .default_value = std::string("direct"),
@@ -295,14 +290,10 @@ inline std::vector<ParamSpec> own_params() {
          .help = "bytes carried by each message besides its sequence number",
          .choices = {std::int64_t{0}, std::int64_t{16}, std::int64_t{64}, std::int64_t{256},
                      std::int64_t{1024}, std::int64_t{4096}}},
-        {.name = "latency_samples",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "round trips timed one by one after the throughput phase, for the latency "
-                 "percentiles (each includes about one clock read, reported as clock_read_ns); "
-                 "0: none, and then no percentile and no clock_read_ns is reported",
-         .minimum = 0,
-         .maximum = 10'000'000},
+        integer_param("latency_samples", 10'000, {0, 10'000'000},
+                      "round trips timed one by one after the throughput phase, for the latency "
+                      "percentiles (each includes about one clock read, reported as clock_read_ns); "
+                      "0: none, and then no percentile and no clock_read_ns is reported"),
     };
 }
 

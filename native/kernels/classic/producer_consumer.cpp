@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "../framework/sender_threads.hpp"
@@ -101,29 +102,32 @@ Result run(const Params& params) {
     for (std::uint32_t p = 0; p < producers; ++p)
         quota.push_back(messages / producers + (p < messages % producers ? 1 : 0));
 
-    rt::Completion<Tally> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
     std::vector<Producer*> senders;
     std::vector<int> producer_cpus;  // where producer threads may run; empty: anywhere
+    MeasuredRun<Tally> run(params);
+    DispatcherChoice& dispatchers = run.dispatchers();
     Result result;
     Tally tally;
+    std::uint64_t bursts = 0;
     if (producer_agents) {
         // The phase covers registration: the producers start sending as soon as they start.
-        MeasuredPhase phase(env, done);
-        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-            auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
-            for (std::uint32_t p = 0; p < producers; ++p)
-                senders.push_back(&coop.make_agent_with_binder<Producer>(dispatchers.binder(p + 1), p, quota[p],
-                                                                         burst, consumer));
-        });
-        tally = await(env, done);
-        phase.finish(result, done.completed_at());
+        tally = run.measure(
+            result,
+            [&] {
+                run.environment().introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+                    auto& consumer = coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, run.done());
+                    for (std::uint32_t p = 0; p < producers; ++p)
+                        senders.push_back(&coop.make_agent_with_binder<Producer>(dispatchers.binder(p + 1), p,
+                                                                                 quota[p], burst, consumer));
+                });
+            },
+            [&](Tally&) {
+                for (Producer* p : senders) bursts += p->bursts();
+            });
     } else {
         Consumer* consumer = nullptr;
-        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-            consumer = &coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, done);
+        run.environment().introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            consumer = &coop.make_agent_with_binder<Consumer>(dispatchers.binder(0), quota, run.done());
         });
         // Theron's writing threads: started before the phase and released at its start, each
         // sending its quota in one loop, on the runtime's CPUs when it is pinned. Declared after
@@ -133,15 +137,8 @@ Result run(const Params& params) {
         };
         producer_cpus = dispatchers.runtime_cpus();
         SenderThreads<decltype(send)> threads(quota, send, producer_cpus);
-        MeasuredPhase phase(env, done);
-        threads.release();
-        tally = await(env, done);
-        phase.finish(result, done.completed_at());
-        threads.join();
+        tally = run.measure(result, [&] { threads.release(); }, [&](Tally&) { threads.join(); });
     }
-    std::uint64_t bursts = 0;
-    for (Producer* p : senders) bursts += p->bursts();
-    stop_and_check(env);
 
     Tally expected;
     for (std::uint64_t q : quota) {
@@ -179,12 +176,7 @@ double work(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "producers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{2},
-         .help = "producers (threads or agents, see `producer`)",
-         .minimum = 1,
-         .maximum = 100'000},
+        integer_param("producers", 2, {1, 100'000}, "producers (threads or agents, see `producer`)"),
         {.name = "producer",
          .type = ParamType::choice,
          .default_value = std::string("agent"),
@@ -192,19 +184,9 @@ std::vector<ParamSpec> own_params() {
                  "thread: plain writing threads outside the runtime, each sending its items in "
                  "one loop (Theron's ProducerConsumer), on the runtime's CPUs when pin is set",
          .choices = {std::string("agent"), std::string("thread")}},
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000'000},
-         .help = "items in total, split between the producers",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-        {.name = "burst",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1000},
-         .help = "producer=agent: items a producer sends per handler before it continues with a "
-                 "self-send",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
+        integer_param("messages", 50'000'000, {1, 10'000'000'000}, "items in total, split between the producers"),
+        integer_param("burst", 1000, {1, 1'000'000'000},
+                      "producer=agent: items a producer sends per handler before it continues with a self-send"),
     };
 }
 

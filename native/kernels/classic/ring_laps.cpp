@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -83,37 +84,36 @@ Result run(const Params& params) {
     const auto actors = std::uint64_t(params.integer("actors"));
     const auto laps = std::uint64_t(params.integer("laps"));
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Lead lead{laps, run_duration(params), done};
-
-    MeasuredPhase phase(env, done);
     std::vector<Member*> ring;
-    ring.reserve(actors);
-    // One coop: with a cooperation FIFO pool the ring shares one queue (one hop at a time,
-    // never in parallel anyway: there is one token).
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        for (std::uint64_t i = 0; i < actors; ++i)
-            ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(unsigned(i)),
-                                                               i == 0 ? &lead : nullptr));
-        for (std::uint64_t i = 0; i < actors; ++i) ring[i]->send_to(*ring[(i + 1) % actors]);
-    });
-    const Outcome outcome = await(env, done);
+    MeasuredRun<Outcome> run(params);
+    const Lead lead{laps, run_duration(params), run.done()};
     Result result;
-    phase.finish(result, done.completed_at());
-    // From agent 0's first send to its last lap: agent creation is not part of it.
-    result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
-    // Each agent's last write happened before it forwarded the token, which travelled on to
-    // agent 0 before done.set(): reading the counts here is ordered after them.
     std::uint64_t received = 0;
     std::uint64_t uneven = 0;
-    for (const Member* member : ring) {
-        received += member->received();
-        if (member->received() != outcome.laps) ++uneven;
-    }
-    stop_and_check(env);
+
+    const Outcome outcome = run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            ring.reserve(actors);
+            // One coop: with a cooperation FIFO pool the ring shares one queue (one hop at a time,
+            // never in parallel anyway: there is one token).
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                for (std::uint64_t i = 0; i < actors; ++i)
+                    ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(unsigned(i)),
+                                                                       i == 0 ? &lead : nullptr));
+                for (std::uint64_t i = 0; i < actors; ++i) ring[i]->send_to(*ring[(i + 1) % actors]);
+            });
+        },
+        // Each agent's last write happened before it forwarded the token, which travelled on to
+        // agent 0 before done.set(): reading the counts here is ordered after them.
+        [&](const Outcome& outcome) {
+            for (const Member* member : ring) {
+                received += member->received();
+                if (member->received() != outcome.laps) ++uneven;
+            }
+        });
+    // From agent 0's first send to its last lap: agent creation is not part of it.
+    result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - outcome.start).count();
 
     // Duration mode: the lap count is the run's; every other field must agree with it.
     const std::uint64_t n = laps != 0 ? laps : outcome.laps;
@@ -138,12 +138,7 @@ double work(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     std::vector<ParamSpec> params = {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "agents in the ring",
-         .minimum = 2,
-         .maximum = 1'000'000},
+        integer_param("actors", 100, {2, 1'000'000}, "agents in the ring"),
     };
     for (ParamSpec& spec : rounds_or_duration_params("laps")) params.push_back(std::move(spec));
     return params;

@@ -8,6 +8,7 @@
 
 #include "../../runtime/dispatchers/one_thread.hpp"
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -103,27 +104,23 @@ Result run(const Params& params) {
     const auto start_batch = std::uint64_t(params.integer("start_batch"));
     const bool circulate = params.text("after_report") == "circulate";
 
-    Lifetime lifetime(params);
-    rt::Completion<Tally> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Tally> run(params, Timed::phase_or_lifetime);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     // The master has a thread of its own, as in the study; the workers are what is measured.
     rt::Dispatcher& master_thread = env.make_dispatcher<rt::OneThread>();
+    Result result;
 
     // The phase: registration, the ticks, the reports; with clock=lifetime also the
     // environment's set-up and teardown, as the study times it (around so_5::launch).
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& master = coop.make_agent_with_binder<Master>(master_thread.binder(), workers, per_worker, done);
-        for (std::uint32_t i = 0; i < workers; ++i)
-            coop.make_agent_with_binder<Worker>(dispatchers.binder(i), i, per_worker, start_batch, circulate,
-                                               master);
+    const Tally tally = run.measure(result, [&] {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& master = coop.make_agent_with_binder<Master>(master_thread.binder(), workers, per_worker, run.done());
+            for (std::uint32_t i = 0; i < workers; ++i)
+                coop.make_agent_with_binder<Worker>(dispatchers.binder(i), i, per_worker, start_batch, circulate,
+                                                   master);
+        });
     });
-    const Tally tally = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    lifetime.end(result, dispatchers);
 
     Tally expected;
     expected.handled = std::uint64_t(workers) * per_worker;
@@ -131,7 +128,7 @@ Result run(const Params& params) {
     result.messages_processed = tally.handled + tally.reports;
     result.answer = describe(tally);
     result.expected = describe(expected);
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 
@@ -143,24 +140,10 @@ double work(const Params& params) {
 // The kernel's own parameters: the work it does.
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50},
-         .help = "worker agents, each with its own stream of messages",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "messages each worker handles",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-        {.name = "start_batch",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "messages a worker sends itself at start: how many it keeps in flight",
-         .minimum = 1,
-         .maximum = 1'000'000},
+        integer_param("workers", 50, {1, 1'000'000}, "worker agents, each with its own stream of messages"),
+        integer_param("messages_per_worker", 1'000'000, {1, 10'000'000'000}, "messages each worker handles"),
+        integer_param("start_batch", 1, {1, 1'000'000},
+                      "messages a worker sends itself at start: how many it keeps in flight"),
         {.name = "after_report",
          .type = ParamType::choice,
          .default_value = std::string("stop"),

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "skynet.hpp"
@@ -69,31 +70,25 @@ Result run(const Params& params) {
     const auto branching = std::uint64_t(params.integer("branching"));
     const bool deregister = params.boolean("deregister");
 
-    Lifetime lifetime(params);
-    rt::Completion<Subtotal> answer;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, answer);
-    const Tree tree{dispatchers, branching, deregister, answer};
-
-    MeasuredPhase phase = deregister ? MeasuredPhase(env) : MeasuredPhase(env, answer);
-    rt::Coop& root = env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        coop.make_agent<Node>(tree, nullptr, 0, leaves);
-    });
-    const Subtotal total = await(env, answer);
+    MeasuredRun<Subtotal> run(params, Timed::phase_or_lifetime);
+    const Tree tree{run.dispatchers(), branching, deregister, run.done()};
     Result result;
-    if (deregister) {
-        env.deregister_coop(root);
-        env.wait_for_no_coops();
-        phase.finish(result);
-    } else {
-        phase.finish(result, answer.completed_at());
-    }
-    // Destroys every agent: outside the phase unless deregister, inside a lifetime clock.
-    lifetime.end(result, dispatchers);
+    rt::Coop* root = nullptr;
+
+    // The stop destroys every agent: outside the phase unless deregister, inside a lifetime clock.
+    const Subtotal total = run.measure_through(
+        result, deregister,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            root = &env.introduce_coop(dispatchers.binder(),
+                                       [&](rt::Coop& coop) { coop.make_agent<Node>(tree, nullptr, 0, leaves); });
+        },
+        [&](rt::Environment& env) {
+            env.deregister_coop(*root);
+            env.wait_for_no_coops();
+        });
 
     report(result, total, leaves, branching);
-    lifetime.add_phase_metric(result);
+    run.add_phase_metric(result);
     return result;
 }
 

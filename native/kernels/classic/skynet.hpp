@@ -99,18 +99,9 @@ inline std::vector<MetricSpec> own_metrics() {
 // each kernel adds its clock and runtime parameters with schema() (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "leaves",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "leaf agents (the tree has about leaves*branching/(branching-1) agents)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "branching",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "children per node",
-         .minimum = 2,
-         .maximum = 1'000'000},
+        integer_param("leaves", 1'000'000, {1, 100'000'000},
+                      "leaf agents (the tree has about leaves*branching/(branching-1) agents)"),
+        integer_param("branching", 10, {2, 1'000'000}, "children per node"),
         {.name = "deregister",
          .type = ParamType::boolean,
          .default_value = false,

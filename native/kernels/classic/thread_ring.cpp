@@ -8,25 +8,13 @@
 
 #include "../../runtime/dispatchers/one_thread.hpp"
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "thread_ring.hpp"
 
 namespace labctl::kernels::thread_ring {
 namespace {
-
-struct Token {
-    std::uint32_t id;
-    std::uint64_t remaining;  // hops still to make
-    std::uint64_t hops;       // hops made so far, counted independently of `remaining`
-};
-
-// A token's last stop, reported to the collector.
-struct TokenEnd {
-    std::uint32_t id;
-    std::uint32_t agent;
-    std::uint64_t hops;
-};
 
 class Collector final : public rt::Agent {
 public:
@@ -78,32 +66,27 @@ Result run_ring(const Params& params, std::uint32_t tokens) {
     const auto actors = std::uint32_t(params.integer("actors"));
     const Plan plan(actors, tokens, std::uint64_t(params.integer("hops")));
 
-    rt::Completion<Outcome> done;
     StartLatch started(actors + 1);  // the ring and the collector
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    std::vector<Member*> ring;
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
     // The collector has a thread of its own: the ring is what is measured.
     rt::Dispatcher& collector_thread = env.make_dispatcher<rt::OneThread>();
-    std::vector<Member*> ring;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& collector = coop.make_agent_with_binder<Collector>(collector_thread.binder(), plan, done, started);
+    env.introduce_coop(run.dispatchers().binder(), [&](rt::Coop& coop) {
+        auto& collector = coop.make_agent_with_binder<Collector>(collector_thread.binder(), plan, run.done(), started);
         for (std::uint32_t i = 0; i < actors; ++i)
-            ring.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(i), i, collector, started));
+            ring.push_back(&coop.make_agent_with_binder<Member>(run.dispatchers().binder(i), i, collector, started));
         for (std::uint32_t i = 0; i < actors; ++i) ring[i]->link(*ring[(i + 1) % actors]);
     });
+    Result result;
+    Receipts counted;
 
     // The phase covers the hops: from the first injection, once every agent has started, to the
     // last token's end.
     started.wait(env);
-    MeasuredPhase phase(env, done);
-    for (std::uint32_t j = 0; j < tokens; ++j) rt::send<Token>(*ring[plan.start[j]], j, plan.hops[j], 0);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-
-    const Receipts counted = receipts(plan, [&ring](std::uint32_t i) { return ring[i]->received(); });
-    stop_and_check(env);
+    const Outcome outcome = run.measure(
+        result, [&] { for (std::uint32_t j = 0; j < tokens; ++j) rt::send<Token>(*ring[plan.start[j]], j, plan.hops[j], 0); },
+        [&](Outcome&) { counted = receipts(plan, [&ring](std::uint32_t i) { return ring[i]->received(); }); });
 
     report(result, outcome, counted, tokens);
     return result;

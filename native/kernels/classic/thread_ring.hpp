@@ -140,29 +140,31 @@ inline void check_split(const std::string& kernel, std::uint64_t hops, std::uint
 // (framework/schema.hpp).
 inline std::vector<ParamSpec> own_params(bool parallel) {
     std::vector<ParamSpec> params = {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{503},
-         .help = "agents in the ring",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "hops",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000'000},
-         .help = "sends from one agent to the next, over all tokens (0: each token is only "
-                 "injected and reports, and no ns_per_hop is reported)",
-         .minimum = 0,
-         .maximum = 100'000'000'000},
+        integer_param("actors", 503, {1, 10'000'000}, "agents in the ring"),
+        integer_param("hops", 50'000'000, {0, 100'000'000'000},
+                      "sends from one agent to the next, over all tokens (0: each token is only "
+                      "injected and reports, and no ns_per_hop is reported)"),
     };
     if (parallel)
         params.insert(params.begin() + 1,
-                      {.name = "tokens",
-                       .type = ParamType::integer,
-                       .default_value = std::int64_t{503},
-                       .help = "tokens circulating at once; token j starts at agent j % actors",
-                       .minimum = 1,
-                       .maximum = 10'000'000});
+                      integer_param("tokens", 503, {1, 10'000'000},
+                                    "tokens circulating at once; token j starts at agent j % actors"));
     return params;
 }
+
+// The messages, one protocol for ours and caf_thread_ring (its CAF port).
+
+struct Token {
+    std::uint32_t id;
+    std::uint64_t remaining;  // hops still to make
+    std::uint64_t hops;       // hops made so far, counted independently of `remaining`
+};
+
+// A token's last stop, reported to the collector.
+struct TokenEnd {
+    std::uint32_t id;
+    std::uint32_t agent;
+    std::uint64_t hops;
+};
 
 }  // namespace labctl::kernels::thread_ring

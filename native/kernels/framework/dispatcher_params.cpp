@@ -140,12 +140,8 @@ std::vector<ParamSpec> dispatcher_params(const DispatcherUse& use) {
     // A setting that no listed dispatcher takes is left out (an empty applies_to means "all").
     for (ParamSpec& spec : settings)
         if (!spec.applies_to.empty()) specs.push_back(std::move(spec));
-    specs.push_back({.name = "spin_us",
-                     .type = ParamType::real,
-                     .default_value = 20.0,
-                     .help = "microseconds an idle thread spins before it parks (0: park at once)",
-                     .minimum = 0,
-                     .maximum = 1'000'000});
+    specs.push_back(real_param("spin_us", 20.0, {0, 1'000'000},
+                               "microseconds an idle thread spins before it parks (0: park at once)"));
     specs.push_back({.name = "pin",
                      .type = ParamType::text,
                      .default_value = std::string("none"),

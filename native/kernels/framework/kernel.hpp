@@ -43,6 +43,34 @@ struct ParamSpec {
     bool configuration = false;
 };
 
+// The inclusive range of a number parameter.
+struct Bounds {
+    double minimum;
+    double maximum;
+};
+
+// The parameter most kernels declare: an integer in `bounds`, what the work is made of (the
+// kernel's sizes and counts). Anything more (choices, a validator, dispatchers it applies to):
+// write the ParamSpec out.
+inline ParamSpec integer_param(std::string name, std::int64_t default_value, Bounds bounds, std::string help) {
+    return {.name = std::move(name),
+            .type = ParamType::integer,
+            .default_value = default_value,
+            .help = std::move(help),
+            .minimum = bounds.minimum,
+            .maximum = bounds.maximum};
+}
+
+// The same for a real number.
+inline ParamSpec real_param(std::string name, double default_value, Bounds bounds, std::string help) {
+    return {.name = std::move(name),
+            .type = ParamType::real,
+            .default_value = default_value,
+            .help = std::move(help),
+            .minimum = bounds.minimum,
+            .maximum = bounds.maximum};
+}
+
 // A bad parameter: the message names the kernel, the parameter and what is allowed.
 class ParamError : public std::invalid_argument {
 public:

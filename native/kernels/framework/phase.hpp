@@ -94,12 +94,8 @@ private:
 // whole rounds as fit in duration_s: the two parameters, and the duration they ask for.
 inline std::vector<ParamSpec> rounds_or_duration_params(const std::string& rounds) {
     return {
-        {.name = rounds,
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = rounds + " to run; 0: as many whole " + rounds + " as fit in duration_s (>0 overrides duration_s)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        integer_param(rounds, 0, {0, 1'000'000'000},
+                      rounds + " to run; 0: as many whole " + rounds + " as fit in duration_s (>0 overrides duration_s)"),
         {.name = "duration_s",
          .type = ParamType::real,
          .default_value = 1.0,
@@ -229,7 +225,6 @@ public:
 private:
     std::atomic<std::uint32_t> remaining_;
 };
-
 
 // An agent that hands each Report it receives to its Collector (whose add(report) returns true
 // at the last one, and outcome() is the answer) and then sets `done` with that outcome: the sink

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -247,17 +248,16 @@ Result run(const Params& params) {
     const Matrix g = graph(s);  // before the phase, as Savina's initialize
     const std::uint32_t per_dim = s.per_dim(), blocks = per_dim * per_dim;
 
-    rt::Completion<Outcome> done;
     StartLatch started(blocks + 1);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
 
     // As Savina's runIteration, the block agents made and linked to their row and column; ours
     // before the phase.
     std::vector<BlockAgent*> agents;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        Collector& collector = coop.make_agent_with_binder<Collector>(dispatchers.binder(blocks), blocks, done, started);
+        Collector& collector = coop.make_agent_with_binder<Collector>(dispatchers.binder(blocks), blocks, run.done(), started);
         for (std::uint32_t id = 0; id < blocks; ++id)
             agents.push_back(&coop.make_agent_with_binder<BlockAgent>(dispatchers.binder(id), s, id, g, collector, started));
         // Each block's neighbours, and its slot in each neighbour's list.
@@ -280,12 +280,8 @@ Result run(const Params& params) {
     });
     started.wait(env);
 
-    MeasuredPhase phase(env, done);
-    for (BlockAgent* agent : agents) rt::send<Start>(*agent);
-    const Outcome outcome = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&] { for (BlockAgent* agent : agents) rt::send<Start>(*agent); });
 
     // The distance matrix from the blocks (a block missing leaves its part at -1).
     Matrix d(std::size_t(s.nodes) * s.nodes, -1);
@@ -331,24 +327,11 @@ double memory(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "nodes",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{300},
-         .help = "nodes of the complete graph, the distance matrix nodes x nodes (Savina's N)",
-         .minimum = 1,
-         .maximum = 4000},
-        {.name = "block_size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50},
-         .help = "rows and columns of each agent's block of the matrix; must divide nodes (Savina's B)",
-         .minimum = 1,
-         .maximum = 4000},
-        {.name = "max_weight",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "edge weights are drawn from 1..max_weight (Savina's W)",
-         .minimum = 1,
-         .maximum = 65'536},
+        integer_param("nodes", 300, {1, 4000},
+                      "nodes of the complete graph, the distance matrix nodes x nodes (Savina's N)"),
+        integer_param("block_size", 50, {1, 4000},
+                      "rows and columns of each agent's block of the matrix; must divide nodes (Savina's B)"),
+        integer_param("max_weight", 100, {1, 65'536}, "edge weights are drawn from 1..max_weight (Savina's W)"),
     };
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -367,29 +368,25 @@ Result run(const Params& params) {
     const Grid grid = make_grid(s.size, s.seed);
     SharedLabels labels(grid.nodes, grid.origin);
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    std::vector<Worker*> workers;
+    MeasuredRun<Outcome> run(params);
+    Result result;
 
     // As Savina's runIteration: the master and the workers are made inside the phase, each in a
     // coop of its own (a coop's agents may share one queue), then the master is started.
-    MeasuredPhase phase(env, done);
-    Master* master = nullptr;
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        master = &coop.make_agent<Master>(grid.origin, done);
-    });
-    std::vector<Worker*> workers(s.workers, nullptr);
-    for (std::uint32_t i = 0; i < s.workers; ++i)
-        env.introduce_coop(dispatchers.binder(1 + i), [&](rt::Coop& coop) {
-            workers[i] = &coop.make_agent<Worker>(*master, grid, labels, s.threshold, s.work);
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Master* master = nullptr;
+        env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+            master = &coop.make_agent<Master>(grid.origin, run.done());
         });
-    master->link(workers);
-    rt::send<Start>(*master);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+        workers.resize(s.workers, nullptr);
+        for (std::uint32_t i = 0; i < s.workers; ++i)
+            env.introduce_coop(dispatchers.binder(1 + i), [&](rt::Coop& coop) {
+                workers[i] = &coop.make_agent<Worker>(*master, grid, labels, s.threshold, s.work);
+            });
+        master->link(workers);
+        rt::send<Start>(*master);
+    });
 
     std::uint64_t handled = outcome.handled, sink = 0;
     for (const Worker* worker : workers) {
@@ -423,39 +420,18 @@ double work(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "workers the master hands work items to, round robin (Savina's W)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "grid_size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{30},
-         .help = "the grid's side: grid_size^3 nodes, the origin (0, 0, 0), the target at "
-                 "(int) (0.8 * grid_size) on each axis (Savina's G, at most its 248)",
-         .minimum = 2,
-         .maximum = 248},
-        {.name = "threshold",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'024},
-         .help = "nodes a worker expands from one work item before it sends the rest of its queue "
-                 "back as new work items (Savina's T)",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
-        {.name = "work",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "steps of synthetic work per expanded node, in place of Savina's busy-wait of 100 "
-                 "calls of Math.random()",
-         .minimum = 0,
-         .maximum = 1'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{123'456},
-         .help = "the grid's generator, SplitMix64 (Savina draws the grid from java.util.Random(123456))",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("workers", 20, {1, 100'000}, "workers the master hands work items to, round robin (Savina's W)"),
+        integer_param("grid_size", 30, {2, 248},
+                      "the grid's side: grid_size^3 nodes, the origin (0, 0, 0), the target at "
+                      "(int) (0.8 * grid_size) on each axis (Savina's G, at most its 248)"),
+        integer_param("threshold", 1'024, {1, 1'000'000'000},
+                      "nodes a worker expands from one work item before it sends the rest of its queue "
+                      "back as new work items (Savina's T)"),
+        integer_param("work", 100, {0, 1'000'000},
+                      "steps of synthetic work per expanded node, in place of Savina's busy-wait of 100 "
+                      "calls of Math.random()"),
+        integer_param("seed", 123'456, {0, 4'294'967'295},
+                      "the grid's generator, SplitMix64 (Savina draws the grid from java.util.Random(123456))"),
     };
 }
 

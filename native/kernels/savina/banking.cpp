@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -236,36 +237,34 @@ Result run(const Params& params) {
     const auto transactions = std::uint64_t(params.integer("transactions"));
     const auto seed = std::uint64_t(params.integer("seed"));
 
-    rt::Completion<bool> done;
-    Ending ending{{accounts}, done};
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
     std::vector<Account*> bank;
     Teller* teller = nullptr;
-
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        for (std::uint32_t i = 0; i < accounts; ++i)
-            bank.push_back(&coop.make_agent_with_binder<Account>(dispatchers.binder(i + 1), teller, ending));
-        teller = &coop.make_agent_with_binder<Teller>(dispatchers.binder(0), bank, transactions, seed);
-    });
-    rt::send<Start>(*teller);
-    await(env, done);
+    MeasuredRun<bool> run(params);
+    Ending ending{{accounts}, run.done()};
     Result result;
-    phase.finish(result, done.completed_at());
-
     Outcome outcome;
-    outcome.completed = teller->completed();
-    outcome.repeated = teller->repeated();
-    outcome.stopped = accounts - ending.running.load(std::memory_order_acquire);
-    for (std::uint32_t i = 0; i < accounts; ++i) {
-        outcome.credits += bank[i]->credits();
-        outcome.debits += bank[i]->debits();
-        outcome.total += bank[i]->balance();
-        outcome.digest += balance_digest(i, bank[i]->balance());
-    }
-    stop_and_check(env);
+
+    run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+                for (std::uint32_t i = 0; i < accounts; ++i)
+                    bank.push_back(&coop.make_agent_with_binder<Account>(dispatchers.binder(i + 1), teller, ending));
+                teller = &coop.make_agent_with_binder<Teller>(dispatchers.binder(0), bank, transactions, seed);
+            });
+            rt::send<Start>(*teller);
+        },
+        [&](bool) {
+            outcome.completed = teller->completed();
+            outcome.repeated = teller->repeated();
+            outcome.stopped = accounts - ending.running.load(std::memory_order_acquire);
+            for (std::uint32_t i = 0; i < accounts; ++i) {
+                outcome.credits += bank[i]->credits();
+                outcome.debits += bank[i]->debits();
+                outcome.total += bank[i]->balance();
+                outcome.digest += balance_digest(i, bank[i]->balance());
+            }
+        });
 
     const Outcome expected = replay(accounts, transactions, seed);
     // Money is conserved whatever else goes wrong: checked on its own, before the whole answer.
@@ -294,25 +293,12 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "accounts",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "account agents (Savina's A); at least 10, as Savina's draw of a source below "
-                 "(accounts / 10) * 8 needs",
-         .minimum = 10,
-         .maximum = 1'000'000},
-        {.name = "transactions",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50'000},
-         .help = "transactions the teller starts at once (Savina's N)",
-         .minimum = 0,
-         .maximum = 100'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{123'456},
-         .help = "seed of the teller's transactions (Savina's teller starts its PseudoRandom at 123456)",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("accounts", 1'000, {10, 1'000'000},
+                      "account agents (Savina's A); at least 10, as Savina's draw of a source below "
+                      "(accounts / 10) * 8 needs"),
+        integer_param("transactions", 50'000, {0, 100'000'000}, "transactions the teller starts at once (Savina's N)"),
+        integer_param("seed", 123'456, {0, 4'294'967'295},
+                      "seed of the teller's transactions (Savina's teller starts its PseudoRandom at 123456)"),
     };
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -328,26 +329,21 @@ std::uint64_t messages(std::uint64_t haircuts, std::uint64_t turned_away) {
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Counts> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Counts> run(params);
+    Result result;
 
     // As Savina's runIteration: the barber, the room and the factory are made inside the phase,
     // and the factory makes each customer.
-    MeasuredPhase phase(env, done);
-    Factory* factory = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& barber = coop.make_agent_with_binder<Barber>(dispatchers.binder(0), s, done);
-        auto& room = coop.make_agent_with_binder<Room>(dispatchers.binder(1), s.seats, barber);
-        barber.link(room);
-        factory = &coop.make_agent_with_binder<Factory>(dispatchers.binder(2), s, dispatchers, room);
+    const Counts counts = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Factory* factory = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& barber = coop.make_agent_with_binder<Barber>(dispatchers.binder(0), s, run.done());
+            auto& room = coop.make_agent_with_binder<Room>(dispatchers.binder(1), s.seats, barber);
+            barber.link(room);
+            factory = &coop.make_agent_with_binder<Factory>(dispatchers.binder(2), s, dispatchers, room);
+        });
+        rt::send<Start>(*factory);
     });
-    rt::send<Start>(*factory);
-    const Counts counts = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     // Every message, as its receiver counted it.
     result.messages_processed = 1 + counts.enters + counts.customer_fulls + counts.returned + counts.nexts +
@@ -370,40 +366,20 @@ double work(const Params& params) { return double(messages(std::uint64_t(params.
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "haircuts",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{5'000},
-         .help = "customers, each made by the factory and cut once (Savina's N)",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "seats",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "waiting-room seats; a customer finding them all taken is turned away and sent "
-                 "again (Savina's W)",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "production_rate",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "the factory works next % production_rate + 10 units after each new customer "
-                 "(Savina's APR, average production rate)",
-         .minimum = 1,
-         .maximum = 65'536},
-        {.name = "haircut_rate",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "the barber works next % haircut_rate + 10 units per haircut (Savina's AHR, "
-                 "average haircut rate)",
-         .minimum = 1,
-         .maximum = 65'536},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{74'755},
-         .help = "seed of the factory's and the barber's PRNGs (Savina's PseudoRandom, whose default "
-                 "seed is 74755)",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("haircuts", 5'000, {1, 10'000'000},
+                      "customers, each made by the factory and cut once (Savina's N)"),
+        integer_param("seats", 1'000, {1, 10'000'000},
+                      "waiting-room seats; a customer finding them all taken is turned away and sent "
+                      "again (Savina's W)"),
+        integer_param("production_rate", 1'000, {1, 65'536},
+                      "the factory works next % production_rate + 10 units after each new customer "
+                      "(Savina's APR, average production rate)"),
+        integer_param("haircut_rate", 1'000, {1, 65'536},
+                      "the barber works next % haircut_rate + 10 units per haircut (Savina's AHR, "
+                      "average haircut rate)"),
+        integer_param("seed", 74'755, {0, 4'294'967'295},
+                      "seed of the factory's and the barber's PRNGs (Savina's PseudoRandom, whose default "
+                      "seed is 74755)"),
     };
 }
 

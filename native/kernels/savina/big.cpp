@@ -6,20 +6,13 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "big.hpp"
 
 namespace labctl::kernels::savina_big {
 namespace {
-
-struct Ping {
-    std::uint32_t from;
-};
-
-struct Pong {
-    std::uint32_t from;
-};
 
 using SinkAgent = CollectorAgent<Sink, Finished>;
 
@@ -58,29 +51,24 @@ Result run(const Params& params) {
     const auto pings = std::uint64_t(params.integer("pings"));
     const auto seed = std::uint64_t(params.integer("seed"));
 
-    rt::Completion<Outcome> done;
     std::vector<BigActor*> neighbours;
     neighbours.reserve(actors);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
+    Result result;
 
     // As Savina's clock: the actors' creation, every ping and pong, until the sink has counted
     // every actor finished.
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        SinkAgent& sink = coop.make_agent_with_binder<SinkAgent>(dispatchers.binder(actors), Sink(actors), done);
-        for (std::uint32_t i = 0; i < actors; ++i)
-            neighbours.push_back(&coop.make_agent_with_binder<BigActor>(dispatchers.binder(i), i, actors, pings,
-                                                                        seed, neighbours, sink));
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            SinkAgent& sink = coop.make_agent_with_binder<SinkAgent>(dispatchers.binder(actors), Sink(actors), run.done());
+            for (std::uint32_t i = 0; i < actors; ++i)
+                neighbours.push_back(&coop.make_agent_with_binder<BigActor>(dispatchers.binder(i), i, actors, pings,
+                                                                            seed, neighbours, sink));
+        });
+        // Every actor's start, Savina's PongMessage(-1); the neighbours are all made by now, and
+        // these sends order their making before any handler reads them.
+        for (BigActor* actor : neighbours) rt::send<Pong>(*actor, kNobody);
     });
-    // Every actor's start, Savina's PongMessage(-1); the neighbours are all made by now, and
-    // these sends order their making before any handler reads them.
-    for (BigActor* actor : neighbours) rt::send<Pong>(*actor, kNobody);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     report(result, outcome, actors, pings, seed, [&neighbours](std::uint32_t i) { return neighbours[i]->pinged(); });
     return result;

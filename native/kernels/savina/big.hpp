@@ -139,26 +139,23 @@ void report(Result& result, const Outcome& outcome, std::uint32_t actors, std::u
 
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{120},
-         .help = "actors pinging one another (Savina's W)",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "pings",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20'000},
-         .help = "pings each actor sends, one at a time, each to a neighbour its generator draws "
-                 "and answered by a pong (Savina's N)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "actor i's generator (Savina's 16-bit PseudoRandom) starts at seed + i (Savina's: 0)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        integer_param("actors", 120, {1, 1'000'000}, "actors pinging one another (Savina's W)"),
+        integer_param("pings", 20'000, {0, 1'000'000'000},
+                      "pings each actor sends, one at a time, each to a neighbour its generator draws "
+                      "and answered by a pong (Savina's N)"),
+        integer_param("seed", 0, {0, 1'000'000'000},
+                      "actor i's generator (Savina's 16-bit PseudoRandom) starts at seed + i (Savina's: 0)"),
     };
 }
+
+// The messages, one protocol for ours and caf_savina_big (its CAF port).
+
+struct Ping {
+    std::uint32_t from;
+};
+
+struct Pong {
+    std::uint32_t from;
+};
 
 }  // namespace labctl::kernels::savina_big

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -449,16 +450,15 @@ Result run(const Params& params) {
     const std::vector<std::uint64_t> input = savina_radixsort::inputs(s.values, s.max_value, s.seed);
     const Size size = network_size(s.values);
 
-    rt::Completion<Outcome> done;
     StartLatch started(std::uint32_t(size.agents));
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Source* source = nullptr;
     unsigned made = 0;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         Builder build(coop, dispatchers, started);
-        Validation& validation = build.make<Validation>(done);
+        Validation& validation = build.make<Validation>(run.done());
         DataToValue& adapter = build.make<DataToValue>(validation);
         source = &build.make<Source>(input, build.kernel(s.values, adapter));
         made = build.made();
@@ -467,14 +467,10 @@ Result run(const Params& params) {
         throw std::logic_error("savina_bitonicsort: built " + std::to_string(made) + " agents, counted " +
                                std::to_string(size.agents));
     started.wait(env);
+    Result result;
 
     // From the source's Start to the validation agent's Exit.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*source);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&] { rt::send<Start>(*source); });
 
     result.messages_processed = outcome.handled;
     result.answer = describe(outcome.stream);
@@ -500,12 +496,8 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "values",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{4'096},
-         .help = "values sorted, a power of two: the network's width (Savina's N)",
-         .minimum = 2,
-         .maximum = 1 << 16},
+        integer_param("values", 4'096, {2, 1 << 16},
+                      "values sorted, a power of two: the network's width (Savina's N)"),
         {.name = "max_value",
          .type = ParamType::integer,
          .default_value = std::int64_t{1} << 60,

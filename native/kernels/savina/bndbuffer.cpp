@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -232,18 +233,15 @@ std::uint64_t total_messages(std::uint64_t producers, std::uint64_t consumers, s
 volatile double g_sink;  // the synthetic work's results, so that no compiler drops it
 
 Result run(const Params& params) {
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<bool> run(params);
     Setup setup{.buffer_size = std::uint32_t(params.integer("buffer_size")),
                 .producers = std::uint32_t(params.integer("producers")),
                 .consumers = std::uint32_t(params.integer("consumers")),
                 .items = std::uint64_t(params.integer("items_per_producer")),
                 .produce_cost = params.integer("produce_cost"),
                 .consume_cost = params.integer("consume_cost"),
-                .dispatchers = dispatchers,
-                .done = done,
+                .dispatchers = run.dispatchers(),
+                .done = run.done(),
                 .consumed = {},
                 .consumers_left = {}};
     const std::uint64_t items = std::uint64_t(setup.producers) * setup.items;
@@ -251,40 +249,41 @@ Result run(const Params& params) {
     for (std::uint64_t i = 0; i < items; ++i) setup.consumed[i].store(0, std::memory_order_relaxed);
     setup.consumers_left.store(setup.consumers, std::memory_order_relaxed);
     Manager* manager = nullptr;
+    Result result;
 
     // The phase covers what Savina's clock does but the actor system's start and end: the manager
     // created, its producers and consumers created and started, every item produced and
     // consumed, until the last consumer has exited.
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        manager = &coop.make_agent_with_binder<Manager>(dispatchers.binder(0), setup);
-    });
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-
-    std::uint64_t handled = manager->handled(), produced = 0, short_producers = 0, once = 0, consumed = 0;
-    double sink = 0.0;
-    for (const Producer* producer : manager->producers()) {
-        handled += producer->handled();
-        produced += producer->produced();
-        if (producer->produced() != setup.items) ++short_producers;
-        sink += producer->sink();
-    }
-    for (const Consumer* consumer : manager->consumers()) {
-        handled += consumer->handled();
-        sink += consumer->sink();
-    }
-    for (std::uint64_t i = 0; i < items; ++i) {
-        const std::uint32_t times = setup.consumed[i].load(std::memory_order_relaxed);
-        consumed += times;
-        if (times == 1) ++once;
-    }
-    g_sink = sink;
-    result.messages_processed = handled;
-    result.answer = describe(produced, consumed, once, short_producers, manager->over_buffer());
-    result.expected = describe(items, items, items, 0, 0);
-    stop_and_check(env);
+    run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                manager = &coop.make_agent_with_binder<Manager>(dispatchers.binder(0), setup);
+            });
+        },
+        [&](bool) {
+            std::uint64_t handled = manager->handled(), produced = 0, short_producers = 0, once = 0, consumed = 0;
+            double sink = 0.0;
+            for (const Producer* producer : manager->producers()) {
+                handled += producer->handled();
+                produced += producer->produced();
+                if (producer->produced() != setup.items) ++short_producers;
+                sink += producer->sink();
+            }
+            for (const Consumer* consumer : manager->consumers()) {
+                handled += consumer->handled();
+                sink += consumer->sink();
+            }
+            for (std::uint64_t i = 0; i < items; ++i) {
+                const std::uint32_t times = setup.consumed[i].load(std::memory_order_relaxed);
+                consumed += times;
+                if (times == 1) ++once;
+            }
+            g_sink = sink;
+            result.messages_processed = handled;
+            result.answer = describe(produced, consumed, once, short_producers, manager->over_buffer());
+            result.expected = describe(items, items, items, 0, 0);
+        });
     return result;
 }
 
@@ -316,43 +315,17 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "buffer_size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50},
-         .help = "items the manager's buffer holds (Savina's bufferSize); must exceed producers",
-         .minimum = 2,
-         .maximum = 10'000'000},
-        {.name = "producers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{40},
-         .help = "producer agents (Savina's numProducers)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "consumers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{40},
-         .help = "consumer agents (Savina's numConsumers)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "items_per_producer",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "items each producer produces (Savina's numItemsPerProducer)",
-         .minimum = 0,
-         .maximum = 100'000'000},
-        {.name = "produce_cost",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{25},
-         .help = "synthetic work per item produced: cost x 100 logarithms (Savina's prodCost, its "
-                 "processItem; 0: one)",
-         .minimum = 0,
-         .maximum = 100'000},
-        {.name = "consume_cost",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{25},
-         .help = "synthetic work per item consumed, as produce_cost (Savina's consCost)",
-         .minimum = 0,
-         .maximum = 100'000},
+        integer_param("buffer_size", 50, {2, 10'000'000},
+                      "items the manager's buffer holds (Savina's bufferSize); must exceed producers"),
+        integer_param("producers", 40, {1, 100'000}, "producer agents (Savina's numProducers)"),
+        integer_param("consumers", 40, {1, 100'000}, "consumer agents (Savina's numConsumers)"),
+        integer_param("items_per_producer", 1'000, {0, 100'000'000},
+                      "items each producer produces (Savina's numItemsPerProducer)"),
+        integer_param("produce_cost", 25, {0, 100'000},
+                      "synthetic work per item produced: cost x 100 logarithms (Savina's prodCost, its "
+                      "processItem; 0: one)"),
+        integer_param("consume_cost", 25, {0, 100'000},
+                      "synthetic work per item consumed, as produce_cost (Savina's consCost)"),
     };
 }
 

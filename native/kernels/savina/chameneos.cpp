@@ -6,36 +6,13 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "chameneos.hpp"
 
 namespace labctl::kernels::savina_chameneos {
 namespace {
-
-// A creature asks the mall to meet; the mall forwards the second request of a pair to the
-// creature that waited.
-struct Meet {
-    std::uint32_t id;
-    Colour colour;
-};
-
-// The creature that waited tells the other what both became, and what it was.
-struct Change {
-    Colour colour;
-    Colour partner_was;
-};
-
-struct Exit {};
-
-// A creature's report to the mall once told to exit.
-struct Count {
-    std::uint32_t id;
-    std::uint64_t meetings;
-    Colour colour;
-    std::uint64_t wrong_changes;
-    std::uint64_t handled;  // messages it handled, this exit included
-};
 
 struct Setup {
     std::uint32_t creatures;
@@ -137,25 +114,21 @@ Result run(const Params& params) {
     const auto creatures = std::uint32_t(params.integer("creatures"));
     const auto meetings = std::uint64_t(params.integer("meetings"));
 
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Setup setup{creatures, meetings, dispatchers, done};
+    MeasuredRun<bool> run(params);
+    const Setup setup{creatures, meetings, run.dispatchers(), run.done()};
     MallAgent* mall = nullptr;
+    Result result;
 
     // The phase covers what Savina's clock does but the actor system's start and end: the mall
     // created, its creatures created and started, every meeting, every report.
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        mall = &coop.make_agent_with_binder<MallAgent>(dispatchers.binder(0), setup);
-    });
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-
-    report(result, mall->mall(), creatures, meetings);
-    stop_and_check(env);
+    run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                mall = &coop.make_agent_with_binder<MallAgent>(dispatchers.binder(0), setup);
+            });
+        },
+        [&](bool) { report(result, mall->mall(), creatures, meetings); });
     return result;
 }
 

@@ -157,19 +157,11 @@ constexpr std::uint64_t messages(std::uint64_t creatures, std::uint64_t meetings
 
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "creatures",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "chameneos creatures (Savina's numChameneos), creature i of colour i % 3; at least "
-                 "2, or none would ever meet",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "meetings",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{200'000},
-         .help = "meetings the mall makes before it tells the creatures to exit (Savina's numMeetings)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
+        integer_param("creatures", 100, {2, 1'000'000},
+                      "chameneos creatures (Savina's numChameneos), creature i of colour i % 3; at least "
+                      "2, or none would ever meet"),
+        integer_param("meetings", 200'000, {0, 1'000'000'000},
+                      "meetings the mall makes before it tells the creatures to exit (Savina's numMeetings)"),
     };
 }
 
@@ -179,5 +171,31 @@ inline void report(Result& result, const Mall& mall, std::uint64_t creatures, st
     result.answer = mall.answer();
     result.expected = expected(creatures, meetings);
 }
+
+// The messages, one protocol for ours and caf_savina_chameneos (its CAF port).
+
+// A creature asks the mall to meet; the mall forwards the second request of a pair to the
+// creature that waited.
+struct Meet {
+    std::uint32_t id;
+    Colour colour;
+};
+
+// The creature that waited tells the other what both became, and what it was.
+struct Change {
+    Colour colour;
+    Colour partner_was;
+};
+
+struct Exit {};
+
+// A creature's report to the mall once told to exit.
+struct Count {
+    std::uint32_t id;
+    std::uint64_t meetings;
+    Colour colour;
+    std::uint64_t wrong_changes;
+    std::uint64_t handled;  // messages it handled, this exit included
+};
 
 }  // namespace labctl::kernels::savina_chameneos

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -196,29 +197,27 @@ Result run(const Params& params) {
     const Setup s = setup(params);
     const Model m = model(s);
 
-    rt::Completion<Answer> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Answer> run(params);
+    Arbiter* arbiter = nullptr;
+    Result result;
 
     // As Savina's runIteration: the agents are made inside the phase.
-    MeasuredPhase phase(env, done);
-    Arbiter* arbiter = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        arbiter = &coop.make_agent_with_binder<Arbiter>(dispatchers.binder(0), s, done);
-        std::vector<Smoker*> smokers;
-        for (std::uint32_t i = 0; i < s.smokers; ++i)
-            smokers.push_back(&coop.make_agent_with_binder<Smoker>(dispatchers.binder(1 + i), i, *arbiter));
-        arbiter->link(std::move(smokers));
-    });
-    rt::send<Start>(*arbiter);
-    Answer answer = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-
-    for (std::uint32_t i = 0; i < s.smokers; ++i)
-        if (arbiter->smokes()[i] != m.smokes[i]) ++answer.uneven_smokers;
-    stop_and_check(env);
+    const Answer answer = run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+                arbiter = &coop.make_agent_with_binder<Arbiter>(dispatchers.binder(0), s, run.done());
+                std::vector<Smoker*> smokers;
+                for (std::uint32_t i = 0; i < s.smokers; ++i)
+                    smokers.push_back(&coop.make_agent_with_binder<Smoker>(dispatchers.binder(1 + i), i, *arbiter));
+                arbiter->link(std::move(smokers));
+            });
+            rt::send<Start>(*arbiter);
+        },
+        [&](Answer& answer) {
+            for (std::uint32_t i = 0; i < s.smokers; ++i)
+                if (arbiter->smokes()[i] != m.smokes[i]) ++answer.uneven_smokers;
+        });
 
     result.messages_processed =
         answer.start + answer.start_smoking + answer.started_smoking + answer.exit + answer.tally;
@@ -239,24 +238,11 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "rounds",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "rounds: the arbiter picks a smoker this many times (Savina's R)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "smokers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{200},
-         .help = "smoker agents (Savina's S)",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "seed of the arbiter's PRNG (Savina's PseudoRandom); 0: rounds*smokers, Savina's own seed",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("rounds", 1'000, {1, 100'000'000},
+                      "rounds: the arbiter picks a smoker this many times (Savina's R)"),
+        integer_param("smokers", 200, {1, 1'000'000}, "smoker agents (Savina's S)"),
+        integer_param("seed", 0, {0, 4'294'967'295},
+                      "seed of the arbiter's PRNG (Savina's PseudoRandom); 0: rounds*smokers, Savina's own seed"),
     };
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -239,25 +240,20 @@ Result run(const Params& params) {
     initial.reserve(sizes.keys);
     for (std::uint32_t k = 0; k < sizes.keys; ++k) initial.emplace(k, k);
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
     std::vector<Worker*> workers;
     Master* master = nullptr;
 
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& dictionary = coop.make_agent_with_binder<Dictionary>(dispatchers.binder(0), initial, done);
-        for (std::uint32_t i = 0; i < sizes.workers; ++i)
-            workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(i + 1), sizes, i, dictionary, master));
-        // Last in the coop: every worker's start is queued before the master's sends DoWork.
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(sizes.workers + 1), workers, dictionary);
-    });
-    const Outcome outcome = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& dictionary = coop.make_agent_with_binder<Dictionary>(dispatchers.binder(0), initial, run.done());
+            for (std::uint32_t i = 0; i < sizes.workers; ++i)
+                workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(i + 1), sizes, i, dictionary, master));
+            // Last in the coop: every worker's start is queued before the master's sends DoWork.
+            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(sizes.workers + 1), workers, dictionary);
+        });
+    });
 
     result.messages_processed = messages(sizes);
     result.answer = describe(outcome);
@@ -283,37 +279,17 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "worker agents sending requests to the dictionary (Savina's NUM_ENTITIES)",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "requests each worker sends, one at a time (Savina's NUM_MSGS_PER_WORKER)",
-         .minimum = 0,
-         .maximum = 1'000'000'000},
-        {.name = "write_percent",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "percent of the requests that are writes, the rest reads (Savina's WRITE_PERCENTAGE)",
-         .minimum = 0,
-         .maximum = 100},
-        {.name = "keys",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{524'287},
-         .help = "entries of the initial dictionary {k: k}, and the keys requests use (Savina's "
-                 "DATA_LIMIT, Integer.MAX_VALUE / 4096)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "seed of the workers' operations (worker i's stream from seed and i)",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("workers", 20, {1, 10'000},
+                      "worker agents sending requests to the dictionary (Savina's NUM_ENTITIES)"),
+        integer_param("messages_per_worker", 10'000, {0, 1'000'000'000},
+                      "requests each worker sends, one at a time (Savina's NUM_MSGS_PER_WORKER)"),
+        integer_param("write_percent", 10, {0, 100},
+                      "percent of the requests that are writes, the rest reads (Savina's WRITE_PERCENTAGE)"),
+        integer_param("keys", 524'287, {1, 100'000'000},
+                      "entries of the initial dictionary {k: k}, and the keys requests use (Savina's "
+                      "DATA_LIMIT, Integer.MAX_VALUE / 4096)"),
+        integer_param("seed", 1, {0, 4'294'967'295},
+                      "seed of the workers' operations (worker i's stream from seed and i)"),
     };
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -288,25 +289,20 @@ std::uint64_t messages(const Sizes& sizes) {
 Result run(const Params& params) {
     const Sizes sizes(params);
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
     std::vector<Worker*> workers;
     Master* master = nullptr;
 
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& list = coop.make_agent_with_binder<ListAgent>(dispatchers.binder(0), done);
-        for (std::uint32_t i = 0; i < sizes.workers; ++i)
-            workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(i + 1), sizes, i, list, master));
-        // Last in the coop: every worker's start is queued before the master's sends DoWork.
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(sizes.workers + 1), workers, list);
-    });
-    const Outcome outcome = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& list = coop.make_agent_with_binder<ListAgent>(dispatchers.binder(0), run.done());
+            for (std::uint32_t i = 0; i < sizes.workers; ++i)
+                workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(i + 1), sizes, i, list, master));
+            // Last in the coop: every worker's start is queued before the master's sends DoWork.
+            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(sizes.workers + 1), workers, list);
+        });
+    });
 
     result.messages_processed = messages(sizes);
     result.answer = describe(outcome);
@@ -333,37 +329,17 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "worker agents sending requests to the list (Savina's NUM_ENTITIES)",
-         .minimum = 1,
-         .maximum = 10'000},
-        {.name = "messages_per_worker",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{8'000},
-         .help = "requests each worker sends, one at a time (Savina's NUM_MSGS_PER_WORKER)",
-         .minimum = 0,
-         .maximum = 100'000'000},
-        {.name = "write_percent",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "percent of the requests that insert a value (Savina's WRITE_PERCENTAGE)",
-         .minimum = 0,
-         .maximum = 100},
-        {.name = "size_percent",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "percent of the requests that ask the list's size (Savina's SIZE_PERCENTAGE); the "
-                 "rest test whether a value is in it",
-         .minimum = 0,
-         .maximum = 100},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "seed of the workers' operations (worker i's stream from seed and i)",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("workers", 20, {1, 10'000},
+                      "worker agents sending requests to the list (Savina's NUM_ENTITIES)"),
+        integer_param("messages_per_worker", 8'000, {0, 100'000'000},
+                      "requests each worker sends, one at a time (Savina's NUM_MSGS_PER_WORKER)"),
+        integer_param("write_percent", 10, {0, 100},
+                      "percent of the requests that insert a value (Savina's WRITE_PERCENTAGE)"),
+        integer_param("size_percent", 1, {0, 100},
+                      "percent of the requests that ask the list's size (Savina's SIZE_PERCENTAGE); the "
+                      "rest test whether a value is in it"),
+        integer_param("seed", 1, {0, 4'294'967'295},
+                      "seed of the workers' operations (worker i's stream from seed and i)"),
     };
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "count.hpp"
@@ -13,13 +14,7 @@ namespace {
 
 class Producer;
 
-struct Increment {};
-struct Retrieve {
-    Producer* sender;
-};
-struct ResultMsg {
-    std::uint64_t result;
-};
+using Retrieve = savina_count::Retrieve<Producer*>;
 
 class Counter final : public rt::Agent {
 public:
@@ -74,25 +69,20 @@ Result run(const Params& params) {
 
     // Each agent writes its own fields of the tally; the counter's happen before its Result.
     Tally tally;
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<bool> run(params);
+    Result result;
 
     // The phase covers what Savina's runIteration does once the actor system exists: the counter
     // and then the producer made and started, the producer's start, every message, until the
     // producer has the count.
-    MeasuredPhase phase(env, done);
-    Producer* producer = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        Counter& counter = coop.make_agent_with_binder<Counter>(dispatchers.binder(1), tally);
-        producer = &coop.make_agent_with_binder<Producer>(dispatchers.binder(0), increments, counter, tally, done);
+    run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Producer* producer = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            Counter& counter = coop.make_agent_with_binder<Counter>(dispatchers.binder(1), tally);
+            producer = &coop.make_agent_with_binder<Producer>(dispatchers.binder(0), increments, counter, tally, run.done());
+        });
+        rt::send<Increment>(*producer);
     });
-    rt::send<Increment>(*producer);
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     report(result, tally, increments);
     return result;

@@ -48,12 +48,22 @@ inline void report(Result& result, const Tally& tally, std::uint64_t increments)
 
 // Savina's CountingConfig: N (num messages), 1,000,000.
 inline std::vector<ParamSpec> own_params() {
-    return {{.name = "increments",
-             .type = ParamType::integer,
-             .default_value = std::int64_t{1'000'000},
-             .help = "Savina's N: the Increment messages the producer sends the counter",
-             .minimum = 0,
-             .maximum = 10'000'000'000}};
+    return {integer_param("increments", 1'000'000, {0, 10'000'000'000},
+                          "Savina's N: the Increment messages the producer sends the counter")};
 }
+
+// The messages, one protocol for ours and caf_savina_count (its CAF port); `Handle` is how the
+// runtime addresses the producer (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct Retrieve {
+    Handle sender;
+};
+
+struct Increment {};
+
+struct ResultMsg {
+    std::uint64_t result;
+};
 
 }  // namespace labctl::kernels::savina_count

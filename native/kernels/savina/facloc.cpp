@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -361,25 +362,22 @@ Result run(const Params& params) {
     const Setup s = setup(params);
     const std::vector<Point> points = customers(s);
 
-    rt::Completion<Summary> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Context context{s, dispatchers, done};
+    MeasuredRun<Summary> run(params);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
+    const Context context{s, dispatchers, run.done()};
+    Result result;
 
     // As Savina's runIteration: the root quadrant and the producer are made inside the phase.
-    MeasuredPhase phase(env, done);
-    Quadrant* root = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        auto& producer = coop.make_agent_with_binder<Producer>(dispatchers.binder(1), points, root);
-        root = &coop.make_agent_with_binder<Quadrant>(dispatchers.binder(0), context, nullptr, 0u,
-                                                      Box{0, 0, s.grid, s.grid}, 0u, std::vector<Point>{},
-                                                      nullptr, &producer);
+    const Summary summary = run.measure(result, [&] {
+        Quadrant* root = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            auto& producer = coop.make_agent_with_binder<Producer>(dispatchers.binder(1), points, root);
+            root = &coop.make_agent_with_binder<Quadrant>(dispatchers.binder(0), context, nullptr, 0u,
+                                                          Box{0, 0, s.grid, s.grid}, 0u, std::vector<Point>{},
+                                                          nullptr, &producer);
+        });
     });
-    const Summary summary = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     result.messages_processed = summary.handled;
     result.answer = describe(summary);
@@ -408,40 +406,19 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "points",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "customers the producer sends, one per acknowledgement (Savina's NUM_POINTS)",
-         .minimum = 1,
-         .maximum = 10'000'000},
-        {.name = "grid_size",
-         .type = ParamType::real,
-         .default_value = 500.0,
-         .help = "side of the square the points lie in (Savina's GRID_SIZE); the threshold is "
-                 "alpha * sqrt(2) * grid_size",
-         .minimum = 1e-3,
-         .maximum = 1e9},
-        {.name = "alpha",
-         .type = ParamType::real,
-         .default_value = 2.0,
-         .help = "the threshold's factor: a quadrant splits when its cost passes alpha * sqrt(2) * "
-                 "grid_size (Savina's ALPHA)",
-         .minimum = 1e-6,
-         .maximum = 1e6},
-        {.name = "cutoff_depth",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{0},
-         .help = "quadrants at this depth or deeper never split; 0: no limit, as Savina's actor versions "
-                 "run (their CUTOFF_DEPTH = 3 is never read)",
-         .minimum = 0,
-         .maximum = 64},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{123'456},
-         .help = "seed of the points' SplitMix64 stream (Savina's SEED, which its actor versions leave "
-                 "unused)",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("points", 100'000, {1, 10'000'000},
+                      "customers the producer sends, one per acknowledgement (Savina's NUM_POINTS)"),
+        real_param("grid_size", 500.0, {1e-3, 1e9},
+                   "side of the square the points lie in (Savina's GRID_SIZE); the threshold is "
+                   "alpha * sqrt(2) * grid_size"),
+        real_param("alpha", 2.0, {1e-6, 1e6},
+                   "the threshold's factor: a quadrant splits when its cost passes alpha * sqrt(2) * "
+                   "grid_size (Savina's ALPHA)"),
+        integer_param("cutoff_depth", 0, {0, 64},
+                      "quadrants at this depth or deeper never split; 0: no limit, as Savina's actor versions "
+                      "run (their CUTOFF_DEPTH = 3 is never read)"),
+        integer_param("seed", 123'456, {0, 4'294'967'295},
+                      "seed of the points' SplitMix64 stream (Savina's SEED, which its actor versions leave unused)"),
     };
 }
 

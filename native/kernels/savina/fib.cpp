@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -100,21 +101,18 @@ private:
 Result run(const Params& params) {
     const std::int64_t n = params.integer("n");
 
-    rt::Completion<Response> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Tree tree{dispatchers, done};
+    MeasuredRun<Response> run(params);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
+    const Tree tree{dispatchers, run.done()};
+    Result result;
 
     // As Savina's clock: from the root's creation and its request to the root's answer.
-    MeasuredPhase phase(env, done);
-    FibAgent* root = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) { root = &coop.make_agent<FibAgent>(tree, nullptr); });
-    rt::send<Request>(*root, n);
-    const Response answer = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Response answer = run.measure(result, [&] {
+        FibAgent* root = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) { root = &coop.make_agent<FibAgent>(tree, nullptr); });
+        rt::send<Request>(*root, n);
+    });
 
     const std::uint64_t value = savina::timed_sequential(result, [&] { return fib(n); });
     result.messages_processed = messages(answer.agents);
@@ -135,12 +133,8 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "n",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{25},
-         .help = "the Fibonacci number asked for; the tree has 2 fib(n) - 1 agents (Savina's N)",
-         .minimum = 1,
-         .maximum = 32},
+        integer_param("n", 25, {1, 32},
+                      "the Fibonacci number asked for; the tree has 2 fib(n) - 1 agents (Savina's N)"),
     };
 }
 

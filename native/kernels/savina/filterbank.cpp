@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -472,11 +473,10 @@ std::uint64_t agents(const Setup& s) { return 6 + 7 * std::uint64_t(s.channels);
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Answer> done;
     StartLatch started(std::uint32_t(agents(s)));
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Answer> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Producer* producer = nullptr;
     std::vector<Node*> all;
     std::vector<const Stage<Fir>*> firs;  // per channel, the first filter and the second
@@ -488,7 +488,7 @@ Result run(const Params& params) {
             all.push_back(&agent);
             return agent;
         };
-        Sink& sink = make(std::type_identity<Sink>{}, done);
+        Sink& sink = make(std::type_identity<Sink>{}, run.done());
         Combiner& combiner = make(std::type_identity<Combiner>{}, sink);
         Integrator& integrator = make(std::type_identity<Integrator>{}, combiner, s.channels);
         std::vector<rt::Agent*> banks;
@@ -508,14 +508,10 @@ Result run(const Params& params) {
         producer->link(make(std::type_identity<Source>{}, *producer, branches));
     });
     started.wait(env);
+    Result result;
 
     // From the producer's first Next to the sink's Exit, the last message.
-    MeasuredPhase phase(env, done);
-    rt::send<Next>(*producer);
-    Answer answer = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    Answer answer = run.measure(result, [&] { rt::send<Next>(*producer); });
 
     // Every filter has handled its last value (the Exit behind it reached the sink).
     for (std::size_t j = 0; j < firs.size(); j += 2) answer.take_filters(firs[j]->filter(), firs[j + 1]->filter());
@@ -538,25 +534,13 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "simulations",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{34'816},
-         .help = "values the source sends down the banks (Savina's NUM_SIMULATIONS, 2048 + 2*16384)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "columns",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{16'384},
-         .help = "taps of each FIR filter, the down-sampling rate, and one more than each delay "
-                 "line's length (Savina's NUM_COLUMNS)",
-         .minimum = 2,
-         .maximum = 1'048'576},
-        {.name = "channels",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{8},
-         .help = "banks, each a pipeline of filters (Savina's NUM_CHANNELS, which it holds to 2..34)",
-         .minimum = 2,
-         .maximum = 34},
+        integer_param("simulations", 34'816, {1, 100'000'000},
+                      "values the source sends down the banks (Savina's NUM_SIMULATIONS, 2048 + 2*16384)"),
+        integer_param("columns", 16'384, {2, 1'048'576},
+                      "taps of each FIR filter, the down-sampling rate, and one more than each delay "
+                      "line's length (Savina's NUM_COLUMNS)"),
+        integer_param("channels", 8, {2, 34},
+                      "banks, each a pipeline of filters (Savina's NUM_CHANNELS, which it holds to 2..34)"),
     };
 }
 

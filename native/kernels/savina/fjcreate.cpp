@@ -5,16 +5,13 @@
 #include <string>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "fjcreate.hpp"
 
 namespace labctl::kernels::savina_fjcreate {
 namespace {
-
-struct Job {
-    double theta;
-};
 
 using Sink = CollectorAgent<Reports, Done>;
 
@@ -32,30 +29,27 @@ private:
 Result run(const Params& params) {
     const auto workers = std::uint32_t(params.integer("workers"));
 
-    rt::Completion<Outcome> done;
     StartLatch started(1);  // the sink
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Sink* sink = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        sink = &coop.make_agent_with_binder<Sink>(dispatchers.binder(workers), Reports(workers), done, &started);
+        sink = &coop.make_agent_with_binder<Sink>(dispatchers.binder(workers), Reports(workers), run.done(), &started);
     });
     started.wait(env);
+    Result result;
 
     // As Savina's clock: each worker's creation and its message, until the last has reported.
-    MeasuredPhase phase(env, done);
-    for (std::uint32_t i = 0; i < workers; ++i) {
-        Forked* worker = nullptr;
-        env.introduce_coop(dispatchers.binder(i), [&](rt::Coop& coop) {
-            worker = &coop.make_agent<Forked>(i, *sink);
-        });
-        rt::send<Job>(*worker, kTheta);
-    }
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&] {
+        for (std::uint32_t i = 0; i < workers; ++i) {
+            Forked* worker = nullptr;
+            env.introduce_coop(dispatchers.binder(i), [&](rt::Coop& coop) {
+                worker = &coop.make_agent<Forked>(i, *sink);
+            });
+            rt::send<Job>(*worker, kTheta);
+        }
+    });
 
     report(result, outcome, workers);
     return result;

@@ -73,13 +73,15 @@ inline void report(Result& result, const Outcome& outcome, std::uint64_t workers
 
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{40'000},
-         .help = "workers created, each sent one message (a job) (Savina's N)",
-         .minimum = 1,
-         .maximum = 100'000'000},
+        integer_param("workers", 40'000, {1, 100'000'000},
+                      "workers created, each sent one message (a job) (Savina's N)"),
     };
 }
+
+// The messages, one protocol for ours and caf_savina_fjcreate (its CAF port).
+
+struct Job {
+    double theta;
+};
 
 }  // namespace labctl::kernels::savina_fjcreate

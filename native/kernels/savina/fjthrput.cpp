@@ -6,16 +6,13 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "fjthrput.hpp"
 
 namespace labctl::kernels::savina_fjthrput {
 namespace {
-
-struct Job {
-    double theta;
-};
 
 using Sink = CollectorAgent<Tallies, Tally>;
 
@@ -40,26 +37,21 @@ Result run(const Params& params) {
     const auto messages = std::uint64_t(params.integer("messages"));
     const auto actors = std::uint32_t(params.integer("actors"));
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
+    Result result;
 
     // As Savina's clock: the workers' creation, every message, until the last worker is done.
-    MeasuredPhase phase(env, done);
-    std::vector<Thrower*> workers;
-    workers.reserve(actors);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        Sink& sink = coop.make_agent_with_binder<Sink>(dispatchers.binder(actors), Tallies(actors), done);
-        for (std::uint32_t i = 0; i < actors; ++i)
-            workers.push_back(&coop.make_agent_with_binder<Thrower>(dispatchers.binder(i), i, messages, sink));
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        std::vector<Thrower*> workers;
+        workers.reserve(actors);
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            Sink& sink = coop.make_agent_with_binder<Sink>(dispatchers.binder(actors), Tallies(actors), run.done());
+            for (std::uint32_t i = 0; i < actors; ++i)
+                workers.push_back(&coop.make_agent_with_binder<Thrower>(dispatchers.binder(i), i, messages, sink));
+        });
+        for (std::uint64_t m = 0; m < messages; ++m)
+            for (Thrower* worker : workers) rt::send<Job>(*worker, kTheta);
     });
-    for (std::uint64_t m = 0; m < messages; ++m)
-        for (Thrower* worker : workers) rt::send<Job>(*worker, kTheta);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     report(result, outcome, actors, messages);
     return result;

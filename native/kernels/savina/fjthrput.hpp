@@ -110,19 +110,15 @@ inline void report(Result& result, const Outcome& outcome, std::uint64_t actors,
 
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "messages",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "messages (jobs) each actor receives (Savina's N)",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{60},
-         .help = "actors, sent the messages round robin (Savina's A)",
-         .minimum = 1,
-         .maximum = 1'000'000},
+        integer_param("messages", 10'000, {1, 1'000'000'000}, "messages (jobs) each actor receives (Savina's N)"),
+        integer_param("actors", 60, {1, 1'000'000}, "actors, sent the messages round robin (Savina's A)"),
     };
 }
+
+// The messages, one protocol for ours and caf_savina_fjthrput (its CAF port).
+
+struct Job {
+    double theta;
+};
 
 }  // namespace labctl::kernels::savina_fjthrput

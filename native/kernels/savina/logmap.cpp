@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "random.hpp"
@@ -222,31 +223,26 @@ std::uint64_t messages(const Setup& s) { return 1 + s.series * (3 * s.terms + 2)
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Answer> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Answer> run(params);
+    Result result;
 
     // As Savina's runIteration: the agents are made inside the phase.
-    MeasuredPhase phase(env, done);
-    Master* master = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.terms, done);
-        std::vector<RateComputer*> computers;
-        for (std::uint32_t i = 0; i < s.series; ++i)
-            computers.push_back(&coop.make_agent_with_binder<RateComputer>(
-                dispatchers.binder(1 + i), rate_of(s.start_rate, s.increment, i)));
-        std::vector<SeriesWorker*> workers;
-        for (std::uint32_t i = 0; i < s.series; ++i)
-            workers.push_back(&coop.make_agent_with_binder<SeriesWorker>(
-                dispatchers.binder(1 + s.series + i), i, *master, *computers[i], start_of(s.increment, i)));
-        master->link(std::move(workers));
+    const Answer answer = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Master* master = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.terms, run.done());
+            std::vector<RateComputer*> computers;
+            for (std::uint32_t i = 0; i < s.series; ++i)
+                computers.push_back(&coop.make_agent_with_binder<RateComputer>(
+                    dispatchers.binder(1 + i), rate_of(s.start_rate, s.increment, i)));
+            std::vector<SeriesWorker*> workers;
+            for (std::uint32_t i = 0; i < s.series; ++i)
+                workers.push_back(&coop.make_agent_with_binder<SeriesWorker>(
+                    dispatchers.binder(1 + s.series + i), i, *master, *computers[i], start_of(s.increment, i)));
+            master->link(std::move(workers));
+        });
+        rt::send<Start>(*master);
     });
-    rt::send<Start>(*master);
-    const Answer answer = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     result.messages_processed = 1 + answer.series_reported + answer.terms_computed * 3 + s.series;
     result.answer = describe(answer);
@@ -276,30 +272,12 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "terms",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{25'000},
-         .help = "terms each series worker computes (Savina's numTerms)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "series",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "series workers, each with its rate computer (Savina's numSeries)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "start_rate",
-         .type = ParamType::real,
-         .default_value = 3.46,
-         .help = "the rate of series 0; series i's is start_rate + i*increment (Savina's startRate)",
-         .minimum = 0,
-         .maximum = 4},
-        {.name = "increment",
-         .type = ParamType::real,
-         .default_value = 0.0025,
-         .help = "step of the rates and of the start terms: series i starts at term i*increment",
-         .minimum = 0,
-         .maximum = 1},
+        integer_param("terms", 25'000, {1, 100'000'000}, "terms each series worker computes (Savina's numTerms)"),
+        integer_param("series", 10, {1, 100'000}, "series workers, each with its rate computer (Savina's numSeries)"),
+        real_param("start_rate", 3.46, {0, 4},
+                   "the rate of series 0; series i's is start_rate + i*increment (Savina's startRate)"),
+        real_param("increment", 0.0025, {0, 1},
+                   "step of the rates and of the start terms: series i starts at term i*increment"),
     };
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -216,27 +217,22 @@ void Master::send_work(const Work& work) {
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<Outcome> run(params);
+    Result result;
 
     // As Savina's clock: the master and its workers made (in one coop, the dispatcher's threads
     // already running), the first board handed out, until every piece of work handed out is done.
-    MeasuredPhase phase(env, done);
-    Master* master = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s, done);
-        std::vector<Worker*> workers;
-        for (std::uint32_t i = 0; i < s.workers; ++i)
-            workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(1 + i), s, *master));
-        master->link(std::move(workers));
+    const Outcome outcome = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Master* master = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s, run.done());
+            std::vector<Worker*> workers;
+            for (std::uint32_t i = 0; i < s.workers; ++i)
+                workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(1 + i), s, *master));
+            master->link(std::move(workers));
+        });
+        rt::send<Start>(*master);
     });
-    rt::send<Start>(*master);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     const Tally all = savina::timed_sequential(result, [&] { return sequential(s.size); });
     result.messages_processed = outcome.messages;
@@ -274,34 +270,16 @@ double work(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{12},
-         .help = "queens, on a size x size board (Savina's N)",
-         .minimum = 1,
-         .maximum = kMaxSize},
-        {.name = "threshold",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{4},
-         .help = "a board with fewer rows placed is extended by one row and its children handed "
-                 "back as work; one with this many or more is searched to the end by its worker "
-                 "(Savina's threshold)",
-         .minimum = 1,
-         .maximum = kMaxSize},
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "worker agents, handed work in turn (Savina's W)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "solutions_limit",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'500'000},
-         .help = "once the master has this many solutions it hands out no more work (Savina's "
-                 "solutions limit; its default is above the 14,200 solutions of size 12, so "
-                 "every solution is found)",
-         .minimum = 1,
-         .maximum = 1e15},
+        integer_param("size", 12, {1, kMaxSize}, "queens, on a size x size board (Savina's N)"),
+        integer_param("threshold", 4, {1, kMaxSize},
+                      "a board with fewer rows placed is extended by one row and its children handed "
+                      "back as work; one with this many or more is searched to the end by its worker "
+                      "(Savina's threshold)"),
+        integer_param("workers", 20, {1, 100'000}, "worker agents, handed work in turn (Savina's W)"),
+        integer_param("solutions_limit", 1'500'000, {1, 1e15},
+                      "once the master has this many solutions it hands out no more work (Savina's "
+                      "solutions limit; its default is above the 14,200 solutions of size 12, so "
+                      "every solution is found)"),
     };
 }
 

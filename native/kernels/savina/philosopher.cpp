@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 
@@ -148,59 +149,49 @@ Result run(const Params& params) {
     const auto n = std::uint32_t(params.integer("philosophers"));
     const auto rounds = std::uint64_t(params.integer("rounds"));
 
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
     std::vector<Philosopher*> all(n, nullptr);
     Arbitrator* arbitrator = nullptr;
+    MeasuredRun<bool> run(params);
+    Result result;
 
     // The phase covers what Savina's clock does but the actor system's start and end: the
     // arbitrator and the philosophers created and started, each told to start, every round,
     // until the arbitrator has every philosopher's exit.
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
-        arbitrator = &coop.make_agent_with_binder<Arbitrator>(dispatchers.binder(0), n, all, done);
-        for (std::uint32_t i = 0; i < n; ++i)
-            all[i] = &coop.make_agent_with_binder<Philosopher>(dispatchers.binder(i + 1), i, rounds, *arbitrator);
-    });
-    for (Philosopher* philosopher : all) rt::send<Start>(*philosopher);
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-
-    const Outcome& outcome = arbitrator->outcome();
-    std::uint64_t handled = outcome.handled, eaten = 0, denied = 0, uneven = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-        handled += all[i]->handled();
-        eaten += all[i]->eaten();
-        denied += all[i]->denied();
-        if (all[i]->eaten() != rounds || arbitrator->meals(i) != rounds) ++uneven;
-    }
-    const std::uint64_t lost = denied > outcome.denials ? denied - outcome.denials : outcome.denials - denied;
-    result.messages_processed = handled;
-    result.answer = describe(n, eaten == outcome.meals ? eaten : 0, uneven, lost, outcome);
-    result.expected = describe(n, std::uint64_t(n) * rounds, 0, 0, Outcome{});
-    result.metrics = {{"denials", double(outcome.denials)}};
-    stop_and_check(env);
+    run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            env.introduce_coop(dispatchers.binder(0), [&](rt::Coop& coop) {
+                arbitrator = &coop.make_agent_with_binder<Arbitrator>(dispatchers.binder(0), n, all, run.done());
+                for (std::uint32_t i = 0; i < n; ++i)
+                    all[i] = &coop.make_agent_with_binder<Philosopher>(dispatchers.binder(i + 1), i, rounds,
+                                                                       *arbitrator);
+            });
+            for (Philosopher* philosopher : all) rt::send<Start>(*philosopher);
+        },
+        [&](bool) {
+            const Outcome& outcome = arbitrator->outcome();
+            std::uint64_t handled = outcome.handled, eaten = 0, denied = 0, uneven = 0;
+            for (std::uint32_t i = 0; i < n; ++i) {
+                handled += all[i]->handled();
+                eaten += all[i]->eaten();
+                denied += all[i]->denied();
+                if (all[i]->eaten() != rounds || arbitrator->meals(i) != rounds) ++uneven;
+            }
+            const std::uint64_t lost = denied > outcome.denials ? denied - outcome.denials : outcome.denials - denied;
+            result.messages_processed = handled;
+            result.answer = describe(n, eaten == outcome.meals ? eaten : 0, uneven, lost, outcome);
+            result.expected = describe(n, std::uint64_t(n) * rounds, 0, 0, Outcome{});
+            result.metrics = {{"denials", double(outcome.denials)}};
+        });
     return result;
 }
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "philosophers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "philosophers around the table, as many forks (Savina's N); philosopher i eats with "
-                 "forks i and (i + 1) % philosophers",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "rounds",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000},
-         .help = "times each philosopher eats (Savina's M)",
-         .minimum = 1,
-         .maximum = 1'000'000'000},
+        integer_param("philosophers", 20, {1, 1'000'000},
+                      "philosophers around the table, as many forks (Savina's N); philosopher i eats with "
+                      "forks i and (i + 1) % philosophers"),
+        integer_param("rounds", 10'000, {1, 1'000'000'000}, "times each philosopher eats (Savina's M)"),
     };
 }
 

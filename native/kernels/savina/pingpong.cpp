@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "pingpong.hpp"
@@ -14,15 +15,8 @@ namespace {
 class Ping;
 class Pong;
 
-struct Start {};
-struct PingMsg {};  // ping's note to itself to send the next ping
-struct SendPing {
-    Ping* sender;
-};
-struct SendPong {
-    Pong* sender;
-};
-struct Stop {};
+using SendPing = savina_pingpong::SendPing<Ping*>;
+using SendPong = savina_pingpong::SendPong<Pong*>;
 
 class Pong final : public rt::Agent {
 public:
@@ -91,25 +85,20 @@ Result run(const Params& params) {
     // Ping and pong each write their own fields; every write happens before the Stop that ends
     // the run, so the kernel reads them all once it has the answer.
     Tally tally;
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    MeasuredRun<bool> run(params);
+    Result result;
 
     // The phase covers what Savina's runIteration does once the actor system exists: the two
     // actors made (pong, then ping with pong's handle) and started, the Start, every message,
     // until pong has handled the Stop.
-    MeasuredPhase phase(env, done);
-    Ping* ping = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        Pong& pong = coop.make_agent_with_binder<Pong>(dispatchers.binder(1), tally, done);
-        ping = &coop.make_agent_with_binder<Ping>(dispatchers.binder(0), pings, pong, tally);
+    run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+        Ping* ping = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            Pong& pong = coop.make_agent_with_binder<Pong>(dispatchers.binder(1), tally, run.done());
+            ping = &coop.make_agent_with_binder<Ping>(dispatchers.binder(0), pings, pong, tally);
+        });
+        rt::send<Start>(*ping);
     });
-    rt::send<Start>(*ping);
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     report(result, tally, pings);
     return result;

@@ -51,12 +51,27 @@ inline void report(Result& result, const Tally& tally, std::uint64_t pings) {
 
 // Savina's PingPongConfig: N (num pings), 40,000.
 inline std::vector<ParamSpec> own_params() {
-    return {{.name = "pings",
-             .type = ParamType::integer,
-             .default_value = std::int64_t{40'000},
-             .help = "Savina's N: the pings the ping actor sends, each answered by a pong",
-             .minimum = 1,
-             .maximum = 1'000'000'000}};
+    return {integer_param("pings", 40'000, {1, 1'000'000'000},
+                          "Savina's N: the pings the ping actor sends, each answered by a pong")};
 }
+
+// The messages, one protocol for ours and caf_savina_pingpong (its CAF port); `Handle` is how the
+// runtime addresses ping or pong (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct SendPing {
+    Handle sender;
+};
+
+template <class Handle>
+struct SendPong {
+    Handle sender;
+};
+
+struct Start {};
+
+struct PingMsg {};  // ping's note to itself to send the next ping
+
+struct Stop {};
 
 }  // namespace labctl::kernels::savina_pingpong

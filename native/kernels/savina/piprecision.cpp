@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -288,14 +289,13 @@ void Master::request(std::uint32_t worker) {
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Outcome> done;
     StartLatch started(s.workers + 1);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Outcome> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Master* master = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s, done, started);
+        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s, run.done(), started);
         std::vector<Worker*> workers;
         for (std::uint32_t i = 0; i < s.workers; ++i)
             workers.push_back(
@@ -303,14 +303,10 @@ Result run(const Params& params) {
         master->link(std::move(workers));
     });
     started.wait(env);
+    Result result;
 
     // From the Start message to the master's having every term it asked for.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*master);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Outcome outcome = run.measure(result, [&] { rt::send<Start>(*master); });
 
     result.messages_processed = 1 + 2 * outcome.requested;
     result.metrics.push_back({"terms_computed", double(outcome.requested)});
@@ -339,19 +335,10 @@ double work(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "precision",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{5'000},
-         .help = "decimal digits of pi computed; the series is summed until a term is at most "
-                 "10^-precision (Savina's PRECISION)",
-         .minimum = 1,
-         .maximum = 50'000},
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "workers computing terms (Savina's NUM_WORKERS)",
-         .minimum = 1,
-         .maximum = 10'000},
+        integer_param("precision", 5'000, {1, 50'000},
+                      "decimal digits of pi computed; the series is summed until a term is at most "
+                      "10^-precision (Savina's PRECISION)"),
+        integer_param("workers", 20, {1, 10'000}, "workers computing terms (Savina's NUM_WORKERS)"),
     };
 }
 

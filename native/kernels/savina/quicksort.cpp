@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -215,24 +216,21 @@ Result run(const Params& params) {
     Values message = data;  // the root's copy, made outside the phase
     Values sorted;
 
-    rt::Completion<std::uint64_t> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    const Tree tree{dispatchers, s.threshold, sorted, done};
+    MeasuredRun<std::uint64_t> run(params);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
+    const Tree tree{dispatchers, s.threshold, sorted, run.done()};
+    Result result;
 
     // As Savina's clock, less making the input: from the root's creation and its Sort to the
     // root's having the whole sorted sequence.
-    MeasuredPhase phase(env, done);
-    Sorter* root = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        root = &coop.make_agent<Sorter>(tree, nullptr, Side::left, 0u);
+    const std::uint64_t agents = run.measure(result, [&] {
+        Sorter* root = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            root = &coop.make_agent<Sorter>(tree, nullptr, Side::left, 0u);
+        });
+        rt::send<Sort>(*root, std::move(message));
     });
-    rt::send<Sort>(*root, std::move(message));
-    const std::uint64_t agents = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     const Values expected = savina::timed_sequential(result, [&] { return quicksort_seq(data); });
     result.messages_processed = messages(agents);
@@ -265,12 +263,7 @@ double memory(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "values",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000'000},
-         .help = "values to sort (Savina's N)",
-         .minimum = 1,
-         .maximum = 100'000'000},
+        integer_param("values", 1'000'000, {1, 100'000'000}, "values to sort (Savina's N)"),
         {.name = "max_value",
          .type = ParamType::integer,
          .default_value = std::int64_t{1} << 60,
@@ -278,19 +271,11 @@ std::vector<ParamSpec> own_params() {
                  "draws below 65,536, so only a max_value below that changes the values)",
          .minimum = 1,
          .maximum = double(std::int64_t{1} << 62)},
-        {.name = "threshold",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{2'048},
-         .help = "a partition of fewer values is sorted sequentially by its agent, one of more is "
-                 "split between two child agents (Savina's T)",
-         .minimum = 1,
-         .maximum = 100'000'000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'024},
-         .help = "the start value of Savina's PseudoRandom, which draws the values (Savina's S)",
-         .minimum = 0,
-         .maximum = 65'535},
+        integer_param("threshold", 2'048, {1, 100'000'000},
+                      "a partition of fewer values is sorted sequentially by its agent, one of more is "
+                      "split between two child agents (Savina's T)"),
+        integer_param("seed", 1'024, {0, 65'535},
+                      "the start value of Savina's PseudoRandom, which draws the values (Savina's S)"),
     };
 }
 

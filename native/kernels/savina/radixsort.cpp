@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -130,15 +131,14 @@ Result run(const Params& params) {
     const Setup s = setup(params);
     const std::vector<std::uint64_t> input = inputs(s.values, s.max_value, s.seed);
 
-    rt::Completion<SortedStream> done;
     StartLatch started(s.bits + 2);  // the source, the stages, the validation agent
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<SortedStream> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Source* source = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         rt::Agent* next = &coop.make_agent_with_binder<Validation>(dispatchers.binder(s.bits + 1), s.values,
-                                                                   done, started);
+                                                                   run.done(), started);
         // Built from the last stage back, as Savina's: bit bits-1 feeds the validation agent.
         for (unsigned bit = s.bits; bit-- > 0;)
             next = &coop.make_agent_with_binder<SortStage>(dispatchers.binder(1 + bit), s.values,
@@ -146,14 +146,10 @@ Result run(const Params& params) {
         source = &coop.make_agent_with_binder<Source>(dispatchers.binder(0), input, *next, started);
     });
     started.wait(env);
+    Result result;
 
     // From the source's Start to the validation agent's last value.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*source);
-    const SortedStream sorted = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const SortedStream sorted = run.measure(result, [&] { rt::send<Start>(*source); });
 
     result.messages_processed = 1 + s.values * s.bits + sorted.count;
     result.answer = describe(sorted);
@@ -179,12 +175,7 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "values",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "values sorted (Savina's N)",
-         .minimum = 1,
-         .maximum = 10'000'000},
+        integer_param("values", 100'000, {1, 10'000'000}, "values sorted (Savina's N)"),
         {.name = "max_value",
          .type = ParamType::integer,
          .default_value = std::int64_t{1} << 60,

@@ -56,12 +56,8 @@ inline std::vector<std::uint64_t> inputs(std::uint64_t values, std::uint64_t max
 
 // The parameter that seeds inputs().
 inline ParamSpec seed_param() {
-    return {.name = "seed",
-            .type = ParamType::integer,
-            .default_value = std::int64_t{2'048},
-            .help = "the values are SplitMix64(seed) draws below max_value (Savina's S, for its own generator)",
-            .minimum = 0,
-            .maximum = 1'000'000'000};
+    return integer_param("seed", 2'048, {0, 1'000'000'000},
+                         "the values are SplitMix64(seed) draws below max_value (Savina's S, for its own generator)");
 }
 
 }  // namespace labctl::kernels::savina_radixsort

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -222,17 +223,16 @@ Result run(const Params& params) {
     const Setup s = setup(params);
     Matrices m(s.n);  // input made before the phase, as Savina's initializeData
 
-    rt::Completion<Answer> done;
     StartLatch started(s.workers + 1);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Answer> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
 
     // Savina's clock also covers making the workers (in the master's start); ours makes them
     // before the phase and starts it at the master's first item.
     Master* master = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.n, done, started);
+        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.n, run.done(), started);
         std::vector<Worker*> workers;
         for (std::uint32_t i = 0; i < s.workers; ++i)
             workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(1 + i), *master, s.threshold, m, started));
@@ -240,12 +240,8 @@ Result run(const Params& params) {
     });
     started.wait(env);
 
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*master);
-    Answer answer = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    Answer answer = run.measure(result, [&] { rt::send<Start>(*master); });
 
     // Every item: its Work to a worker, the Work that carried it to the master (all but the
     // first), its Done; and the Start.
@@ -286,26 +282,13 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "data_length",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1024},
-         .help = "rows and columns of the square matrices A, B and C, a power of two (Savina's N, "
-                 "DATA_LENGTH)",
-         .minimum = 1,
-         .maximum = 4096},
-        {.name = "threshold",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{16'384},
-         .help = "a work item of more elements than this (its block of C, dim*dim) is split into 8; "
-                 "one of this many or fewer is multiplied (Savina's T, BLOCK_THRESHOLD)",
-         .minimum = 1,
-         .maximum = 16'777'216},
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "worker agents the master hands work items to (Savina's W, NUM_WORKERS)",
-         .minimum = 1,
-         .maximum = 100'000},
+        integer_param("data_length", 1024, {1, 4096},
+                      "rows and columns of the square matrices A, B and C, a power of two (Savina's N, DATA_LENGTH)"),
+        integer_param("threshold", 16'384, {1, 16'777'216},
+                      "a work item of more elements than this (its block of C, dim*dim) is split into 8; "
+                      "one of this many or fewer is multiplied (Savina's T, BLOCK_THRESHOLD)"),
+        integer_param("workers", 20, {1, 100'000},
+                      "worker agents the master hands work items to (Savina's W, NUM_WORKERS)"),
     };
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -168,26 +169,21 @@ private:
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Tally> done;
     StartLatch started(2);  // the producer and the first filter
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
-    const Chain chain{dispatchers, s.per_filter, done, started};
+    MeasuredRun<Tally> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
+    const Chain chain{dispatchers, s.per_filter, run.done(), started};
     Producer* producer = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
         Filter& first = coop.make_agent_with_binder<Filter>(dispatchers.binder(1), chain, 1, 2);
         producer = &coop.make_agent_with_binder<Producer>(dispatchers.binder(0), s.limit, first, started);
     });
     started.wait(env);
+    Result result;
 
     // From the producer's Start to the last filter's having the Exit.
-    MeasuredPhase phase(env, done);
-    rt::send<Start>(*producer);
-    const Tally found = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Tally found = run.measure(result, [&] { rt::send<Start>(*producer); });
 
     result.messages_processed = messages(found);
     result.answer = describe(found);
@@ -222,18 +218,10 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "limit",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "the primes below limit are found: the odd numbers from 3 below it go down the chain (Savina's N)",
-         .minimum = 3,
-         .maximum = 10'000'000},
-        {.name = "primes_per_filter",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1'000},
-         .help = "primes a filter holds before it makes the next filter (Savina's M)",
-         .minimum = 1,
-         .maximum = 1'000'000},
+        integer_param("limit", 100'000, {3, 10'000'000},
+                      "the primes below limit are found: the odd numbers from 3 below it go down the chain (Savina's N)"),
+        integer_param("primes_per_filter", 1'000, {1, 1'000'000},
+                      "primes a filter holds before it makes the next filter (Savina's M)"),
     };
 }
 

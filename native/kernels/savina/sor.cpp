@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -320,56 +321,53 @@ Result run(const Params& params) {
     const Grid start = initial(s);  // before the phase, as Savina's initialize
 
     Grid grid(start.size(), 0.0);
-    rt::Completion<Answer> done;
     StartLatch started(2);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Answer> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
 
     // The runner and the peer before the phase; the elements in it, as Savina's runner and peer
     // make theirs in their boot.
     Runner* runner = nullptr;
     Peer* peer = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        runner = &coop.make_agent_with_binder<Runner>(dispatchers.binder(0), grid, done, started);
+        runner = &coop.make_agent_with_binder<Runner>(dispatchers.binder(0), grid, run.done(), started);
         peer = &coop.make_agent_with_binder<Peer>(dispatchers.binder(1), grid, started);
         runner->link(*peer);
         peer->link(*runner);
     });
     started.wait(env);
 
-    MeasuredPhase phase(env, done);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        std::vector<Element*> cells(std::size_t(n) * n);
-        std::vector<Element*> left, right;
-        for (std::uint32_t x = 0; x < n; ++x)
-            for (std::uint32_t y = 0; y < n; ++y) {
-                const std::uint32_t cell = x * n + y;
-                rt::Agent& source = y < s.part() ? static_cast<rt::Agent&>(*runner) : static_cast<rt::Agent&>(*peer);
-                cells[cell] = &coop.make_agent_with_binder<Element>(dispatchers.binder(2 + cell), cell, start[cell],
-                                                                    colour(x, y), s.iterations, s.omega, source);
-                (y < s.part() ? left : right).push_back(cells[cell]);
-            }
-        for (std::uint32_t cell = 0; cell < n * n; ++cell) {
-            std::vector<Element*> around;
-            std::vector<std::uint32_t> slots;
-            for (std::uint32_t other : neighbours(cell / n, cell % n, n)) {
-                around.push_back(cells[other]);
-                const std::vector<std::uint32_t> theirs = neighbours(other / n, other % n, n);
-                std::uint32_t slot = 0;
-                while (theirs[slot] != cell) ++slot;
-                slots.push_back(slot);
-            }
-            cells[cell]->link(std::move(around), std::move(slots));
-        }
-        runner->set_elements(std::move(left));
-        peer->set_elements(std::move(right));
-    });
-    rt::send<Boot>(*runner);
-    Answer answer = await(env, done);
     Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    Answer answer = run.measure(result, [&] {
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            std::vector<Element*> cells(std::size_t(n) * n);
+            std::vector<Element*> left, right;
+            for (std::uint32_t x = 0; x < n; ++x)
+                for (std::uint32_t y = 0; y < n; ++y) {
+                    const std::uint32_t cell = x * n + y;
+                    rt::Agent& source = y < s.part() ? static_cast<rt::Agent&>(*runner) : static_cast<rt::Agent&>(*peer);
+                    cells[cell] = &coop.make_agent_with_binder<Element>(dispatchers.binder(2 + cell), cell, start[cell],
+                                                                        colour(x, y), s.iterations, s.omega, source);
+                    (y < s.part() ? left : right).push_back(cells[cell]);
+                }
+            for (std::uint32_t cell = 0; cell < n * n; ++cell) {
+                std::vector<Element*> around;
+                std::vector<std::uint32_t> slots;
+                for (std::uint32_t other : neighbours(cell / n, cell % n, n)) {
+                    around.push_back(cells[other]);
+                    const std::vector<std::uint32_t> theirs = neighbours(other / n, other % n, n);
+                    std::uint32_t slot = 0;
+                    while (theirs[slot] != cell) ++slot;
+                    slots.push_back(slot);
+                }
+                cells[cell]->link(std::move(around), std::move(slots));
+            }
+            runner->set_elements(std::move(left));
+            peer->set_elements(std::move(right));
+        });
+        rt::send<Boot>(*runner);
+    });
 
     answer.grid = grid;
     result.messages_processed = messages(s) - (std::uint64_t(n) * n - answer.cells);
@@ -390,27 +388,15 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "size",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{20},
-         .help = "rows and columns of the grid, an agent per element (Savina's DATA_SIZES[N]: 20 at "
-                 "its default N = 0; its others are 80, 100, 120, 150, 200, 250, 300, 350, 400)",
-         .minimum = 2,
-         .maximum = 400},
-        {.name = "iterations",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "updates of each element of colour 0 (colour 1's: one fewer, its start value sent "
-                 "first) (Savina's JACOBI_NUM_ITER)",
-         .minimum = 2,
-         .maximum = 1'000'000},
-        {.name = "omega",
-         .type = ParamType::real,
-         .default_value = 1.25,
-         .help = "the over-relaxation factor: an update is omega/4 x the neighbours' sum + (1 - omega) "
-                 "x the value (Savina's OMEGA)",
-         .minimum = 0,
-         .maximum = 2},
+        integer_param("size", 20, {2, 400},
+                      "rows and columns of the grid, an agent per element (Savina's DATA_SIZES[N]: 20 at "
+                      "its default N = 0; its others are 80, 100, 120, 150, 200, 250, 300, 350, 400)"),
+        integer_param("iterations", 100, {2, 1'000'000},
+                      "updates of each element of colour 0 (colour 1's: one fewer, its start value sent "
+                      "first) (Savina's JACOBI_NUM_ITER)"),
+        real_param("omega", 1.25, {0, 2},
+                   "the over-relaxation factor: an update is omega/4 x the neighbours' sum + (1 - omega) "
+                   "x the value (Savina's OMEGA)"),
     };
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "threadring.hpp"
@@ -15,15 +16,7 @@ namespace {
 
 class Member;
 
-struct Data {
-    Member* next;
-};
-struct Ping {
-    std::uint64_t pings_left;
-};
-struct Exit {
-    std::uint64_t exits_left;
-};
+using Data = savina_threadring::Data<Member*>;
 
 class Member final : public rt::Agent {
 public:
@@ -80,28 +73,27 @@ private:
 Result run(const Params& params) {
     const Ring ring = ring_of(params);
 
-    rt::Completion<bool> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
+    std::vector<Member*> members;
+    MeasuredRun<bool> run(params);
+    Result result;
+    Outcome outcome;
 
     // The phase covers what Savina's runIteration does once the actor system exists: the members
     // made and started, each sent its next member's handle (Data), the Ping, the Exits, until
     // the last Exit has come back to the first member to have exited.
-    MeasuredPhase phase(env, done);
-    std::vector<Member*> members;
-    members.reserve(ring.actors);
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        for (std::uint64_t i = 0; i < ring.actors; ++i)
-            members.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(unsigned(i)), ring.actors, done));
-    });
-    for (std::uint64_t i = 0; i < ring.actors; ++i) rt::send<Data>(*members[i], members[(i + 1) % ring.actors]);
-    rt::send<Ping>(*members[0], ring.pings);
-    await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    const Outcome outcome = collect(ring, [&members](std::uint64_t i) { return members[i]->counts(); });
-    stop_and_check(env);
+    run.measure(
+        result,
+        [&](rt::Environment& env, DispatcherChoice& dispatchers) {
+            members.reserve(ring.actors);
+            env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+                for (std::uint64_t i = 0; i < ring.actors; ++i)
+                    members.push_back(&coop.make_agent_with_binder<Member>(dispatchers.binder(unsigned(i)),
+                                                                           ring.actors, run.done()));
+            });
+            for (std::uint64_t i = 0; i < ring.actors; ++i) rt::send<Data>(*members[i], members[(i + 1) % ring.actors]);
+            rt::send<Ping>(*members[0], ring.pings);
+        },
+        [&](bool) { outcome = collect(ring, [&members](std::uint64_t i) { return members[i]->counts(); }); });
 
     report(result, outcome, ring);
     return result;

@@ -102,20 +102,28 @@ inline void report(Result& result, const Outcome& outcome, const Ring& ring) {
 // Savina's ThreadRingConfig: N (num actors) 100, R (num pings) 100,000.
 inline std::vector<ParamSpec> own_params() {
     return {
-        {.name = "actors",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "Savina's N: the actors in the ring (also the count the exit token starts from)",
-         .minimum = 1,
-         .maximum = 1'000'000},
-        {.name = "pings",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100'000},
-         .help = "Savina's R: the countdown the ping starts with at actor 0, each hop one less; "
-                 "pings+1 Ping messages in all",
-         .minimum = 0,
-         .maximum = 10'000'000'000},
+        integer_param("actors", 100, {1, 1'000'000},
+                      "Savina's N: the actors in the ring (also the count the exit token starts from)"),
+        integer_param("pings", 100'000, {0, 10'000'000'000},
+                      "Savina's R: the countdown the ping starts with at actor 0, each hop one less; "
+                      "pings+1 Ping messages in all"),
     };
 }
+
+// The messages, one protocol for ours and caf_savina_threadring (its CAF port); `Handle` is how
+// the runtime addresses a member (ours: a pointer to its agent; CAF's: caf::actor).
+
+template <class Handle>
+struct Data {
+    Handle next;
+};
+
+struct Ping {
+    std::uint64_t pings_left;
+};
+
+struct Exit {
+    std::uint64_t exits_left;
+};
 
 }  // namespace labctl::kernels::savina_threadring

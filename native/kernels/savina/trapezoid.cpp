@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -176,28 +177,23 @@ std::uint64_t messages(const Setup& s) { return 1 + 2 * std::uint64_t(s.workers)
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Answer> done;
     StartLatch started(s.workers + 1);
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done, started.all_started);
+    MeasuredRun<Answer> run(params, started.all_started);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
     Master* master = nullptr;
     env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.workers, done, started);
+        master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.workers, run.done(), started);
         std::vector<Worker*> workers;
         for (std::uint32_t i = 0; i < s.workers; ++i)
             workers.push_back(&coop.make_agent_with_binder<Worker>(dispatchers.binder(1 + i), i, *master, started));
         master->link(std::move(workers));
     });
     started.wait(env);
+    Result result;
 
     // From the master's first message to its having every area.
-    MeasuredPhase phase(env, done);
-    rt::send<Work>(*master, s.left, s.right, s.h());
-    const Answer answer = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
+    const Answer answer = run.measure(result, [&] { rt::send<Work>(*master, s.left, s.right, s.h()); });
 
     result.messages_processed = 1 + answer.reported * 2;
     result.answer = describe(answer);
@@ -222,30 +218,12 @@ Expectation expect(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "pieces",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10'000'000},
-         .help = "trapezoids in all, of width (right - left) / pieces (Savina's N)",
-         .minimum = 1,
-         .maximum = 10'000'000'000},
-        {.name = "workers",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "workers, each integrating an equal share of [left, right] (Savina's W)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "left",
-         .type = ParamType::real,
-         .default_value = 1.0,
-         .help = "left end of the interval (Savina's L)",
-         .minimum = 0,
-         .maximum = 1000},
-        {.name = "right",
-         .type = ParamType::real,
-         .default_value = 5.0,
-         .help = "right end of the interval, greater than left (Savina's R)",
-         .minimum = 0,
-         .maximum = 1000},
+        integer_param("pieces", 10'000'000, {1, 10'000'000'000},
+                      "trapezoids in all, of width (right - left) / pieces (Savina's N)"),
+        integer_param("workers", 100, {1, 100'000},
+                      "workers, each integrating an equal share of [left, right] (Savina's W)"),
+        real_param("left", 1.0, {0, 1000}, "left end of the interval (Savina's L)"),
+        real_param("right", 5.0, {0, 1000}, "right end of the interval, greater than left (Savina's R)"),
     };
 }
 

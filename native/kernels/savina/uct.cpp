@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../framework/dispatcher_params.hpp"
+#include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "parallel.hpp"
@@ -415,24 +416,21 @@ std::uint64_t messages(const Totals& t) { return 1 + 4 * t.nodes + 2 * t.interna
 Result run(const Params& params) {
     const Setup s = setup(params);
 
-    rt::Completion<Outcome> done;
-    DispatcherChoice dispatchers(params);
-    rt::Environment& env = dispatchers.environment();
-    abandon_on_failure(env, done);
-    Tree tree{s, dispatchers, nullptr, done};
+    MeasuredRun<Outcome> run(params);
+    rt::Environment& env = run.environment();
+    DispatcherChoice& dispatchers = run.dispatchers();
+    Tree tree{s, dispatchers, nullptr, run.done()};
+    Result result;
 
     // As Savina's runIteration: the root is made inside the phase.
-    MeasuredPhase phase(env, done);
-    Root* root = nullptr;
-    env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-        root = &coop.make_agent_with_binder<Root>(dispatchers.binder(0), tree);
+    const Outcome outcome = run.measure(result, [&] {
+        Root* root = nullptr;
+        env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
+            root = &coop.make_agent_with_binder<Root>(dispatchers.binder(0), tree);
+        });
+        tree.root = root;
+        rt::send<GenerateTree>(*root);
     });
-    tree.root = root;
-    rt::send<GenerateTree>(*root);
-    const Outcome outcome = await(env, done);
-    Result result;
-    phase.finish(result, done.completed_at());
-    stop_and_check(env);
 
     result.messages_processed = outcome.totals.handled;
     result.answer = describe(outcome.totals, outcome.levels);
@@ -463,51 +461,22 @@ void check(const Params& params) {
 
 std::vector<ParamSpec> own_params() {
     return {
-        {.name = "nodes",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{200'000},
-         .help = "the node budget: the tree grows while it holds `binomial` more nodes (Savina's MAX_NODES)",
-         .minimum = 2,
-         .maximum = 2'000'000},
-        {.name = "binomial",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{10},
-         .help = "children of a node granted children (Savina's BINOMIAL_PARAM)",
-         .minimum = 1,
-         .maximum = 1000},
-        {.name = "avg_comp",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{500},
-         .help = "mean computation size of a node, drawn per family (Savina's AVG_COMP_SIZE)",
-         .minimum = 1,
-         .maximum = 100'000},
-        {.name = "stdev_comp",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{100},
-         .help = "standard deviation of the computation size (Savina's STDEV_COMP_SIZE)",
-         .minimum = 0,
-         .maximum = 100'000},
-        {.name = "urgent_percent",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{50},
-         .help = "a grant's draw in [0, 100) at most this makes one of the children urgent (Savina's "
-                 "URGENT_NODE_PERCENT)",
-         .minimum = 0,
-         .maximum = 100},
-        {.name = "work_scale",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{1},
-         .help = "LCG steps per unit of Savina's busy loops: a node's traversal does comp * work_scale "
-                 "steps, its try for children 100 * work_scale (Savina: 40,000 loop increments per unit)",
-         .minimum = 1,
-         .maximum = 1000},
-        {.name = "seed",
-         .type = ParamType::integer,
-         .default_value = std::int64_t{2},
-         .help = "seed of the root's draws, node i's from its own stream (seed, i) (Savina's root uses "
-                 "java.util.Random(2))",
-         .minimum = 0,
-         .maximum = 4'294'967'295},
+        integer_param("nodes", 200'000, {2, 2'000'000},
+                      "the node budget: the tree grows while it holds `binomial` more nodes (Savina's MAX_NODES)"),
+        integer_param("binomial", 10, {1, 1000}, "children of a node granted children (Savina's BINOMIAL_PARAM)"),
+        integer_param("avg_comp", 500, {1, 100'000},
+                      "mean computation size of a node, drawn per family (Savina's AVG_COMP_SIZE)"),
+        integer_param("stdev_comp", 100, {0, 100'000},
+                      "standard deviation of the computation size (Savina's STDEV_COMP_SIZE)"),
+        integer_param("urgent_percent", 50, {0, 100},
+                      "a grant's draw in [0, 100) at most this makes one of the children urgent (Savina's "
+                      "URGENT_NODE_PERCENT)"),
+        integer_param("work_scale", 1, {1, 1000},
+                      "LCG steps per unit of Savina's busy loops: a node's traversal does comp * work_scale "
+                      "steps, its try for children 100 * work_scale (Savina: 40,000 loop increments per unit)"),
+        integer_param("seed", 2, {0, 4'294'967'295},
+                      "seed of the root's draws, node i's from its own stream (seed, i) (Savina's root uses "
+                      "java.util.Random(2))"),
     };
 }
 
