@@ -413,7 +413,9 @@ def test_the_memory_a_kernel_says_it_needs_is_at_most_what_its_runs_hold(tmp_pat
         '[[grid]]\nkernel = "skynet"\nparams = { leaves = 100, dispatcher = "one_thread" }\n'
         '[[grid]]\nkernel = "savina_quicksort"\nparams = { values = 2_000_000, dispatcher = "one_thread" }\n'
         '[[grid]]\nkernel = "savina_uct"\nparams = { nodes = 200_000, dispatcher = "one_thread" }\n'
-        '[[grid]]\nkernel = "savina_apsp"\nparams = { nodes = 800, block_size = 50, dispatcher = "one_thread" }\n')
+        '[[grid]]\nkernel = "savina_apsp"\nparams = { nodes = 800, block_size = 50, dispatcher = "one_thread" }\n'
+        '[[grid]]\nkernel = "chat"\nparams = { clients = 64, directories = 2, turns = 16384, iterations = 4, '
+        'compute = 100, post = 0, leave = 0, invite = 0, compute_repeats = 1, dispatcher = "one_thread" }\n')
     assert labctl("sweep", str(tmp_path / "m.toml"), "--db", str(tmp_path / "m.db")).returncode == 0
     from labctl import results
     from labctl.catalogue import kernels

@@ -53,9 +53,8 @@ def store(tmp_path_factory) -> Path:
         for point in points[:-1]:
             for repeat, ns in enumerate(_times(point.position)):
                 s.add_sample(point.id, repeat, Sample(
-                    kernel=point.kernel, params=point.params, index=repeat, warmup=False, elapsed_ns=ns,
-                    messages_processed=2221, answer="sum=499500 agents=1111", expected="sum=499500 agents=1111",
-                    verified=True))
+                    kernel=point.point.kernel, params=point.point.params, index=repeat, warmup=False, elapsed_ns=ns,
+                    messages_processed=2221, answer="sum=499500 agents=1111", expected="sum=499500 agents=1111"))
             s.finish_point(point.id)
         s.fail_point(points[-1].id, "crash", "killed by SIGSEGV")
         s.end_run(run, "finished")

@@ -76,8 +76,8 @@ def show_json(row: RunRow, points: list[PointRow], samples: pd.DataFrame) -> dic
         "id", "name", "source", "description", "status", "started_at", "finished_at", "seed", "command",
         "machine", "context", "warnings", "points", "points_done", "points_failed", "points_skipped", "samples")}
     return {"run": run, "points": [{
-        "point": p.id, "position": p.position, "kernel": p.kernel, "params": p.params, "measure": p.measure,
-        "repeats": p.repeats, "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
+        "point": p.id, "position": p.position, "kernel": p.point.kernel, "params": p.point.params,
+        "measure": p.point.measure, "repeats": p.point.repeats, "status": p.status, "failure_kind": p.failure_kind, "failure": p.failure,
         **figures(p.id)} for p in sorted(points, key=lambda p: p.position)]}
 
 

@@ -470,6 +470,15 @@ void check(const Params& params) {
                                ", turns=" + std::to_string(s.turns) + " and the chats they make");
 }
 
+// At least each turn's figures and start, of every iteration (the turns' durations and quality
+// of service are figures over all of them), and an agent per client: 10^6 turns of 10^5
+// iterations would need 10 TB for the figures alone.
+double memory(const Params& params) {
+    const Settings s = Settings::from(params);
+    return double(s.turns) * s.iterations * (sizeof(TurnFigures) + sizeof(std::int64_t)) +
+           double(s.clients) * sizeof(Client);
+}
+
 const Registration registration(Kernel{
     .name = "chat",
     .summary = "`clients` clients in `directories` directories, each turn computing, posting to their "
@@ -552,6 +561,7 @@ const Registration registration(Kernel{
     .check = check,
     .run = run,
     .work = work,
+    .memory = memory,
 });
 
 }  // namespace
