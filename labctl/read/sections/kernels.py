@@ -15,7 +15,6 @@ from labctl.read.analysis import (
     fixed,
     heatmap_panels,
     label,
-    point_table,
     scenarios,
     sort_key,
     varying,
@@ -243,11 +242,16 @@ def costs(run: ReportData, machine: Machine) -> list[str]:
     if CPU_PER_MESSAGE.name not in samples or samples[CPU_PER_MESSAGE.name].isna().all():
         return []
     rows = []
+    tables = machine.timed_views()  # each point's parameters, with its kernel's own figure
     for kernel, part in samples[samples[CPU_PER_MESSAGE.name].notna()].groupby("kernel", sort=False):
-        part = _with_attrs(part, samples)
-        cost = point_table(part, CPU_PER_MESSAGE)
-        waiting = point_table(part[part[WAITING.name].notna()], WAITING)
-        share = waiting.set_index("point")["median"] if not waiting.empty else pd.Series(dtype=float)
+        if kernel not in tables:
+            continue
+        # Medians only (the rows need no interval): the points' own table, their median replaced.
+        medians = part.groupby("point")[CPU_PER_MESSAGE.name].median()
+        share = part.groupby("point")[WAITING.name].median().dropna()
+        table = tables[kernel][1]
+        cost = _with_attrs(table[table["point"].isin(medians.index)].assign(median=lambda t: t["point"].map(medians)),
+                           table)
         for scenario, points in scenarios(cost, kernel):
             vary = varying(points, kernel)
             cheapest = points.loc[points["median"].idxmin()]
