@@ -97,6 +97,25 @@ def test_labctl_experiments_lists_name_study_points_and_estimate(labctl, tmp_pat
     assert not (tmp_path / "none.db").exists()
 
 
+def test_the_quickstarts_estimate_is_within_half_again_of_its_committed_run():
+    """With no store to go by, the estimate of the main job is a guess; on the machine of its
+    committed report (2 busy cores) it lies within a factor 1.5 of what the run took, the report's
+    start to finish: its two points that pass one message at a time between threads cost
+    microseconds a message, not the nanoseconds of one thread."""
+    import re
+    from datetime import datetime
+
+    from labctl.run import runner
+
+    report = (Path(__file__).resolve().parent.parent / "reports" / "quickstart" / "report.md").read_text()
+    started, finished = (datetime.strptime(t, "%Y-%m-%d %H:%M:%S") for t in re.search(
+        r"started (\S+ \S+) UTC, finished (\S+ \S+) UTC", report).groups())
+    took = (finished - started).total_seconds()
+    guess = runner.estimate(experiment.load("quickstart", seed=0))
+    assert guess.is_guess and took / 1.5 <= guess.seconds <= took * 1.5, (guess.seconds, took)
+    assert "plus about 0.3 s to start its worker" in guess.text()
+
+
 def test_plan_and_sweep_take_a_name_and_an_unknown_name_lists_the_known(labctl, tmp_path):
     planned = labctl("plan", "quickstart", "--db", str(tmp_path / "r.db"))
     assert planned.returncode == 0 and "quickstart" in planned.stdout

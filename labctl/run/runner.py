@@ -571,6 +571,15 @@ WORKER_START_S = 0.3
 # this runtime handles tens of millions of messages a second; a thread per agent, far fewer.
 GUESS_NS_PER_MESSAGE = 50.0
 GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT = 5000.0
+# Kernels that keep one message in flight (a ping, a token): where the agents sit on threads of
+# their own, every message wakes another thread and nothing overlaps. The quickstart's ping_pong
+# on 2 busy cores (load 11) took 5.7 us a message on active_obj and 9.7 us on active_group with
+# 2 threads (reports/quickstart: 110 s in all, 94 s of them those two points).
+ONE_IN_FLIGHT = frozenset({"ping_pong", "thread_ring", "savina_pingpong", "savina_threadring"})
+GUESS_NS_PER_HANDOFF = 7500.0
+# The dispatcher that binds agent i to group i % threads: with 2 threads or more, agents next to
+# each other run on different threads, as on a thread per agent.
+SPREAD_BY_INDEX = "active_group"
 
 
 @dataclass
@@ -596,7 +605,27 @@ class Estimate:
         if self.guessed:
             parts.append(f"{self.guessed} a guess from the kernel's size (never run{where})")
         rests = f" ({'; '.join(parts)})" if parts else ""
-        return f"estimate: {'about ' if self.is_guess else ''}{text.format_seconds(self.seconds)}{rests}"
+        return (f"estimate: {'about ' if self.is_guess else ''}{text.format_seconds(self.seconds)}"
+                f"{rests}; {COVERS}")
+
+
+# What every estimate counts, said where it is printed.
+COVERS = (f"each point's warm-up and repeats plus about {WORKER_START_S:g} s to start its worker; "
+          "not the sweep's own start or a busy machine's slowdown")
+
+
+def guess_ns_per_message(catalogue, kernel: str, params: dict) -> float:
+    """The nominal cost of a message at a point never measured: a thread wake-up per message for a
+    kernel of ONE_IN_FLIGHT whose agents run on different threads (a thread per agent, or
+    SPREAD_BY_INDEX with 2 threads or more); a thread per agent's cost otherwise; else one
+    thread's."""
+    apart = catalogue.thread_per_agent(params) or (
+        params.get("dispatcher") == SPREAD_BY_INDEX and int(params.get("threads") or 1) > 1)
+    if apart and kernel in ONE_IN_FLIGHT:
+        return GUESS_NS_PER_HANDOFF
+    if catalogue.thread_per_agent(params):
+        return GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
+    return GUESS_NS_PER_MESSAGE
 
 
 def estimate(plan: Plan, store: Store | None = None) -> Estimate:
@@ -641,8 +670,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
             ns_per_message = stats.summarize(alike).median
         else:
             result.guessed += 1
-            ns_per_message = (GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
-                              if catalogue.thread_per_agent(point.params) else GUESS_NS_PER_MESSAGE)
+            ns_per_message = guess_ns_per_message(catalogue, point.kernel, point.params)
         result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * measure.slowdown / 1e9
     return result
 

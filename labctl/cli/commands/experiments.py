@@ -62,7 +62,7 @@ def print_experiments(shipped: dict[str, Path], store: Store | None) -> None:
                      safe(cited)])
     print_rows(["name", "points", "estimate", "study"], rows, right={1, 2}, aside={3}, label="{value}")
     wrapped("estimate: from the runs in the store where it has them; ~ marks a guess from the "
-            "kernels' sizes")
+            f"kernels' sizes; {runner.COVERS}")
 
 
 command = experiments_command
