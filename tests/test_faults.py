@@ -448,3 +448,15 @@ def test_a_point_that_must_hold_more_than_its_limit_is_refused_before_its_worker
         list(runner.run_point(point))
     assert failed.value.kind == "memory"
     assert "savina_apsp: needs at least 1,464," in str(failed.value) and words in str(failed.value)
+
+
+def test_an_older_commits_extension_without_memory_estimates_says_none(monkeypatch):
+    # labctl history, bisect and ab load commits' extensions built before kernels could say what
+    # they need: such a point is run (and held to its limit as it runs), never failed for it.
+    from types import SimpleNamespace
+
+    from labctl.catalogue import kernels, native
+
+    kernels.get("savina_apsp")  # the catalogue, read from this build before the older one stands in
+    monkeypatch.setattr(native, "_extension", lambda: SimpleNamespace())
+    assert kernels.memory_mb("savina_apsp", {"nodes": 4000, "block_size": 1}) == 0

@@ -160,7 +160,10 @@ def work(kernel: str, values: Mapping[str, object]) -> float:
 
 
 def memory(kernel: str, values: Mapping[str, object]) -> float:
-    """The bytes a run must hold at least (0: the kernel cannot say)."""
+    """The bytes a run must hold at least (0: the kernel cannot say, or the extension is an older
+    commit's, loaded by labctl history, bisect or ab, built before kernels could say)."""
+    if not hasattr(_extension(), "memory"):
+        return 0.0
     return float(_call("memory", kernel, dict(values)))
 
 
