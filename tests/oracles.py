@@ -753,7 +753,8 @@ def savina_piprecision(params: Params, terms_computed: int | None = None) -> Ora
     integers (each off by under one unit), checked against Machin's pi on all but the last 10.
     The terms computed depend on the schedule: with one worker they come back in index order, so
     min(precision, 10) first requests and one more per term before K; else pass the run's
-    terms_computed metric. Messages: Start, a Work and a result per term computed."""
+    terms_computed metric, held to K + 1 .. min(precision, 10 workers) + K. Messages: Start, a
+    Work and a result per term computed."""
     from fractions import Fraction
 
     precision, workers = _int(params, "precision"), _int(params, "workers")
@@ -780,9 +781,17 @@ def savina_piprecision(params: Params, terms_computed: int | None = None) -> Ora
     hash_ = _FNV_BASIS
     for digit in text[1:]:
         hash_ = _fnv(hash_, int(digit))
+    # The master asks first = min(precision, 10 workers) terms, then one more for each term that
+    # comes back before the first at or below the tolerance (index `last`), and stops asking when
+    # that one arrives: it must have asked for `last`, and asked at most first + last. With one
+    # worker the terms come back in order and it asks exactly first + last; with more, the
+    # schedule decides within those bounds, and the run's count is taken only inside them.
+    first = min(precision, 10 * workers)
     if workers == 1:
-        terms_computed = min(precision, 10) + last
+        terms_computed = first + last
     assert terms_computed is not None, "savina_piprecision with 2+ workers: pass the run's terms_computed"
+    assert last + 1 <= terms_computed <= first + last, \
+        f"{terms_computed} terms computed, outside {last + 1}..{first + last}"
     answer = f"digits={precision} terms_summed={last + 1} leading={text[0]}.{text[1:21]} digits_hash={hash_:016x}"
     return Oracle(answer, 1 + 2 * terms_computed, {"terms_computed": terms_computed})
 

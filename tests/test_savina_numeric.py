@@ -189,6 +189,18 @@ def test_piprecision_answers_as_its_oracle(dispatcher, workers):
     assert summed <= computed <= summed - 1 + min(400, 10 * workers)
 
 
+def test_the_piprecision_oracle_takes_a_runs_term_count_only_within_what_the_master_can_ask():
+    # 7 workers: 70 first requests, one more per term before the last needed (K), none after it
+    # arrives: K + 1 .. 70 + K terms, whatever the schedule.
+    params = resolved("savina_piprecision", {"precision": 400, "workers": 7})
+    summed = int(oracles.savina_piprecision(dict(params, workers=1)).answer.split("terms_summed=")[1].split()[0])
+    last = summed - 1
+    for outside in (last, 70 + last + 1):
+        with pytest.raises(AssertionError):
+            oracles.savina_piprecision(params, outside)
+    assert oracles.savina_piprecision(params, 70 + last).messages == 1 + 2 * (70 + last)
+
+
 @pytest.mark.parametrize("params, name", [
     ({"precision": 0}, "precision"),
     ({"workers": 0}, "workers"),
