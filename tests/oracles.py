@@ -1159,6 +1159,13 @@ def savina_astar(params: Params, work_items: int | None = None) -> Oracle:
     if _int(params, "threshold") >= size**3:
         work_items = 1
     assert work_items is not None, "savina_astar: pass the run's work_items"
+    # An item but the origin's is a node whose distance a search lowered, strictly; every step of
+    # the grid raises i + j + k, so a path to (i, j, k) is at most i + j + k long and a node's
+    # distance is lowered at most i + j + k - (its shortest distance) + 1 times, whatever the
+    # schedule: the run's count is taken only within that.
+    most = 1 + sum((node // (size * size)) + (node // size % size) + (node % size) - d + 1
+                   for node, d in distance.items() if node != 0)
+    assert 1 <= work_items <= most, f"{work_items} work items, outside 1..{most}"
     return Oracle(answer, 3 * work_items, {"work_items": work_items})
 
 

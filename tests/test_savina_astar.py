@@ -110,3 +110,12 @@ def test_astar_refuses_bad_parameters(params, name):
 def test_astar_wrong_answer_is_caught():
     with pytest.raises(Exception, match="(?i)answer|expected"):
         _native.run("savina_astar", {"grid_size": 6, "threshold": 4}, fault="wrong_answer")
+
+
+def test_the_oracle_takes_a_runs_work_items_only_within_what_the_grid_allows():
+    # Each item but the origin's lowered a node's distance, which can happen at most
+    # i + j + k - shortest + 1 times a node: a count past that, or none, is refused.
+    params = resolved({"grid_size": 6, "seed": 0, "threshold": 1})
+    for outside in (0, 10**9):
+        with pytest.raises(AssertionError, match="work items, outside 1.."):
+            oracles.savina_astar(params, outside)
