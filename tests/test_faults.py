@@ -460,3 +460,21 @@ def test_an_older_commits_extension_without_memory_estimates_says_none(monkeypat
     kernels.get("savina_apsp")  # the catalogue, read from this build before the older one stands in
     monkeypatch.setattr(native, "_extension", lambda: SimpleNamespace())
     assert kernels.memory_mb("savina_apsp", {"nodes": 4000, "block_size": 1}) == 0
+
+
+def test_plan_says_which_points_will_fail_before_they_run_and_leaves_them_out_of_its_estimate(labctl, tmp_path):
+    from labctl.plan import experiment
+    from labctl.run import runner
+
+    small = '[[grid]]\nkernel = "skynet"\nparams = { leaves = 1000 }\n'
+    big = ('[[grid]]\nkernel = "savina_apsp"\nrlimit_mb = 4096\n'
+           'params = { dispatcher = "one_thread", nodes = 4000, block_size = 1 }\n')
+    (tmp_path / "big.toml").write_text('name = "big"\n' + small + big)
+    planned = labctl("plan", str(tmp_path / "big.toml"), "--db", str(tmp_path / "none.db"))
+    assert planned.returncode == 0, planned.stderr
+    text = " ".join(planned.stdout.split())
+    assert text.count("will fail before it runs: savina_apsp: needs at least") == 1
+    assert "more than its rlimit_mb of 4,096 MiB" in text
+    with_it = runner.estimate(experiment.parse('name = "big"\n' + small + big, "big.toml"))
+    without = runner.estimate(experiment.parse('name = "big"\n' + small, "big.toml"))
+    assert with_it.seconds == without.seconds  # not the hours a 4,000-node search would take

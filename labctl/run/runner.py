@@ -209,23 +209,31 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
 
 
 def _refuse_what_cannot_fit(point: Point) -> None:
-    """Fails a point, before its worker starts, whose kernel says from its parameters that it
-    must hold more than the point's memory limit allows (kernels.memory_mb, a lower bound): it
-    would only fill the machine until killed."""
+    """Fails a point, before its worker starts, that cannot fit under its memory limit: it would
+    only fill the machine until killed."""
+    why = too_large(point)
+    if why:
+        raise PointFailed("memory", why)
+
+
+def too_large(point: Point) -> str | None:
+    """Why a point cannot fit under its memory limit (rlimit_mb, or the default), where its kernel
+    says from its parameters that it must hold more (kernels.memory_mb, a lower bound); None
+    where it can, or where the kernel cannot say."""
     try:
         needed = kernels.memory_mb(point.kernel, point.params)
     except kernels.ParamError:
-        return  # the worker says what is wrong with them
+        return None  # the worker says what is wrong with them
     if not needed:
-        return
+        return None
     limit = point.rlimit_mb or default_memory_mb()
-    if needed > limit:
-        which = (f"its rlimit_mb of {limit:,} MiB" if point.rlimit_mb else
-                 f"the default limit of {limit:,} MiB ({MEMORY_SHARE:.0%} of the memory available now, "
-                 "shared by the workers running)")
-        raise PointFailed("memory", f"{point.kernel}: needs at least {needed:,.0f} MiB by its parameters, "
-                                    f"more than {which}; not run (smaller sizes, or set rlimit_mb where "
-                                    "the machine has more)")
+    if needed <= limit:
+        return None
+    which = (f"its rlimit_mb of {limit:,} MiB" if point.rlimit_mb else
+             f"the default limit of {limit:,} MiB ({MEMORY_SHARE:.0%} of the memory available now, "
+             "shared by the workers running)")
+    return (f"{point.kernel}: needs at least {needed:,.0f} MiB by its parameters, more than {which}; "
+            "not run (smaller sizes, or set rlimit_mb where the machine has more)")
 
 
 def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None) -> Iterator[Sample]:
@@ -638,7 +646,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
     rates: dict[str, list[tuple[dict, float]]] = {}
     catalogue = plan.catalogue
     for point in plan.points:
-        if point.skip:
+        if point.skip or too_large(point):  # never run here, or failed before its worker starts
             continue
         runs = point.warmup + point.repeats
         measure = measures.get(point.measure)
