@@ -585,9 +585,6 @@ GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT = 5000.0
 # 2 threads (reports/quickstart: 110 s in all, 94 s of them those two points).
 ONE_IN_FLIGHT = frozenset({"ping_pong", "thread_ring", "savina_pingpong", "savina_threadring"})
 GUESS_NS_PER_HANDOFF = 7500.0
-# The dispatcher that binds agent i to group i % threads: with 2 threads or more, agents next to
-# each other run on different threads, as on a thread per agent.
-SPREAD_BY_INDEX = "active_group"
 
 
 @dataclass
@@ -624,15 +621,11 @@ COVERS = (f"each point's warm-up and repeats plus about {WORKER_START_S:g} s to 
 
 def guess_ns_per_message(catalogue, kernel: str, params: dict) -> float:
     """The nominal cost of a message at a point never measured: a thread wake-up per message for a
-    kernel of ONE_IN_FLIGHT whose agents run on different threads (a thread per agent, or
-    SPREAD_BY_INDEX with 2 threads or more); a thread per agent's cost otherwise; else one
-    thread's."""
-    apart = catalogue.thread_per_agent(params) or (
-        params.get("dispatcher") == SPREAD_BY_INDEX and int(params.get("threads") or 1) > 1)
-    if apart and kernel in ONE_IN_FLIGHT:
-        return GUESS_NS_PER_HANDOFF
+    kernel of ONE_IN_FLIGHT on a thread per agent; a thread per agent's cost for another kernel;
+    else one thread's. (Where a pool spreads two agents over its threads, a group per agent,
+    the dispatchers' records do not say so: such a point is priced as one thread's.)"""
     if catalogue.thread_per_agent(params):
-        return GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
+        return GUESS_NS_PER_HANDOFF if kernel in ONE_IN_FLIGHT else GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT
     return GUESS_NS_PER_MESSAGE
 
 
