@@ -285,8 +285,19 @@ def runtime_ranking(table: pd.DataFrame, kernel: str | Kernel,
             best["ours"] = mine / best["median"] if metric.lower_is_better else best["median"] / mine
         else:
             best["ours"] = float("nan")
-        ranked.append((label(part.iloc[0], keys), best))
+        ranked.append((_setting(table, kernel, part.iloc[0], keys), best))
     return ranked
+
+
+def _setting(table: pd.DataFrame, kernel: str | Kernel, row, keys: list[str]) -> str:
+    """A setting in words: its scenario's name (a grid's `scenario`) for the kernel's own
+    parameters that the name stands for, then the rest (`mixed threads=2`), else every key."""
+    named = results.catalogue_of(table).scenario(kernel if isinstance(kernel, str) else kernel.name, row)
+    if named is None:
+        return label(row, keys)
+    own = {p.name for p in params_of(table, kernel) if not p.configuration}
+    rest = label(row, [k for k in keys if k not in own])
+    return f"{named} {rest}".strip()
 
 
 def configuration(row, names: Sequence[str]) -> str:

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from labctl.read import analysis
-from labctl.read.analysis import AXES, format_axis, label, runtime_ranking, suite_summary, varying
+from labctl.read.analysis import AXES, format_axis, label, params_of, runtime_ranking, suite_summary, varying
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import assignments, blocks, named, title
 from labctl.vocabulary.schema import OURS, RUNTIME
@@ -43,8 +43,9 @@ def runtimes(run: ReportData, machine: Machine) -> list[str]:
     rows, marked = [], 0
     for kernel, (metric, table) in machine.timed_views().items():
         vary = varying(table, kernel)
+        configuring = {p.name for p in params_of(table, kernel) if p.configuration}  # the work is the setting's
         for setting, best in runtime_ranking(table, kernel, metric):
-            own = [n for n in vary if n not in setting and n != RUNTIME]
+            own = [n for n in vary if n in configuring and n not in setting and n != RUNTIME]
             serial = bool(best.get("underused", pd.Series(False, index=best.index)).fillna(False).any())
             for place, (_, point) in enumerate(best.iterrows(), 1):
                 ours = "" if math.isnan(point["ours"]) or point[RUNTIME] == OURS else f"{point['ours']:.3g}"
