@@ -159,7 +159,13 @@ def test_ctrl_c_during_a_report_exits_130_and_leaves_nothing_half_written(store,
     process = subprocess.Popen([sys.executable, "-P", "-m", "labctl", "report", "1", "--db", str(store),
                                 "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
-    time.sleep(1.5)  # past start-up, in the middle of the figures
+    # Past start-up (which a loaded machine can stretch past a second or two: a signal during
+    # Python's own imports ends it as Python does, -2), in the middle of the figures: once the
+    # report's staging folder exists beside its folder.
+    deadline = time.monotonic() + 60
+    while not any(tmp_path.iterdir()) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     if process.returncode == 0:
