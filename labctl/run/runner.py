@@ -216,17 +216,18 @@ def _refuse_what_cannot_fit(point: Point) -> None:
         raise PointFailed("memory", why)
 
 
-def too_large(point: Point) -> str | None:
-    """Why a point cannot fit under its memory limit (rlimit_mb, or the default), where its kernel
-    says from its parameters that it must hold more (kernels.memory_mb, a lower bound); None
-    where it can, or where the kernel cannot say."""
+def too_large(point: Point, default_mb: int | None = None) -> str | None:
+    """Why a point cannot fit under its memory limit (rlimit_mb, or the default: `default_mb`
+    where a caller judging many points read it once), where its kernel says from its parameters
+    that it must hold more (kernels.memory_mb, a lower bound); None where it can, or where the
+    kernel cannot say."""
     try:
         needed = kernels.memory_mb(point.kernel, point.params)
     except kernels.ParamError:
         return None  # the worker says what is wrong with them
     if not needed:
         return None
-    limit = point.rlimit_mb or default_memory_mb()
+    limit = point.rlimit_mb or default_mb or default_memory_mb()
     if needed <= limit:
         return None
     which = (f"its rlimit_mb of {limit:,} MiB" if point.rlimit_mb else
@@ -638,8 +639,9 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
     result = Estimate()
     rates: dict[str, list[tuple[dict, float]]] = {}
     catalogue = plan.catalogue
+    default_mb = default_memory_mb()  # once: it scans the host's processes
     for point in plan.points:
-        if point.skip or too_large(point):  # never run here, or failed before its worker starts
+        if point.skip or too_large(point, default_mb):  # never run here, or failed before its worker starts
             continue
         runs = point.warmup + point.repeats
         measure = measures.get(point.measure)

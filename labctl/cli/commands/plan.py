@@ -63,8 +63,9 @@ def print_plan(plan: Plan, db: str, store: Store | None) -> None:
     print_points([(p.kernel, p.params) for p in plan.points], extra, plan.catalogue)
     for note in plan.notes:
         wrapped(f"note: {note}")
+    default_mb = runner.default_memory_mb()
     for point in plan.points:
-        if not point.skip and (why := runner.too_large(point)):
+        if not point.skip and (why := runner.too_large(point, default_mb)):
             wrapped(f"will fail before it runs: {why}", style="yellow")
     wrapped(runner.estimate(plan, store).text(db))
 
