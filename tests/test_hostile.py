@@ -174,6 +174,26 @@ def test_ctrl_c_during_a_report_exits_130_and_leaves_nothing_half_written(store,
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no half report, no staging folder
 
 
+@pytest.mark.parametrize("handler", ["", "except KeyboardInterrupt:\n        labctl.cli._exit('interrupted', 130)"],
+                         ids=["uncaught", "the CLI's handler"])
+def test_an_interruption_that_passed_through_exec_of_a_string_still_exits_130(tmp_path, handler):
+    # CPython marks a KeyboardInterrupt raised inside exec() of a string as unhandled for good
+    # and, under `python -m`, turns the exit into death by SIGINT (-2) even though labctl caught
+    # it; scipy imports numpy so, lazily, in reports and sweeps. Here a command is interrupted in
+    # such an exec, and the CLI's own handler (or none) takes it.
+    (tmp_path / "interrupted_in_exec.py").write_text(
+        "import labctl.cli, labctl.__main__ as entry\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        f"    {handler or 'finally: pass'}\n"
+        "labctl.cli.main = main\n"
+        "entry.run()\n")
+    done = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 130 and done.stderr.strip() == "labctl: interrupted", done
+
+
 # -- one clear line, never a traceback ---------------------------------------------------------
 
 @pytest.mark.parametrize("content, words", [
