@@ -141,9 +141,13 @@ def test_show_fits_the_width_with_every_figure_and_parameter_whole(labctl, store
     assert re.search(r"\d+\.\d µs\.\.\d+\.\d µs", shown.stdout)
     assert "failed (crash) skynet" in " ".join(shown.stdout.split())
     if columns == "200":  # a table: a column per parameter that varies
-        header = next(line for line in _lines(shown.stdout) if line.lstrip().startswith("#"))
-        assert header.split() == ["#", "dispatcher", "threads", "fifo", "max_demands_at_once", "wake", "n",
-                                  "median", "95%", "CI", "cv", "msgs/s"]
+        # (the settings the swept dispatchers take, in the schema's order: a new setting too)
+        header = next(line for line in _lines(shown.stdout) if line.lstrip().startswith("#")).split()
+        swept = {point.point.params["dispatcher"] for point in points}
+        settings = [p.name for p in kernels.get("skynet").params if set(p.applies_to) & swept]
+        assert header[:2] == ["#", "dispatcher"] and header[2:-6] == settings
+        assert {"threads", "fifo", "max_demands_at_once", "wake"} <= set(settings)
+        assert header[-6:] == ["n", "median", "95%", "CI", "cv", "msgs/s"]
     if columns == "80":  # the parameters under the figures, each name=value whole
         assert "dispatcher=work_stealing  threads=2  fifo=cooperation  max_demands_at_once=16" in shown.stdout
 
