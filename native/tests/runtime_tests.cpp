@@ -1059,10 +1059,13 @@ int main(int argc, char** argv) { return harness::run_all(argc > 1 ? argv[1] : "
 // order, never go back.
 TEST(idle_clock_reads_are_consistent_while_the_thread_writes, 60) {
     rt::IdleClock clock;
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, reading{false};
     constexpr std::int64_t kIntervals = 200'000;
     constexpr std::int64_t kNow = 1'000'000'007;  // far past every boundary
     std::thread writer([&] {
+        // Once the reader reads: under a sanitizer on a loaded machine the writer could otherwise
+        // finish before the reader's first read.
+        while (!reading.load(std::memory_order_acquire)) std::this_thread::yield();
         for (std::int64_t k = 0; k < kIntervals; ++k) {
             clock.begin(10 * k);
             clock.end(10 * k + 3);
@@ -1072,6 +1075,7 @@ TEST(idle_clock_reads_are_consistent_while_the_thread_writes, 60) {
     std::int64_t last_position = 0;
     bool consistent = true, ordered = true;
     std::uint64_t reads = 0;
+    reading.store(true, std::memory_order_release);
     while (!done.load(std::memory_order_acquire)) {
         const std::int64_t idle = clock.read(kNow);
         std::int64_t position = -1;  // 2k: k intervals done; 2k + 1: and the next one open
@@ -1090,6 +1094,30 @@ TEST(idle_clock_reads_are_consistent_while_the_thread_writes, 60) {
     CHECK(ordered);
     CHECK(reads > 0);
     CHECK_EQ(clock.read(kNow), 3 * kIntervals);
+}
+
+// A thread's waits: a long one (it spun a round or parked) counts its whole length; short ones
+// count about theirs, some timed, the others at the mean of those timed. Each wait here began
+// 2 us before it ends (or more: the clock is read at the end), so every short wait's share, timed
+// or estimated, is at least 2 us and at most what the whole run lasted.
+TEST(a_threads_waits_count_their_length_and_short_ones_are_estimated_from_the_ones_timed, 30) {
+    rt::ThreadStats stats;
+    const auto began = std::chrono::steady_clock::now();
+    constexpr int kShort = 1000;
+    for (int i = 0; i < kShort; ++i) {
+        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us};
+        stats.idle.begin(rt::ns_since_epoch(wait.at));
+        stats.end_wait(wait);
+    }
+    const std::int64_t run = rt::ns_since_epoch(std::chrono::steady_clock::now()) - rt::ns_since_epoch(began);
+    const std::int64_t shorts = stats.idle.read(0);
+    CHECK(shorts >= kShort * 2000);
+    CHECK(shorts <= kShort * 2000 + run * 2);
+    rt::WaitStart parked{std::chrono::steady_clock::now() - 5ms, /*read_again=*/true};
+    stats.idle.begin(rt::ns_since_epoch(parked.at));
+    stats.end_wait(parked);
+    CHECK(stats.idle.read(0) - shorts >= 5'000'000);
+    CHECK(stats.idle.read(0) - shorts < 5'000'000 + 1'000'000'000);
 }
 
 // The environment's counts: a pool's threads exist for the whole span, an idle pool is idle for

@@ -105,7 +105,8 @@ EventQueue* WorkerPool::wait_for_work(int index) noexcept {
     for (;;) {
         // Poll without locks (relaxed: a stale answer only spins on, or goes on to the careful
         // check below); take only once something shows up (a lost race spins on).
-        if (spin_until([&] { return ready_->maybe_ready() || stop_.load(std::memory_order_relaxed); }, spin)) {
+        if (spin_until([&] { return ready_->maybe_ready() || stop_.load(std::memory_order_relaxed); }, spin,
+                       idle.start())) {
             if (EventQueue* found = ready_->pop(index)) return found;
             if (!stop_.load(std::memory_order_relaxed)) continue;
         }
@@ -134,6 +135,7 @@ EventQueue* WorkerPool::wait_for_work(int index) noexcept {
             sleepers_.fetch_sub(1, std::memory_order_relaxed);
             continue;
         }
+        idle.parking();
         futex_wait(wake_seq_, seq);
         sleepers_.fetch_sub(1, std::memory_order_relaxed);  // as above
     }

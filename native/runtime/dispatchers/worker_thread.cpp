@@ -41,8 +41,9 @@ void WorkerThread::run() {
             if (stop_.load(std::memory_order_acquire)) break;
             IdleScope idle;
             const bool woke = spin_until(
-                [this] { return queue_.has_work() || stop_.load(std::memory_order_relaxed); }, spin);
+                [this] { return queue_.has_work() || stop_.load(std::memory_order_relaxed); }, spin, idle.start());
             if (woke || !queue_.try_sleep()) continue;
+            idle.parking();
             // Asleep: the next push calls schedule(), which unparks us.
             while (!queue_.awake() && !stop_.load(std::memory_order_acquire)) parker_.park();
         }
