@@ -89,12 +89,7 @@ def measure(file: Path, db: str, a: Build, b: Build, rounds: int, say=print) -> 
 def _run_of(db: str, group: str, side: str, index: int) -> int | None:
     """The finished run of a round's side."""
     with Store(db, create=False) as store:
-        for row in store.runs():
-            found = row.context.get("interleaved")
-            if isinstance(found, dict) and (found.get("group"), found.get("side"), found.get("round")) \
-                    == (group, side, index) and row.status == "finished":
-                return row.id
-    return None
+        return next((found.run for found in store.rounds(group) if (found.side, found.round) == (side, index)), None)
 
 
 def first_runs(db: str, group: str) -> tuple[int, int]:

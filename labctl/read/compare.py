@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from labctl.read import analysis, results
-from labctl.store import Store
+from labctl.store import Store, round_of
 from labctl.vocabulary import stats, text
 from labctl.vocabulary.metrics import COMPARABLE, lookup
 from labctl.vocabulary.schema import Catalogue, Kernel
@@ -307,19 +307,13 @@ def load(db: str | Path, run: int | str) -> Side:
     round of an interleaved comparison. Raises StoreError for an unknown run."""
     with Store(db, create=False) as store:
         run_id = store.resolve_run(run)
-        mine = _interleaved(store.run(run_id).context)
-        siblings = sorted((r.context["interleaved"]["round"], r.id) for r in store.runs()
-                          if mine and r.status == "finished" and (theirs := _interleaved(r.context))
-                          and (theirs["group"], theirs["side"]) == (mine["group"], mine["side"]))
+        mine = round_of(store.run(run_id).context)
+        siblings = sorted((r.round, r.run) for r in store.rounds(mine["group"]) if r.side == mine["side"]) \
+            if mine else []
     side = _load_run(db, run_id)
     if mine:
         side.rounds = [side if other == run_id else _load_run(db, other) for _, other in siblings]
     return side
-
-
-def _interleaved(context: dict) -> dict | None:
-    found = context.get("interleaved")
-    return found if isinstance(found, dict) and isinstance(found.get("group"), str) else None
 
 
 def _load_run(db: str | Path, run_id: int) -> Side:
@@ -336,7 +330,7 @@ def _load_run(db: str | Path, run_id: int) -> Side:
     where = "; ".join(_machine_cell(infos) for infos in kinds.values())
     info = Run(int(run_id), row.name, row.started_at, where, text.code_of(row.context), str(db),
                tuple(kinds), hosts)
-    return Side(info, results.load(db, run_id), results.points(db, run_id), _interleaved(row.context))
+    return Side(info, results.load(db, run_id), results.points(db, run_id), round_of(row.context))
 
 
 def calibration(db: str | Path, metric: str = DEFAULT_METRIC, ignore: Sequence[str] = (),
@@ -356,11 +350,10 @@ def calibration_groups(db: str | Path) -> list[str]:
     """The A/A groups of a store with both sides, oldest first."""
     with Store(db, create=False) as store:
         groups: dict[str, tuple[int, set]] = {}
-        for row in store.runs():
-            found = _interleaved(row.context)
-            if found and found.get("same_build") and row.status == "finished":
-                last, sides = groups.get(found["group"], (0, set()))
-                groups[found["group"]] = (max(last, row.id), sides | {found["side"]})
+        for found in store.rounds():
+            if found.same_build:
+                last, sides = groups.get(found.group, (0, set()))
+                groups[found.group] = (max(last, found.run), sides | {found.side})
     return [g for g, (_, sides) in sorted(groups.items(), key=lambda item: item[1][0]) if sides == {"A", "B"}]
 
 
@@ -395,10 +388,9 @@ def _group_rounds(db: str | Path, group: str, metric: str = DEFAULT_METRIC, igno
     """The points of an interleaved group's rounds, by compare's point key."""
     with Store(db, create=False) as store:
         ids: dict[str, dict[int, int]] = {"A": {}, "B": {}}
-        for row in store.runs():
-            found = _interleaved(row.context)
-            if found and found["group"] == group and row.status == "finished" and found["side"] in ids:
-                ids[found["side"]][found["round"]] = row.id
+        for found in store.rounds(group):
+            if found.side in ids:
+                ids[found.side][found.round] = found.run
     kernels: dict[str, tuple[str, dict]] = {}
     samples: dict[str, list] = {}
     for index in sorted(set(ids["A"]) & set(ids["B"])):

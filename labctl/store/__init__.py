@@ -329,6 +329,24 @@ class RunRow:
 
 
 @dataclass(frozen=True)
+class Round:
+    """A finished run that is one side of one round of an interleaved comparison (`labctl ab`,
+    `labctl calibrate`): its context's "interleaved" object (labctl.run.sysinfo.ROUND_KEYS)."""
+
+    run: int
+    group: str
+    side: str  # A or B
+    round: int
+    same_build: bool  # an A/A calibration: both sides one build
+
+
+def round_of(context: dict) -> dict | None:
+    """A run context's interleaved round (ROUND_KEYS), or None where it is none."""
+    found = context.get("interleaved")
+    return found if isinstance(found, dict) and isinstance(found.get("group"), str) else None
+
+
+@dataclass(frozen=True)
 class PointRow:
     """A point of a stored run: the point as its plan made it, and how far it got."""
 
@@ -697,6 +715,16 @@ class Store:
 
     def run(self, run_id: int) -> RunRow:
         return next(r for r in self.runs() if r.id == run_id)
+
+    def rounds(self, group: str | None = None) -> list[Round]:
+        """The finished runs of interleaved comparisons (of `group`, or all), oldest first."""
+        found = []
+        for row in self.runs():
+            mine = round_of(row.context)
+            if mine and row.status == "finished" and group in (None, mine["group"]):
+                found.append(Round(row.id, mine["group"], str(mine.get("side")), mine.get("round"),
+                                   bool(mine.get("same_build"))))
+        return found
 
     def catalogue(self, run_id: int) -> Catalogue:
         """What the run's analysis needs besides its samples (labctl.vocabulary.schema.Catalogue), as the
