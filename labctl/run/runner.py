@@ -198,22 +198,20 @@ def run_point(point: Point, stop: threading.Event | None = None) -> Iterator[Sam
     why = measure.missing()
     if why:
         raise PointFailed("unavailable", why)
-    _refuse_what_cannot_fit(point)
+    # The default memory limit where the point sets none (rlimit_mb: the address space, in the
+    # worker itself), read once: it scans the host's processes.
+    memory_mb = None if point.rlimit_mb else default_memory_mb()
+    # A point that cannot fit under its limit fails before its worker starts: it would only fill
+    # the machine until killed.
+    if why := too_large(point, memory_mb):
+        raise PointFailed("memory", why)
     # The instructions measure: callgrind writes each phase's counts into a folder of the point's.
     counts = Path(tempfile.mkdtemp(prefix="labctl-counts-")) if measure.needs_folder() else None
     try:
-        yield from _run_worker(point, counts, stop)
+        yield from _run_worker(point, counts, stop, memory_mb)
     finally:
         if counts is not None:
             shutil.rmtree(counts, ignore_errors=True)
-
-
-def _refuse_what_cannot_fit(point: Point) -> None:
-    """Fails a point, before its worker starts, that cannot fit under its memory limit: it would
-    only fill the machine until killed."""
-    why = too_large(point)
-    if why:
-        raise PointFailed("memory", why)
 
 
 def too_large(point: Point, default_mb: int | None = None) -> str | None:
@@ -237,7 +235,8 @@ def too_large(point: Point, default_mb: int | None = None) -> str | None:
             "not run (smaller sizes, or set rlimit_mb where the machine has more)")
 
 
-def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None) -> Iterator[Sample]:
+def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None,
+                memory_mb: int | None) -> Iterator[Sample]:
     env = {**os.environ, **point.env}
     # The allocator goes first in LD_PRELOAD, before whatever the grid's env preloads.
     env.update(runtimes.allocator_env(point.params.get("allocator"), env.get("LD_PRELOAD", "")))
@@ -268,10 +267,8 @@ def _run_worker(point: Point, counts: Path | None, stop: threading.Event | None)
     ]
     for reader in readers:
         reader.start()
-    # The default memory limit where the point sets none (rlimit_mb: the address space, in the
-    # worker itself), on the worker's tree.
+    # The default memory limit (`memory_mb`, where the point sets none) on the worker's tree.
     watched, exceeded = threading.Event(), []
-    memory_mb = None if point.rlimit_mb else default_memory_mb()
     if memory_mb is not None:
         threading.Thread(target=_watch_memory, args=(process.pid, memory_mb, watched, exceeded),
                          daemon=True).start()
