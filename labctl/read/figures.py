@@ -15,7 +15,7 @@ import pandas as pd
 from labctl.read.analysis import SHORT, UNDERUSED_SHARE, _key, heatmap_panels, label, sort_key, varying
 from labctl.read.references import Comparison
 from labctl.vocabulary import stats
-from labctl.vocabulary.metrics import Metric
+from labctl.vocabulary.metrics import Metric, lookup
 from labctl.vocabulary.schema import Kernel
 from labctl.vocabulary.text import show
 
@@ -269,6 +269,73 @@ def plot_bars(table: pd.DataFrame, kernel: str | Kernel, metric: Metric):
                   fontsize=7, loc="lower right", frameon=True)
     figure.tight_layout()
     return figure
+
+
+# A family of percentiles a kernel records (ping_pong's round_trip_p50_ns, _p99_ns, _max_ns and
+# its mean): each statistic's marker, in the order they are drawn and named.
+PERCENTILES = (("mean", "|"), ("p50", "o"), ("p99", "s"), ("max", "^"))
+# ping_pong's mean is that of its throughput phase, its percentiles its latency probes' (ping_pong.hpp).
+STATISTIC_WORDS = {"mean": "mean (whole phase)", "p50": "median", "p99": "99th percentile", "max": "longest"}
+
+
+def percentile_family(names) -> dict[str, dict[str, str]]:
+    """The families of percentiles among metric names: {prefix: {statistic: name}} for each
+    prefix with a p50 and at least one more of PERCENTILES (round_trip: p50, p99, max, mean)."""
+    families: dict[str, dict[str, str]] = {}
+    for name in names:
+        for statistic, _ in PERCENTILES:
+            suffix = f"_{statistic}_ns"
+            if name.endswith(suffix):
+                families.setdefault(name.removesuffix(suffix), {})[statistic] = name
+    return {prefix: found for prefix, found in families.items() if "p50" in found and len(found) > 1}
+
+
+@_styled
+def plot_percentiles(tables: dict[str, pd.DataFrame], kernel: str | Kernel, words: str):
+    """A family of percentiles (each statistic's point table: analysis.point_table of its metric),
+    one row per configuration, fastest median first: its mean, p50, p99 and longest, each the
+    median over the point's runs, on one time axis, joined from p50 to the longest."""
+    first = tables["p50"]
+    vary = varying(first, kernel)
+    order = list(first.sort_values("median")["point"])
+    names = {row["point"]: label(row, vary) or "median" for _, row in first.iterrows()}
+    every = pd.concat([t["median"] for t in tables.values()])
+    # The unit of a typical median (a longest 10^4 times the median would put the rest below 0.001).
+    factor, unit = _time_scale([float(first["median"].median())])
+    figure = _figure(figsize=(7.5, 1.3 + 0.32 * len(order)))
+    ax = figure.subplots()
+    colors = _colors(len(PERCENTILES))
+    rows = {point: index for index, point in enumerate(order)}
+    for color, (statistic, marker) in zip(colors, PERCENTILES):
+        table = tables.get(statistic)
+        if table is None:
+            continue
+        found = table[table["point"].isin(rows)]
+        ax.scatter(found["median"] / factor, found["point"].map(rows), marker=marker, color=color,
+                   s=30 if statistic == "p50" else 40, zorder=4 if statistic == "p50" else 3,
+                   label=STATISTIC_WORDS.get(statistic, statistic))
+    if "max" in tables:
+        ends = tables["max"].set_index("point")["median"]
+        starts = first.set_index("point")["median"]
+        for point, index in rows.items():
+            if point in ends.index:
+                ax.plot([starts[point] / factor, ends[point] / factor], [index, index], color="0.6",
+                        linewidth=1, zorder=2)
+    ax.set_yticks(range(len(order)), [names[p] for p in order], fontsize=8)
+    ax.invert_yaxis()
+    values = every[every > 0]
+    if not values.empty and values.max() / values.min() > LOG_SPAN / 3:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{words} ({unit}), each the median over the point's runs")
+    ax.set_title(f"{_name(kernel)}: {words}, fastest median first (lower is better)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    figure.tight_layout()
+    return figure
+
+
+def _time_scale(values) -> tuple[float, str]:
+    """The unit a set of times in ns reads best in, and its factor."""
+    return lookup("elapsed_ns").scale(values)
 
 
 @_styled

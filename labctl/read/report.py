@@ -22,7 +22,7 @@ from pathlib import Path
 
 from labctl import __version__
 from labctl.read import results
-from labctl.read.sections import across, kernels, overview, studies, threads
+from labctl.read.sections import across, kernels, overview, previous, studies, threads
 from labctl.read.sections.data import MachineSection, ReportData, Section
 from labctl.store import Store, now
 from labctl.vocabulary import files
@@ -112,7 +112,7 @@ def each_machine(*sections: MachineSection) -> Section:
 # lines or none.
 SECTIONS: tuple[Section, ...] = (
     overview.heading, overview.machines, overview.warnings, overview.pending,
-    kernels.summary, kernels.measures,
+    kernels.summary, previous.against_previous, kernels.measures,
     each_machine(across.suite, threads.scaling, across.runtimes, across.floors, threads.turns, kernels.costs,
                  across.fingerprints),
     kernels.kernels,
