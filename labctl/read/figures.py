@@ -146,6 +146,9 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
                 ends = _dodged(pd.Series([xs[0], xs[-1]]), shift, log_x, step)
                 ax.errorbar(ends, [value, value], yerr=[[low[0]] * 2, [high[0]] * 2], color=color,
                             linestyle="none", capsize=3, elinewidth=1.1)
+    for group in coinciding({name: pd.DataFrame(rows) for name, rows in series.items()}, x):
+        legend.append((ax.plot([], [], linestyle="none")[0],
+                       textwrap.fill(f"within {COINCIDE:.0%} of each other at every {x}: " + ", ".join(group), 44)))
     if noisy_any:
         legend.append((ax.plot([], [], linestyle="none", marker="o", markerfacecolor="white",
                                markeredgecolor="0.3")[0], f"hollow: noisy (cv > {stats.NOISE_CV:.0%})"))
@@ -176,6 +179,31 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
 
 
 UNDERUSED_RED = "#cf222e"
+# Lines whose medians are this close at every value of the axis are named together in the legend:
+# drawn over each other, a reader would otherwise see one.
+COINCIDE = 0.10
+
+
+def coinciding(series: dict[str, pd.DataFrame], x: str) -> list[list[str]]:
+    """The groups of lines (configuration -> its points) whose medians lie within COINCIDE of each
+    other at every value of `x`, two values at least, each group in the lines' order."""
+    shapes = {}
+    for name, frame in series.items():
+        on_axis = frame[frame[x].map(lambda v: _key(v) is not None)]
+        shapes[name] = dict(zip(on_axis[x].astype(float), on_axis["median"].astype(float)))
+
+    def close(a: dict, b: dict) -> bool:
+        return len(a) >= 2 and a.keys() == b.keys() and all(
+            min(a[k], b[k]) > 0 and max(a[k], b[k]) / min(a[k], b[k]) <= 1 + COINCIDE for k in a)
+
+    groups: list[list[str]] = []
+    for name, shape in shapes.items():
+        group = next((g for g in groups if all(close(shape, shapes[other]) for other in g)), None)
+        if group is not None:
+            group.append(name)
+        else:
+            groups.append([name])
+    return [g for g in groups if len(g) > 1]
 
 
 def _titled(ax, words: str, note: str) -> None:
@@ -237,7 +265,7 @@ def plot_heatmap(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: s
 @_styled
 def plot_bars(table: pd.DataFrame, kernel: str | Kernel, metric: Metric):
     """One bar per point, best first, with its 95% interval as an error bar; a noisy point's bar
-    hollow. The parameters that do not vary are not in the figure (the report says them)."""
+    hollow and hatched, as the axis says. The parameters that do not vary are not in the figure (the report says them)."""
     vary = varying(table, kernel)
     ordered = table.sort_values("median", ascending=metric.lower_is_better)
     factor, unit = metric.scale(ordered["median"])
@@ -258,15 +286,9 @@ def plot_bars(table: pd.DataFrame, kernel: str | Kernel, metric: Metric):
     ax.invert_yaxis()
     if medians.min() > 0 and medians.max() / medians.min() > LOG_SPAN:
         ax.set_xscale("log")
-    ax.set_xlabel(f"{metric.words} ({unit}): median and its 95% interval" if unit
-                  else f"{metric.words}: median and its 95% interval")
+    hatched = f"; hatched: noisy (cv > {stats.NOISE_CV:.0%})" if noisy.any() else ""
+    ax.set_xlabel((f"{metric.words} ({unit})" if unit else metric.words) + f": median and its 95% interval{hatched}")
     ax.set_title(f"{_name(kernel)}: {metric.words}, best first ({_better(metric)})")
-    if noisy.any():
-        from matplotlib.patches import Patch
-
-        ax.legend(handles=[Patch(facecolor="white", edgecolor=color, hatch="///",
-                                 label=f"noisy (cv > {stats.NOISE_CV:.0%})")],
-                  fontsize=7, loc="lower right", frameon=True)
     figure.tight_layout()
     return figure
 

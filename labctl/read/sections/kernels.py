@@ -154,10 +154,9 @@ def conclusion(metric, table: pd.DataFrame, kernel: str) -> str:
     vary = varying(table, kernel)
     ordered = table.sort_values("median", ascending=metric.lower_is_better)
     best = ordered.iloc[0]
-    name = printable(label(best, vary)) or "the one point"
-    line = f"In short: {name} is best, {metric.format(best['median'])}"
     if len(ordered) < 2:
-        return line + "."
+        return f"In short: one point, {metric.format(best['median'])}."
+    line = f"In short: {printable(label(best, vary))} is best, {metric.format(best['median'])}"
     second, worst = ordered.iloc[1], ordered.iloc[-1]
 
     def ahead(other: pd.Series) -> float:
