@@ -95,8 +95,9 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
     parameters, each with a marker and a line style of its own and moved a little sideways from
     the next, its 95% interval as error bars; a noisy point (cv above stats.NOISE_CV) hollow; a point
     without `x` (one_thread has no threads) as a dashed level across, its interval as bars at its
-    ends. The parameters that do not vary are not in the figure (the report says them once, beside
-    it). Returns the figure."""
+    ends ("noisy" in its legend entry where it is). Lines drawn over each other (COINCIDE) are
+    named together in the legend. The parameters that do not vary are not in the figure (the
+    report says them once, beside it). Returns the figure."""
     vary = varying(table, kernel)
     others = [n for n in vary if n != x]
     figure = ax.figure if ax is not None else _figure(figsize=(7.5, 4.2))
@@ -140,7 +141,6 @@ def plot_lines(table: pd.DataFrame, kernel: str | Kernel, metric: Metric, x: str
             value = row["median"] / factor
             legend.append((ax.axhline(value, color=color, linestyle="--", linewidth=1.2),
                            f"{name} (no {SHORT.get(x, x)})" + (", noisy" if row.get("noisy") else "")))
-            noisy_any = noisy_any or bool(row.get("noisy"))
             if _key(row["ci_low"]) is not None and xs:
                 low, high = _interval_of(pd.DataFrame([row]), factor)
                 ends = _dodged(pd.Series([xs[0], xs[-1]]), shift, log_x, step)

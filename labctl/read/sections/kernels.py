@@ -147,7 +147,7 @@ def _kernel(run: ReportData, view: View) -> list[str]:
     return lines + blocks(_table(view))
 
 
-def conclusion(metric, table: pd.DataFrame, kernel: str) -> str:
+def conclusion(metric: metrics.Metric, table: pd.DataFrame, kernel: str | Kernel) -> str:
     """A scenario's points in one line: the best configuration, how far ahead of the next it is
     (or that their 95% intervals overlap, so the order of the two is not known), and the worst's
     multiple of the best."""

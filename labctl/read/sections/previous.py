@@ -7,7 +7,7 @@ from labctl.read import compare
 from labctl.read.sections.data import ReportData
 from labctl.read.sections.markdown import blocks
 from labctl.store import Store
-from labctl.vocabulary.metrics import lookup
+from labctl.vocabulary.metrics import TIME, Metric, lookup
 from labctl.vocabulary.text import markdown_table, printable
 
 
@@ -31,7 +31,7 @@ def against_previous(run: ReportData) -> list[str]:
     # Each kernel by its report's metric (time where every run did the same work, else throughput).
     by_metric: dict[str, list[str]] = {}
     for view in run.views:
-        if view.measure in ("", "time") and view.kernel not in by_metric.get(view.metric.name, []):
+        if view.measure in ("", TIME) and view.kernel not in by_metric.get(view.metric.name, []):
             by_metric.setdefault(view.metric.name, []).append(view.kernel)
     rows, bases = [], set()
     for metric, kernels in by_metric.items():
@@ -61,7 +61,8 @@ def against_previous(run: ReportData) -> list[str]:
                                   "no verdict", "this run / previous", "in short"], rows, {2, 3, 4, 5, 6, 7}))
 
 
-def _row(kernel: str, metric, differences: list[compare.Difference]) -> list[str]:
+def _row(kernel: str, metric: Metric, differences: list[compare.Difference]) -> list[str]:
+    """A kernel's row: its verdicts counted, the geometric mean of its ratios, and the kernel in short."""
     faster = sum(d.verdict == compare.FASTER for d in differences)
     slower = sum(d.verdict == compare.SLOWER for d in differences)
     none = sum(d.verdict in compare.WITHOUT_VERDICT for d in differences)
