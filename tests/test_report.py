@@ -102,7 +102,7 @@ def test_the_report_tables_medians_failures_machine_and_the_rerun_command(labctl
     assert "| threads | mda | n | median time per run | 95% interval | cv | msgs/s | busy threads |  |" in self_send
     assert re.search(r"^\| 2 \| 8 \| 3 \| .* \| \d\.\d\d of 2 \| ", self_send, re.M), self_send
     assert len(re.findall(r"^\| [12] \| (1|8) \| 3 \|", self_send, re.M)) == 4
-    assert "Fixed: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
+    assert "Fixed in every point below: runtime=labctl, workers=4, messages_per_worker=2000" in self_send
     # the failed point, with why
     failed = text.split("## Failed points")[1].split("\n## ")[0]
     assert ("| skynet | runtime=labctl leaves=300 branching=10 deregister=false clock=phase "

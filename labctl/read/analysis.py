@@ -114,10 +114,13 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
     the median of `metric` (divided by the parameter `per`) with its 95% interval, cv and noise
     flag, the median throughput, its measure, whether its counts are schedule-dependent, and
     the parallelism it achieved: `busy`, its runtime threads busy on average (median over its
-    samples; NaN without runtime counts: a peer's), and `underused` (underused())."""
+    samples; NaN without runtime counts: a peer's), and `underused` (underused()). A parameter
+    that does not apply to the point (Param.condition: sleep_ms where the work is noop) is None,
+    as one its dispatcher does not take."""
     rows = []
     params = results.param_columns(samples)
     parallelism = _native_parallelism(samples)
+    conditional = {}  # kernel -> its parameters that apply with some values of another only
     for point, group in samples.groupby("point", sort=True):
         group = group[group[metric.name].notna()]  # a count the point's measure did not take
         if group.empty:
@@ -138,6 +141,12 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
             "busy": float(parallelism.loc[group.index].median()),
         })
         rows[-1]["underused"] = underused(rows[-1].get("threads"), rows[-1]["busy"])
+        kernel = rows[-1]["kernel"]
+        if kernel not in conditional:
+            conditional[kernel] = [p for p in params_of(samples, kernel) if p.condition and p.name in params]
+        for param in conditional[kernel]:
+            if not param.applies_with(rows[-1]):
+                rows[-1][param.name] = None  # sleep_ms where the work is noop: said nowhere
     table = pd.DataFrame(rows)
     table.attrs.update(samples.attrs)  # its parameters are the samples': their catalogue goes with it
     return table

@@ -1,10 +1,11 @@
 """`labctl report`: a run as a folder holding report.md and its figures, readable on GitHub as is.
 
 For each kernel: a figure of its metric against the numeric parameter that varies (threads first),
-one line per configuration with its 95% interval as a band; a heat map where two numeric parameters
+one line per configuration with its 95% interval as error bars; a heat map where two numeric parameters
 vary; bars where none does; a table of medians with their spread, noisy points flagged. Then the
 failed points with their reasons, the machine and the command to rerun, and, where the experiment
-carries published figures, those figures beside ours, compared as ratios and rankings.
+carries published figures, those figures beside ours, compared as ratios and rankings; and where the
+store holds a previous run of the experiment, each kernel set against it (labctl.read.compare).
 
 The report is SECTIONS, in order: each a function of the run's data, read once from the store
 (labctl.read.sections.data.ReportData: labctl.read.results and the run's catalogue), returning its lines;
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from labctl import __version__
 from labctl.read import results
-from labctl.read.sections import across, kernels, overview, studies, threads
+from labctl.read.sections import across, kernels, overview, previous, studies, threads
 from labctl.read.sections.data import MachineSection, ReportData, Section
 from labctl.store import Store, now
 from labctl.vocabulary import files
@@ -112,7 +113,7 @@ def each_machine(*sections: MachineSection) -> Section:
 # lines or none.
 SECTIONS: tuple[Section, ...] = (
     overview.heading, overview.machines, overview.warnings, overview.pending,
-    kernels.summary, kernels.measures,
+    kernels.summary, previous.against_previous, kernels.measures,
     each_machine(across.suite, threads.scaling, across.runtimes, across.floors, threads.turns, kernels.costs,
                  across.fingerprints),
     kernels.kernels,

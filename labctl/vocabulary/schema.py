@@ -5,10 +5,14 @@ from the extension; a run stores the ones it uses (Catalogue), so that everythin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 from labctl.vocabulary.text import show
+
+# A parameter's help that opens with another's values ("work=sleep: ...") says it applies with those only.
+CONDITION = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)=(?P<values>[A-Za-z0-9_.]+(?:\|[A-Za-z0-9_.]+)*): ")
 
 OURS = "labctl"  # our runtime's name: `runtime = "labctl"`
 RUNTIME = "runtime"  # the parameter every kernel of ours has: the runtime it runs on
@@ -68,6 +72,22 @@ class Param:
         """Whether `runtime` takes it at all (whether it fits a point's dispatcher, C++ decides:
         labctl.catalogue.kernels.point)."""
         return not self.runtimes or runtime in self.runtimes
+
+    @property
+    def condition(self) -> tuple[str, tuple[str, ...]] | None:
+        """The values of another of the kernel's parameters it applies with, where its help opens
+        with them, as the kernel's C++ schema writes it ("work=sleep: milliseconds a worker
+        sleeps"): ("work", ("sleep",)); "a=x|y:" for several. None where it always applies."""
+        found = CONDITION.match(self.help)
+        return (found["name"], tuple(found["values"].split("|"))) if found else None
+
+    def applies_with(self, params: Mapping[str, object]) -> bool:
+        """Whether it applies to a point with these parameters (its condition holds, or it has
+        none, or the point lacks the parameter the condition names)."""
+        condition = self.condition
+        if condition is None or params.get(condition[0]) is None:
+            return True
+        return show(params[condition[0]]) in condition[1]
 
     def scope(self) -> str:
         """Where it applies, in words: "runtime: labctl; dispatcher: thread_pool", or "all"."""

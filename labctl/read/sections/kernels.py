@@ -15,11 +15,12 @@ from labctl.read.analysis import (
     fixed,
     heatmap_panels,
     label,
+    point_table,
     scenarios,
     sort_key,
     varying,
 )
-from labctl.read.figures import file_name, plot_bars, plot_heatmap, plot_lines
+from labctl.read.figures import file_name, percentile_family, plot_bars, plot_heatmap, plot_lines, plot_percentiles
 from labctl.read.sections.data import Machine, ReportData, View
 from labctl.read.sections.markdown import blocks, figure, named, title
 from labctl.vocabulary import metrics, stats
@@ -124,6 +125,10 @@ def _kernel(run: ReportData, view: View) -> list[str]:
         # The summary speaks of the kernel's defaults (often the study's sizes); what this run
         # ran is said beside it, so a figure is never read at a size it was not measured at.
         lines += blocks(f"This run's sizes: {printable(sizes)}.")
+    unvaried = fixed(view.table, view.kernel, varying(view.table, view.kernel))
+    if unvaried:
+        # Said once, here, rather than in every figure's title.
+        lines += blocks(f"Fixed in every point below: {printable(unvaried)}.")
     groups = scenarios(view.table, view.kernel)
     if all(len(part) < 2 for _, part in groups):
         # Every scenario is one point (only the sizes vary, or only a kind of work): nothing to
@@ -137,11 +142,38 @@ def _kernel(run: ReportData, view: View) -> list[str]:
         stem = "-".join(filter(None, (view.on, stem, view.measure)))
         if scenario:
             lines += blocks(f"**{printable(scenario)}**")
+        lines += blocks(conclusion(view.metric, part, view.kernel))
         lines += _figures(run, view, part, stem)
-    unvaried = fixed(view.table, view.kernel, varying(view.table, view.kernel))
-    if unvaried:
-        lines += blocks(f"Fixed: {printable(unvaried)}.")
     return lines + blocks(_table(view))
+
+
+def conclusion(metric: metrics.Metric, table: pd.DataFrame, kernel: str | Kernel) -> str:
+    """A scenario's points in one line: the best configuration, how far ahead of the next it is
+    (or that their 95% intervals overlap, so the order of the two is not known), and the worst's
+    multiple of the best."""
+    vary = varying(table, kernel)
+    ordered = table.sort_values("median", ascending=metric.lower_is_better)
+    best = ordered.iloc[0]
+    if len(ordered) < 2:
+        return f"In short: one point, {metric.format(best['median'])}."
+    line = f"In short: {printable(label(best, vary))} is best, {metric.format(best['median'])}"
+    second, worst = ordered.iloc[1], ordered.iloc[-1]
+
+    def ahead(other: pd.Series) -> float:
+        if not (best["median"] and other["median"]):
+            return float("nan")
+        return other["median"] / best["median"] if metric.lower_is_better else best["median"] / other["median"]
+
+    apart = _key(best["ci_high"]) is not None and _key(second["ci_low"]) is not None and (
+        best["ci_high"] < second["ci_low"] if metric.lower_is_better else best["ci_low"] > second["ci_high"])
+    line += (f", {ahead(second):.2f}x ahead of {printable(label(second, vary))}" if apart else
+             f", within noise of {printable(label(second, vary))} ({ahead(second):.2f}x; their 95% intervals overlap)")
+    if len(ordered) > 2:
+        line += f"; the worst, {printable(label(worst, vary))}, is {ahead(worst):.2f}x behind"
+    noisy = int(table["noisy"].fillna(False).astype(bool).sum()) if "noisy" in table else 0
+    if noisy:
+        line += f"; {noisy} of {len(table)} points noisy (hollow in the figures)"
+    return line + "."
 
 
 def _figures(run: ReportData, view: View, part: pd.DataFrame, stem: str) -> list[str]:
@@ -158,6 +190,7 @@ def _figures(run: ReportData, view: View, part: pd.DataFrame, stem: str) -> list
                         f"{name}: {words} over {printable(x)} x {printable(y)}")
     if x is None and len(part) > 1:
         lines += figure(run, plot_bars(part, kernel, view.metric), f"{stem}-bars", f"{name}: {words} per configuration")
+    lines += _percentiles(run, view, part, stem)
     for count, count_table in view.counts:
         counted = _with_attrs(count_table[count_table["point"].isin(part["point"])], count_table)
         counted_words, file = printable(count.words), file_name(count.name)
@@ -167,6 +200,23 @@ def _figures(run: ReportData, view: View, part: pd.DataFrame, stem: str) -> list
         elif len(counted) > 1:
             lines += figure(run, plot_bars(counted, kernel, count), f"{stem}-bars-{file}",
                             f"{name}: {counted_words} per configuration")
+    return lines
+
+
+def _percentiles(run: ReportData, view: View, part: pd.DataFrame, stem: str) -> list[str]:
+    """The percentiles a kernel recorded (ping_pong's round trips: p50, p99, the longest and the
+    mean), one row of marks per configuration, where its points have them."""
+    if view.measure not in ("", metrics.TIME):
+        return []  # under valgrind a latency is the simulator's
+    samples = _with_attrs(run.samples[run.samples["point"].isin(part["point"])], run.samples)
+    lines = []
+    for prefix, names in percentile_family(c for c in samples.columns if samples[c].notna().any()).items():
+        tables = {statistic: point_table(samples, metrics.lookup(name)) for statistic, name in names.items()}
+        if len(tables["p50"]) < 1:
+            continue
+        words = printable(prefix.replace("_", " "))
+        lines += figure(run, plot_percentiles(tables, view.kernel, words), f"{stem}-{file_name(prefix)}",
+                        f"{printable(view.kernel)}: {words} percentiles per configuration")
     return lines
 
 
