@@ -418,6 +418,10 @@ def go_cache(tmp_path_factory):
     ("skynet", {"leaves": 1000, "branching": 10}),
     ("skynet", {"leaves": 37, "branching": 3}),
     ("ping_pong", {"messages": 2000}),
+    ("savina_pingpong", {"pings": 1000}),
+    ("savina_pingpong", {"pings": 1}),
+    ("savina_count", {"increments": 5000}),  # past the mailbox's capacity: the producer waits
+    ("savina_count", {"increments": 0}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -434,7 +438,7 @@ def test_the_shipped_peers_are_valid():
     shipped = runtimes.peer_folders()[0]
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
-    assert set(go.kernels) == {"skynet", "ping_pong"}
+    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]
