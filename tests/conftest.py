@@ -68,7 +68,7 @@ def pytest_addoption(parser):
 SLOW = {"test_history.py", "test_hosts.py", "test_slurm.py", "test_cluster.py", "test_runtime_native.py",
         "test_publish.py", "test_notebook.py", "test_measures.py", "test_hostile.py", "test_sweep.py",
         "test_faults.py", "test_peer_boost_fiber.py", "test_peer_erlang.py", "test_peer_ghc.py",
-        "test_fuzz_inputs.py", "test_runtimes.py", "test_without_extension.py", "test_calibrate.py"}
+        "test_peer_tokio.py", "test_fuzz_inputs.py", "test_runtimes.py", "test_without_extension.py", "test_calibrate.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -261,6 +261,26 @@ def test_a_peer_whose_library_is_not_installed_is_missing_with_its_install_line(
     assert "peer manifest" in known["badname"].missing and "libraries.0" in known["badname"].missing
 
 
+def test_a_peer_whose_files_are_not_installed_is_missing_with_its_install_line(peers, tmp_path):
+    # Other files its build needs (a crate's sources), each a glob at least one regular file must
+    # match: a folder left by a package whose files are gone (CI's bare path hides files, not
+    # folders) does not count.
+    crates = tmp_path / "registry"
+    (crates / "thing-1.2.3").mkdir(parents=True)
+    (crates / "thing-1.2.3" / "Cargo.toml").write_text("[package]\n")
+    (crates / "gone-0.1.0").mkdir()
+    root, reload = peers
+    write_peer(root, "crated", "honest", files=json.dumps([f"{crates}/thing-1.*/Cargo.toml"]))
+    write_peer(root, "uncrated", "honest", files=json.dumps([f"{crates}/gone-0.*/Cargo.toml"]),
+               install='"apt-get install librust-gone-dev"')
+    write_peer(root, "relative", "honest", files='["registry/thing-1.2.3/Cargo.toml"]')
+    reload()
+    known = runtimes.runtimes()
+    assert known["crated"].missing == ""
+    assert known["uncrated"].missing == f"{crates}/gone-0.*/Cargo.toml not found (apt-get install librust-gone-dev)"
+    assert "peer manifest" in known["relative"].missing and "files.0" in known["relative"].missing
+
+
 def test_a_manifest_naming_a_kernel_or_parameter_we_lack_is_a_runtime_that_cannot_run(peers):
     root, reload = peers
     folder = write_peer(root, "confused", "honest")
@@ -398,6 +418,10 @@ def go_cache(tmp_path_factory):
     ("skynet", {"leaves": 1000, "branching": 10}),
     ("skynet", {"leaves": 37, "branching": 3}),
     ("ping_pong", {"messages": 2000}),
+    ("savina_pingpong", {"pings": 1000}),
+    ("savina_pingpong", {"pings": 1}),
+    ("savina_count", {"increments": 5000}),  # past the mailbox's capacity: the producer waits
+    ("savina_count", {"increments": 0}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -414,9 +438,12 @@ def test_the_shipped_peers_are_valid():
     shipped = runtimes.peer_folders()[0]
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
-    assert set(go.kernels) == {"skynet", "ping_pong"}
+    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
+    tokio = runtimes.runtimes()["tokio"]
+    assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring"}
+    assert not tokio.missing or tokio.missing.endswith("not found (apt-get install cargo librust-tokio-dev)")
 
 
 @pytest.mark.skipif(not os.environ.get("LABCTL_EXPECT_RUNTIMES"), reason="LABCTL_EXPECT_RUNTIMES not set")

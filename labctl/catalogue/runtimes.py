@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import glob
 import hashlib
 import json
 import math
@@ -87,6 +88,10 @@ class PeerManifest(BaseModel):
     # installs), looked for where the dynamic linker looks: without one the runtime is missing,
     # its points skipped, instead of a build that fails at first use.
     libraries: list[Annotated[str, Field(pattern=r"^lib[A-Za-z0-9_+.-]+\.so[0-9.]*$")]] = []
+    # Other files its build needs, each an absolute path or glob pattern at least one file must
+    # match (tokio's crate as Debian installs it: /usr/share/cargo/registry/tokio-1.*/Cargo.toml):
+    # without one the runtime is missing, as without a library.
+    files: list[Annotated[str, Field(pattern=r"^/")]] = []
     install: str = ""  # how to get them, shown when one is missing
     # Run in the peer's folder at first use, to build into {build}; none: nothing to build.
     # {folder}: the peer's folder, {build}: its build folder, {cache}: labctl's cache.
@@ -214,6 +219,8 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str],
         lacking.append(f"{', '.join(missing)} not found on PATH")
     if absent := [library for library in manifest.libraries if find_shared_library(library) is None]:
         lacking.append(f"{', '.join(absent)} not found")
+    if unmatched := [pattern for pattern in manifest.files if not _matches_a_file(pattern)]:
+        lacking.append(f"{', '.join(unmatched)} not found")
     why = ""
     if problems:
         why = f"{path}: " + "; ".join(problems)
@@ -221,6 +228,11 @@ def _external(path: Path, ours: dict[str, tuple[str, ...]], expects: set[str],
         why = "; ".join(lacking) + (f" ({manifest.install})" if manifest.install else "")
     kernels = {k: tuple(v) for k, v in manifest.kernels.items() if k in ours}
     return Runtime(manifest.name, manifest.summary, "external", kernels, why, folder, manifest)
+
+
+def _matches_a_file(pattern: str) -> bool:
+    """Whether a regular file (or a link to one) is at `pattern`, an absolute path or glob."""
+    return any(os.path.isfile(path) for path in glob.iglob(pattern))
 
 
 # --- allocators ---------------------------------------------------------------------------------

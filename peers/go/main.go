@@ -1,5 +1,5 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet or
-// ping_pong) on the Go runtime and reports how long it took.
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong,
+// savina_pingpong or savina_count) on the Go runtime and reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -57,6 +57,20 @@ var kernels = map[string]struct {
 			"threads":         {1, 1, 1024},
 		},
 		run: func(p map[string]int64) result { return pingPong(p["messages"], p["latency_samples"]) },
+	},
+	"savina_pingpong": {
+		params: map[string]param{
+			"pings":   {40000, 1, 1000000000},
+			"threads": {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaPingPong(p["pings"]) },
+	},
+	"savina_count": {
+		params: map[string]param{
+			"increments": {1000000, 0, 10000000000},
+			"threads":    {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaCount(p["increments"]) },
 	},
 }
 

@@ -1,0 +1,321 @@
+//! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong or thread_ring) on Rust's tokio
+//! and reports how long its measured phase took.
+//!
+//! Protocol (docs/runtimes.md): labctl writes one JSON request {"kernel": ..., "params": {...}}
+//! on stdin; the program runs the kernel once, checks its answer as our kernel does, and prints
+//! one JSON line {"elapsed_ns", "messages", "answer", "metrics"} on stdout, exit 0. Bad input:
+//! one line on stderr, nothing on stdout, exit 2. A wrong answer: one line on stderr, exit 1.
+//!
+//! Actors are tasks that own the receiving end of a tokio::sync::mpsc channel (the common
+//! "actors with tokio" pattern); whoever sends to one holds a Sender. `threads` = 1 runs them on
+//! the current-thread scheduler (the program's main thread), more on the multi-threaded
+//! scheduler with that many workers. Each kernel's root is spawned as a task, so on the
+//! multi-threaded scheduler every actor runs on a worker, none on the main thread.
+
+mod ping_pong;
+mod skynet;
+mod thread_ring;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io::Read;
+use std::process::exit;
+
+const PROGRAM: &str = "labctl-tokio-peer";
+
+/// Bad input: one line on stderr, nothing on stdout, exit 2.
+pub fn fail(message: &str) -> ! {
+    eprintln!("{}: {}", PROGRAM, message);
+    exit(2)
+}
+
+/// A wrong answer is no timing: one line on stderr naming both answers, exit 1.
+pub fn wrong_answer(kernel: &str, got: &str, expected: &str) -> ! {
+    eprintln!("{}: {}: wrong answer: got '{}', expected '{}'", PROGRAM, kernel, got, expected);
+    exit(1)
+}
+
+/// Fault injection for tests/test_peer_tokio.py only (LABCTL_TOKIO_FAULT): compute: the kernel
+/// computes a wrong answer, which its own check must catch (exit 1); reply: the kernel reports a
+/// wrong answer after its check passed, which labctl must catch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    Compute,
+    Reply,
+}
+
+pub fn fault() -> Fault {
+    match std::env::var("LABCTL_TOKIO_FAULT") {
+        Err(_) => Fault::None,
+        Ok(value) => match value.as_str() {
+            "" => Fault::None,
+            "compute" => Fault::Compute,
+            "reply" => Fault::Reply,
+            other => fail(&format!("LABCTL_TOKIO_FAULT must be compute or reply, got '{}'", other)),
+        },
+    }
+}
+
+/// The one JSON line printed on stdout. A metric not measured is left out, never 0.
+pub struct Reply {
+    pub elapsed_ns: u64,
+    pub messages: u64,
+    pub answer: String,
+    pub metrics: Vec<(&'static str, f64)>,
+}
+
+/// The request's integers, validated against the kernel's table.
+pub type Params = BTreeMap<String, i64>;
+
+/// Runs `root` as a task on the scheduler `threads` asks for, and returns its result.
+pub fn on_runtime<F>(threads: i64, root: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads as usize).build()
+    };
+    let runtime = runtime.unwrap_or_else(|error| {
+        eprintln!("{}: cannot start the tokio runtime: {}", PROGRAM, error);
+        exit(1)
+    });
+    let task = runtime.spawn(root);
+    match runtime.block_on(task) {
+        Ok(output) => output,
+        Err(error) => {
+            eprintln!("{}: the kernel's root task failed: {}", PROGRAM, error);
+            exit(1)
+        }
+    }
+}
+
+/// Nanoseconds of a duration, at least 1 (a time of 0 ns is read by labctl as not measured).
+pub fn nanos(elapsed: std::time::Duration) -> u64 {
+    (elapsed.as_nanos().min(i64::MAX as u128) as u64).max(1)
+}
+
+// An integer parameter: its default and allowed range, as our kernel's schema says.
+struct Spec {
+    name: &'static str,
+    default: i64,
+    min: i64,
+    max: i64,
+}
+
+struct Kernel {
+    name: &'static str,
+    params: &'static [Spec],
+    run: fn(&Params) -> Reply,
+}
+
+const THREADS: Spec = Spec { name: "threads", default: 1, min: 1, max: 1024 };
+
+const KERNELS: &[Kernel] = &[
+    Kernel {
+        name: "skynet",
+        params: &[
+            Spec { name: "leaves", default: 1_000_000, min: 1, max: 100_000_000 },
+            Spec { name: "branching", default: 10, min: 2, max: 1_000_000 },
+            THREADS,
+        ],
+        run: skynet::run,
+    },
+    Kernel {
+        name: "ping_pong",
+        params: &[
+            Spec { name: "messages", default: 10_000_000, min: 2, max: 10_000_000_000 },
+            Spec { name: "latency_samples", default: 10_000, min: 0, max: 10_000_000 },
+            THREADS,
+        ],
+        run: ping_pong::run,
+    },
+    Kernel {
+        name: "thread_ring",
+        params: &[
+            Spec { name: "actors", default: 503, min: 1, max: 10_000_000 },
+            Spec { name: "hops", default: 50_000_000, min: 0, max: 100_000_000_000 },
+            THREADS,
+        ],
+        run: thread_ring::run,
+    },
+];
+
+/// A reader of the request: one JSON object {"kernel": string, "params": {name: integer}}.
+struct Reader<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn skip_space(&mut self) {
+        while self.pos < self.text.len() && b" \t\r\n".contains(&self.text[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    fn next_is(&mut self, c: u8) -> bool {
+        self.skip_space();
+        self.pos < self.text.len() && self.text[self.pos] == c
+    }
+
+    fn expect(&mut self, c: u8) {
+        if !self.next_is(c) {
+            fail(&format!("bad request: expected '{}'", c as char));
+        }
+        self.pos += 1;
+    }
+
+    fn string(&mut self) -> String {
+        self.expect(b'"');
+        let mut out = Vec::new();
+        while self.pos < self.text.len() && self.text[self.pos] != b'"' {
+            let mut c = self.text[self.pos];
+            self.pos += 1;
+            if c < 0x20 {
+                fail("bad request: control character in a string");
+            }
+            if c == b'\\' {
+                let escaped = *self.text.get(self.pos).unwrap_or(&b'?');
+                self.pos += 1;
+                c = match escaped {
+                    b'"' | b'\\' | b'/' => escaped,
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    _ => fail(&format!("bad request: unsupported escape \\{} in a string", escaped as char)),
+                };
+            }
+            out.push(c);
+        }
+        self.expect(b'"');
+        String::from_utf8(out).unwrap_or_else(|_| fail("bad request: a string is not UTF-8"))
+    }
+
+    /// An integer; anything else (a fraction, an exponent, a string, a boolean) is refused.
+    fn integer(&mut self, name: &str) -> i64 {
+        self.skip_space();
+        let start = self.pos;
+        if self.pos < self.text.len() && self.text[self.pos] == b'-' {
+            self.pos += 1;
+        }
+        while self.pos < self.text.len() && self.text[self.pos].is_ascii_digit() {
+            self.pos += 1;
+        }
+        let digits = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+        let more = self.pos < self.text.len() && b".eE\"tfn[{".contains(&self.text[self.pos]);
+        if digits.is_empty() || digits == "-" || more {
+            fail(&format!("param {} must be an integer", name));
+        }
+        digits.parse().unwrap_or_else(|_| fail(&format!("param {} must be an integer, got {}", name, digits)))
+    }
+
+    fn end(&mut self) {
+        self.skip_space();
+        if self.pos != self.text.len() {
+            fail("bad request: trailing data after the JSON object");
+        }
+    }
+}
+
+fn parse(text: &[u8]) -> (&'static Kernel, Params) {
+    let mut reader = Reader { text, pos: 0 };
+    let mut kernel_name: Option<String> = None;
+    let mut given: Vec<(String, i64)> = Vec::new();
+    reader.expect(b'{');
+    let mut first = true;
+    while !reader.next_is(b'}') {
+        if !first {
+            reader.expect(b',');
+        }
+        first = false;
+        let key = reader.string();
+        reader.expect(b':');
+        match key.as_str() {
+            "kernel" => kernel_name = Some(reader.string()),
+            "params" => {
+                reader.expect(b'{');
+                let mut first_param = true;
+                while !reader.next_is(b'}') {
+                    if !first_param {
+                        reader.expect(b',');
+                    }
+                    first_param = false;
+                    let name = reader.string();
+                    reader.expect(b':');
+                    let value = reader.integer(&name);
+                    given.push((name, value));
+                }
+                reader.expect(b'}');
+            }
+            _ => fail(&format!("bad request: unknown field '{}'", key)),
+        }
+    }
+    reader.expect(b'}');
+    reader.end();
+    let kernel_name = kernel_name.unwrap_or_else(|| fail("bad request: no kernel"));
+    let names: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
+    let kernel = KERNELS.iter().find(|k| k.name == kernel_name).unwrap_or_else(|| {
+        fail(&format!("unknown kernel '{}' (this peer runs {})", kernel_name, names.join(", ")))
+    });
+    for (name, _) in &given {
+        if !kernel.params.iter().any(|spec| spec.name == name) {
+            fail(&format!("unknown param '{}' for kernel {}", name, kernel.name));
+        }
+    }
+    let mut params = Params::new();
+    for spec in kernel.params {
+        let value = given.iter().rev().find(|(name, _)| name == spec.name).map_or(spec.default, |(_, v)| *v);
+        if value < spec.min || value > spec.max {
+            fail(&format!("param {}={} out of range [{}, {}]", spec.name, value, spec.min, spec.max));
+        }
+        params.insert(spec.name.to_string(), value);
+    }
+    if let Some(messages) = params.get("messages") {
+        if messages % 2 != 0 {
+            fail(&format!("param messages={} must be even (pings plus pongs)", messages));
+        }
+    }
+    (kernel, params)
+}
+
+fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+fn print(reply: &Reply) {
+    let mut line = format!(
+        "{{\"elapsed_ns\": {}, \"messages\": {}, \"answer\": {}",
+        reply.elapsed_ns,
+        reply.messages,
+        quoted(&reply.answer)
+    );
+    if !reply.metrics.is_empty() {
+        let metrics: Vec<String> = reply.metrics.iter().map(|(name, value)| format!("{}: {:?}", quoted(name), value)).collect();
+        line += &format!(", \"metrics\": {{{}}}", metrics.join(", "));
+    }
+    println!("{}}}", line);
+}
+
+fn main() {
+    let mut input = Vec::new();
+    if let Err(error) = std::io::stdin().read_to_end(&mut input) {
+        fail(&format!("reading stdin: {}", error));
+    }
+    if input.iter().all(|c| b" \t\r\n".contains(c)) {
+        fail("empty request on stdin");
+    }
+    let (kernel, params) = parse(&input);
+    fault(); // a bad value is refused before any work
+    print(&(kernel.run)(&params));
+}

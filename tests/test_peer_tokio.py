@@ -1,0 +1,191 @@
+"""The tokio peer (peers/tokio/): built at first use by cargo, offline, from Debian's packaged
+crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here on
+tokio's current-thread scheduler (threads = 1) and its multi-threaded one (threads = 2); a wrong
+answer caught by its own check and, when it lies after that check, by labctl's; bad input refused
+in one line. Skipped where cargo or librust-tokio-dev is missing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labctl import cli
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
+from labctl.vocabulary.point import Point
+
+NAME = "tokio"
+FAULT_ENV = "LABCTL_TOKIO_FAULT"  # read by the peer: compute | reply (tests only)
+
+
+def _missing() -> str:
+    runtime = runtimes.runtimes().get(NAME)
+    return "no peers/tokio" if runtime is None else runtime.missing
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> tuple[str, str]:
+    """The peer built once for the module into a cache of its own (cargo: tens of seconds)."""
+    if _missing():
+        pytest.skip(f"the tokio peer cannot run here: {_missing()}")
+    cache = tmp_path_factory.mktemp("tokio-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(runtimes.CACHE_ENV, str(cache))
+        built = runtimes.build(runtimes.runtimes()[NAME])
+    return str(cache), str(built / "labctl-tokio-peer")
+
+
+def tree_agents(leaves: int, branching: int) -> int:
+    """The tree's size, split as our kernel's docs say: min(branching, leaves) children, the first
+    leaves % children one leaf larger."""
+    if leaves == 1:
+        return 1
+    children = min(branching, leaves)
+    return 1 + sum(tree_agents(leaves // children + (i < leaves % children), branching) for i in range(children))
+
+
+def oracle(kernel: str, params: dict) -> tuple[str, int]:
+    if kernel == "skynet":
+        leaves, branching = params["leaves"], params.get("branching", 10)
+        agents = tree_agents(leaves, branching)
+        return f"sum={leaves * (leaves - 1) // 2} agents={agents}", agents - 1
+    if kernel == "thread_ring":
+        # One token, every stop counted: the injection and each hop are receipts, then one end report.
+        return "tokens_ended=1 wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0", 1 + params["hops"] + 1
+    half = params["messages"] // 2
+    return f"pings={half} pongs={half} out_of_order=0 corrupt=0", 2 * half
+
+
+def run_point(kernel: str, params: dict) -> list:
+    resolved = kernels.resolve(kernel, {"runtime": NAME, **params})
+    return list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None},
+                                       timeout_s=60)))
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("skynet", {"leaves": 1000, "branching": 10}),
+    ("skynet", {"leaves": 37, "branching": 3}),
+    ("skynet", {"leaves": 1, "branching": 2}),
+    ("ping_pong", {"messages": 2000, "latency_samples": 50}),
+    ("thread_ring", {"actors": 7, "hops": 100}),  # 14 laps and 3 agents once more
+    ("thread_ring", {"actors": 1, "hops": 5}),  # a task sending to itself
+    ("thread_ring", {"actors": 503, "hops": 1000}),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_tokio_peer_gives_the_answer_arithmetic_predicts(program, monkeypatch, kernel, params, threads):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point(kernel, {**params, "threads": threads})
+    answer, messages = oracle(kernel, params)
+    assert sample.verified and sample.answer == sample.expected == answer
+    assert sample.messages_processed == messages
+    assert sample.elapsed_ns > 0 and sample.params["threads"] == threads
+    assert set(sample.metrics) <= set(kernels.get(kernel).metrics)  # only figures our kernel declares
+    if kernel == "skynet":
+        assert sample.metrics["agents"] == messages + 1
+        assert sample.metrics["ns_per_agent"] == pytest.approx(sample.elapsed_ns / (messages + 1))
+    elif kernel == "thread_ring":
+        assert sample.metrics["ns_per_hop"] == pytest.approx(sample.elapsed_ns / params["hops"])
+    else:
+        assert sample.metrics["round_trip_samples"] == 50
+        assert 0 < sample.metrics["round_trip_p50_ns"] <= sample.metrics["round_trip_p99_ns"] \
+            <= sample.metrics["round_trip_max_ns"]
+
+
+def test_the_tokio_peer_answers_as_our_kernels_do(program, monkeypatch):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    for kernel, params in [("skynet", {"leaves": 500, "branching": 7}), ("ping_pong", {"messages": 400}),
+                           ("thread_ring", {"actors": 5, "hops": 23})]:
+        [theirs] = run_point(kernel, {**params, "threads": 2})
+        ours = list(runner.run_point(Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                                     if v is not None})))[0]
+        assert theirs.answer == ours.answer and theirs.messages_processed == ours.messages_processed
+
+
+def test_thread_ring_without_hops_reports_no_time_per_hop(program, monkeypatch):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point("thread_ring", {"actors": 3, "hops": 0, "threads": 2})
+    assert sample.verified and sample.messages_processed == 2  # the injection and the end report
+    assert sample.metrics == {}
+
+
+def test_ping_pong_without_latency_samples_reports_no_percentile(program, monkeypatch):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point("ping_pong", {"messages": 200, "latency_samples": 0, "threads": 1})
+    assert sample.verified
+    assert set(sample.metrics) == {"round_trip_mean_ns", "round_trip_samples"}
+    assert sample.metrics["round_trip_samples"] == 0
+
+
+@pytest.mark.parametrize("kernel, params, got", [
+    ("skynet", {"leaves": 100, "threads": 2}, "got 'sum=4951 agents=111'"),  # leaf 0 reports 1
+    ("ping_pong", {"messages": 100, "latency_samples": 0, "threads": 1}, "out_of_order=1"),
+    # One hop too many: the token ends one agent on, and agent 2 is visited once more than planned.
+    ("thread_ring", {"actors": 5, "hops": 11, "threads": 2},
+     "got 'tokens_ended=1 wrong_end=1 wrong_hops=1 repeated=0 uneven_agents=1'"),
+])
+def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, kernel, params, got):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    monkeypatch.setenv(FAULT_ENV, "compute")
+    with pytest.raises(runner.PointFailed) as caught:
+        run_point(kernel, params)
+    assert caught.value.kind == "failure"
+    assert "exited with status 1" in str(caught.value) and "wrong answer" in str(caught.value)
+    assert got in str(caught.value)
+
+
+@pytest.mark.parametrize("kernel, params, expected", [
+    ("skynet", {"leaves": 100, "threads": 1}, "expected 'sum=4950 agents=111'"),
+    ("ping_pong", {"messages": 100, "latency_samples": 0, "threads": 2},
+     "expected 'pings=50 pongs=50 out_of_order=0 corrupt=0'"),
+    ("thread_ring", {"actors": 5, "hops": 11, "threads": 1},
+     "expected 'tokens_ended=1 wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0'"),
+])
+def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, monkeypatch, kernel, params, expected):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    monkeypatch.setenv(FAULT_ENV, "reply")
+    with pytest.raises(runner.PointFailed) as caught:
+        run_point(kernel, params)
+    assert caught.value.kind == "verification"
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize("request_, message", [
+    ({"kernel": "counting_actor", "params": {}},
+     "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring)"),
+    ({"kernel": "ping_pong", "params": {"messages": 3}}, "param messages=3 must be even (pings plus pongs)"),
+    ({"kernel": "skynet", "params": {"leaves": 0}}, "param leaves=0 out of range [1, 100000000]"),
+    ({"kernel": "skynet", "params": {"leaves": 1.5}}, "param leaves must be an integer"),
+    ({"kernel": "thread_ring", "params": {"hops": "many"}}, "param hops must be an integer"),
+    ({"kernel": "skynet", "params": {"fifo": 1}}, "unknown param 'fifo' for kernel skynet"),
+    ({"kernel": "thread_ring", "params": {"threads": 0}}, "param threads=0 out of range [1, 1024]"),
+    ({"params": {}}, "bad request: no kernel"),
+    ({"kernel": "skynet", "params": {}, "extra": 1}, "bad request: unknown field 'extra'"),
+])
+def test_bad_input_is_refused_in_one_line_with_nothing_on_stdout(program, request_, message):
+    done = subprocess.run([program[1]], check=False, input=json.dumps(request_), capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"labctl-tokio-peer: {message}"]
+
+
+def test_the_build_writes_nothing_into_the_peers_folder_and_reuses_its_compiled_crates(program):
+    # cargo resolves its Cargo.lock in a copy of the crate in the build folder; the compiled
+    # crates stay in the cache's tokio-target for the next version of the folder.
+    folder = runtimes.runtimes()[NAME].folder
+    assert sorted(p.name for p in folder.iterdir()) == ["Cargo.toml", "build.sh", "peer.toml", "src"]
+    cache = Path(program[0])
+    assert any((cache / "tokio-target" / "release" / "deps").glob("libtokio-*.rlib"))
+
+
+def test_labctl_run_runs_skynet_on_tokio(program, monkeypatch):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    result = CliRunner().invoke(cli.main, ["run", "skynet", "--runtime", NAME, "--leaves", "100", "--threads", "2",
+                                           "--json"])
+    assert result.exit_code == 0, result.output
+    [line] = [json.loads(x) for x in result.output.splitlines() if x.startswith("{")]
+    assert line["verified"] and line["answer"] == "sum=4950 agents=111"
+    assert line["params"] == {"runtime": NAME, "leaves": 100, "branching": 10, "threads": 2}
