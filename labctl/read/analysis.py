@@ -18,7 +18,7 @@ import pandas as pd
 
 from labctl.read import results
 from labctl.vocabulary import stats
-from labctl.vocabulary.metrics import COUNTS, Metric, lookup
+from labctl.vocabulary.metrics import COUNTS, REFUSED_WHEN, Metric, lookup
 from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param
 from labctl.vocabulary.text import show
 
@@ -109,12 +109,21 @@ def _native_parallelism(samples: pd.DataFrame) -> pd.Series:
     return fingerprint_rows(samples)["parallelism"].where(native.astype(bool))
 
 
+def refused(samples: pd.DataFrame) -> str:
+    """Why the point of `samples` is no latency figure, in words, where any of its samples carries
+    a refusal (labctl.vocabulary.metrics.REFUSED_WHEN: the service's generator fell behind);
+    empty otherwise."""
+    return "; ".join(words for name, words in REFUSED_WHEN.items()
+                     if name in samples and bool((samples[name] == 1).any()))
+
+
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
     """One row per point of `samples` that has values of `metric`: its parameters, sample count,
     the median of `metric` (divided by the parameter `per`) with its 95% interval, cv and noise
     flag, the median throughput, its measure, whether its counts are schedule-dependent, and
     the parallelism it achieved: `busy`, its runtime threads busy on average (median over its
-    samples; NaN without runtime counts: a peer's), and `underused` (underused())."""
+    samples; NaN without runtime counts: a peer's), `underused` (underused()), and `refused`,
+    why it is no latency figure (refused()), empty where it is one."""
     rows = []
     params = results.param_columns(samples)
     parallelism = _native_parallelism(samples)
@@ -136,6 +145,7 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
             "schedule_dependent": bool(group["schedule_dependent"].fillna(False).any())
             if "schedule_dependent" in group else False,
             "busy": float(parallelism.loc[group.index].median()),
+            "refused": refused(group),
         })
         rows[-1]["underused"] = underused(rows[-1].get("threads"), rows[-1]["busy"])
     table = pd.DataFrame(rows)

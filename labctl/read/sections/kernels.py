@@ -203,6 +203,8 @@ def _flags(point: pd.Series) -> list[str]:
         flags.append("time under valgrind")
     if point["schedule_dependent"]:
         flags.append("schedule-dependent counts")
+    if point.get("refused"):
+        flags.append(f"**{point['refused']}**")
     if point.get("underused", False):
         flags.append(f"**ran on {point['busy']:.2f} of its {show(point['threads'])} threads**")
     return flags
