@@ -724,3 +724,66 @@ def turns(samples: pd.DataFrame) -> list[Turns]:
             found.append(Turns(str(kernel), scenario, sorted(set(frame["threads"])),
                                frame.reset_index(drop=True), actions))
     return found
+
+
+# -- latency under load ---------------------------------------------------------------------------
+# A kernel that offers a load (the parameter OFFERED, requests per second) and records latency
+# percentiles from each request's due time (the service kernel): its curve of latency against
+# load per configuration, and where each configuration saturates.
+
+OFFERED = "rate"
+ANSWERED = "answered_per_s"
+LATENCY_PERCENTILES = ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")
+BOUND_PERCENTILE = "latency_p99_ns"
+# A configuration's latency bound: this many times its unloaded p99 (its p99 at its lightest load
+# that is a latency figure).
+BOUND_FACTOR = 10
+
+
+def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per kernel whose samples offer a load and record latency percentiles: a row per point, its
+    `configuration` (its varying parameters but the load, in words), the offered `rate`, the
+    median of each of LATENCY_PERCENTILES over its samples that are latency figures (NaN where
+    none is), the median `answered_per_s`, and `refused` (refused(): why it is no latency figure,
+    "" where it is one). Kernels without such samples are left out."""
+    curves = {}
+    for kernel, part in samples.groupby("kernel", sort=False):
+        if OFFERED not in part or BOUND_PERCENTILE not in part or part[OFFERED].isna().all():
+            continue
+        points = part.groupby("point", sort=True)
+        first = points.first()
+        others = [name for name in varying(first.reset_index(), kernel) if name != OFFERED]
+        rows = []
+        for point, group in points:
+            rows.append({"point": point, "configuration": label(group.iloc[0], others) or "one configuration",
+                         OFFERED: float(group[OFFERED].iloc[0]),
+                         **{name: float(group[name].median()) if name in group else math.nan
+                            for name in LATENCY_PERCENTILES},
+                         ANSWERED: float(group[ANSWERED].median()) if ANSWERED in group else math.nan,
+                         "refused": refused(group)})
+        curves[kernel] = pd.DataFrame(rows).sort_values(["configuration", OFFERED], kind="stable")
+    return curves
+
+
+def saturation(curve: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration of a latency_curves() table: `saturation_per_s`, the most requests per
+    second it answered at any load; `unloaded_p99_ns`, its p99 at its lightest load that is a
+    latency figure; `bound_ns`, BOUND_FACTOR times that; `within_bound_rate`, the highest offered
+    load up to which its p99 stays within the bound at every load that is a latency figure (NaN
+    where even its lightest is not one); and `refused`, how many of its points are no latency
+    figure."""
+    rows = []
+    for configuration, points in curve.groupby("configuration", sort=False):
+        points = points.sort_values(OFFERED)
+        figures = points[points["refused"].eq("") & points[BOUND_PERCENTILE].notna()]
+        unloaded = float(figures[BOUND_PERCENTILE].iloc[0]) if not figures.empty else math.nan
+        bound = BOUND_FACTOR * unloaded
+        within = math.nan
+        for _, point in figures.iterrows():
+            if point[BOUND_PERCENTILE] > bound:
+                break
+            within = float(point[OFFERED])
+        rows.append({"configuration": configuration, "saturation_per_s": float(points[ANSWERED].max()),
+                     "unloaded_p99_ns": unloaded, "bound_ns": bound, "within_bound_rate": within,
+                     "refused": int((points["refused"] != "").sum())})
+    return pd.DataFrame(rows)
