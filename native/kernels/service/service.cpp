@@ -168,7 +168,8 @@ const Registration registration(Kernel{
         "sent_per_s is the rate the generator kept, answered_per_s the requests over the time "
         "from the first due to the last answer (past saturation, the service's throughput). The "
         "phase runs from the agents' creation to the last answer.",
-    .sources = {},
+    .sources = {{"wrk2", "a constant offered rate, latency from each request's intended send time (coordinated omission "
+                         "corrected), recorded in an HdrHistogram"}},
     .verifies = "the collector counted an answer for every request id exactly once (a byte per id: "
                 "none missing, none repeated, no unknown id) and the ids' sum is requests*(requests-1)/2",
     .params = schema(own_params(), Timed::phase, dispatcher_params()),
