@@ -165,3 +165,22 @@ def test_saturation_bounds_each_configuration_by_ten_times_its_unloaded_p99():
                                         "within_bound_rate": 300.0, "refused": 0}
     assert table.loc["b"].to_dict() == {"saturation_per_s": 250.0, "unloaded_p99_ns": 20_000.0, "bound_ns": 200_000.0,
                                         "within_bound_rate": 300.0, "refused": 1}
+
+
+def test_a_run_whose_every_point_was_refused_still_has_its_section_saying_so(labctl, tmp_path):
+    (tmp_path / "behind.toml").write_text('''
+name = "behind"
+description = "only a generator that falls behind"
+repeats = 1
+warmup = 0
+
+[[grid]]
+kernel = "service"
+params = { requests = 3000, late_bound_us = 1, rate = 1e9 }
+''')
+    db, out = tmp_path / "s.db", tmp_path / "report"
+    assert labctl("sweep", str(tmp_path / "behind.toml"), "--db", str(db)).returncode == 0
+    assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    report = (out / "report.md").read_text()
+    assert "## Latency under load: service" in report
+    assert "No latency figure (the generator fell behind): one configuration at 1,000,000,000/s." in report

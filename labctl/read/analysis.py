@@ -748,7 +748,9 @@ def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
     "" where it is one). Kernels without such samples are left out."""
     curves = {}
     for kernel, part in samples.groupby("kernel", sort=False):
-        if OFFERED not in part or BOUND_PERCENTILE not in part or part[OFFERED].isna().all():
+        # A kernel whose every point was refused has no percentile column, and still its curve.
+        if OFFERED not in part or part[OFFERED].isna().all() or \
+                not ({BOUND_PERCENTILE, *REFUSED_WHEN} & set(part.columns)):
             continue
         points = part.groupby("point", sort=True)
         first = points.first()
