@@ -85,6 +85,16 @@ def ping_pong(params: Params) -> Oracle:
                   LATENCY_FIGURES if probes == 0 else frozenset())
 
 
+def service(params: Params) -> Oracle:
+    """Every request id 0..requests-1 answered exactly once: as many answers as requests, none
+    missing or repeated, and the ids summing to requests*(requests-1)/2; a request and its answer
+    are the two messages of each."""
+    requests = _int(params, "requests")
+    answer = (f"requests={requests} answered={requests} repeated=0 missing=0 unknown=0 "
+              f"id_sum={sum(range(requests))}")
+    return Oracle(answer, 2 * requests)
+
+
 def floor_actor_loop(params: Params) -> Oracle:
     """ping_pong on a bare loop: the same answer, and no envelope left without a handler."""
     round_trips = _int(params, "messages") // 2
@@ -1338,6 +1348,7 @@ def chat(params: Params, deliveries: int | None = None) -> Oracle:
 ORACLES: dict[str, Callable[[Params], Oracle]] = {
     "skynet": skynet,
     "ping_pong": ping_pong,
+    "service": service,
     "one_to_many": one_to_many,
     "self_send": self_send,
     "thread_ring": thread_ring,

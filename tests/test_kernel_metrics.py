@@ -23,6 +23,12 @@ PERCENTILES = {"round_trip_p50_ns", "round_trip_p99_ns", "round_trip_max_ns", "c
 TREE = {"agents", "ns_per_agent"}
 ONE_TO_MANY = {"workers": 3, "messages_per_worker": 50}
 LIFETIME = {"clock": "lifetime"}
+SERVICE = {"generator_behind", "generator_lag_p99_ns", "generator_lag_max_ns", "generator_late_share",
+           "answered_per_s", "histogram_record_ns"}
+SERVICE_LATENCY = {"latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns"}
+# A generator that keeps to its schedule (a bound of a second is never missed), and one that
+# cannot (a rate of one request a nanosecond, late past 1 us): the latencies are left out.
+ON_TIME = {"rate": 2000, "late_bound_us": 1_000_000}
 CHAT = {"computes", "posts", "deliveries", "departures", "invites", "nothings", "turn_p50_ns", "turn_p99_ns",
         "turn_max_ns"}
 
@@ -35,6 +41,9 @@ CASES = [
     ("actor_creation", {"depth": 4, **LIFETIME}, TREE | {"phase_ns"}),
     ("ping_pong", {"messages": 200, "latency_samples": 10}, ROUND_TRIP | PERCENTILES),
     ("ping_pong", {"messages": 200, "latency_samples": 0}, ROUND_TRIP),
+    ("service", {"requests": 20, **ON_TIME}, SERVICE | SERVICE_LATENCY | {"sent_per_s"}),
+    ("service", {"requests": 1, **ON_TIME}, SERVICE | SERVICE_LATENCY),
+    ("service", {"requests": 2000, "rate": 1e9, "late_bound_us": 1}, SERVICE | {"sent_per_s"}),
     ("one_to_many", ONE_TO_MANY, {"send_ns", "deliveries"}),
     ("one_to_many", {**ONE_TO_MANY, "work": "sleep", "sleep_ms": 0}, {"send_ns", "deliveries"}),
     ("one_to_many", {**ONE_TO_MANY, "work": "cpu"}, {"send_ns", "deliveries", "series"}),

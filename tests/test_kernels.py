@@ -17,6 +17,7 @@ from labctl.vocabulary import metrics
 SMALL = {
     "skynet": {"leaves": 1000},
     "ping_pong": {"messages": 2000},
+    "service": {"requests": 2000, "rate": 200_000, "servers": 3},
     "one_to_many": {"workers": 8, "messages_per_worker": 200},
     "self_send": {"workers": 4, "messages_per_worker": 500, "start_batch": 3},
     "thread_ring": {"actors": 8, "hops": 500},

@@ -18,7 +18,7 @@ import pandas as pd
 
 from labctl.read import results
 from labctl.vocabulary import stats
-from labctl.vocabulary.metrics import COUNTS, Metric, lookup
+from labctl.vocabulary.metrics import COUNTS, REFUSED_WHEN, Metric, lookup
 from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param
 from labctl.vocabulary.text import show
 
@@ -109,14 +109,23 @@ def _native_parallelism(samples: pd.DataFrame) -> pd.Series:
     return fingerprint_rows(samples)["parallelism"].where(native.astype(bool))
 
 
+def refused(samples: pd.DataFrame) -> str:
+    """Why the point of `samples` is no latency figure, in words, where any of its samples carries
+    a refusal (labctl.vocabulary.metrics.REFUSED_WHEN: the service's generator fell behind);
+    empty otherwise."""
+    return "; ".join(words for name, words in REFUSED_WHEN.items()
+                     if name in samples and bool((samples[name] == 1).any()))
+
+
 def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -> pd.DataFrame:
     """One row per point of `samples` that has values of `metric`: its parameters, sample count,
     the median of `metric` (divided by the parameter `per`) with its 95% interval, cv and noise
     flag, the median throughput, its measure, whether its counts are schedule-dependent, and
     the parallelism it achieved: `busy`, its runtime threads busy on average (median over its
-    samples; NaN without runtime counts: a peer's), and `underused` (underused()). A parameter
-    that does not apply to the point (Param.condition: sleep_ms where the work is noop) is None,
-    as one its dispatcher does not take."""
+    samples; NaN without runtime counts: a peer's), `underused` (underused()), and `refused`,
+    why it is no latency figure (refused()), empty where it is one. A parameter that does not
+    apply to the point (Param.condition: sleep_ms where the work is noop) is None, as one its
+    dispatcher does not take."""
     rows = []
     params = results.param_columns(samples)
     parallelism = _native_parallelism(samples)
@@ -139,6 +148,7 @@ def point_table(samples: pd.DataFrame, metric: Metric, per: str | None = None) -
             "schedule_dependent": bool(group["schedule_dependent"].fillna(False).any())
             if "schedule_dependent" in group else False,
             "busy": float(parallelism.loc[group.index].median()),
+            "refused": refused(group),
         })
         rows[-1]["underused"] = underused(rows[-1].get("threads"), rows[-1]["busy"])
         kernel = rows[-1]["kernel"]
@@ -723,3 +733,68 @@ def turns(samples: pd.DataFrame) -> list[Turns]:
             found.append(Turns(str(kernel), scenario, sorted(set(frame["threads"])),
                                frame.reset_index(drop=True), actions))
     return found
+
+
+# -- latency under load ---------------------------------------------------------------------------
+# A kernel that offers a load (the parameter OFFERED, requests per second) and records latency
+# percentiles from each request's due time (the service kernel): its curve of latency against
+# load per configuration, and where each configuration saturates.
+
+OFFERED = "rate"
+ANSWERED = "answered_per_s"
+LATENCY_PERCENTILES = ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")
+BOUND_PERCENTILE = "latency_p99_ns"
+# A configuration's latency bound: this many times its unloaded p99 (its p99 at its lightest load
+# that is a latency figure).
+BOUND_FACTOR = 10
+
+
+def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per kernel whose samples offer a load and record latency percentiles: a row per point, its
+    `configuration` (its varying parameters but the load, in words), the offered `rate`, the
+    median of each of LATENCY_PERCENTILES over its samples that are latency figures (NaN where
+    none is), the median `answered_per_s`, and `refused` (refused(): why it is no latency figure,
+    "" where it is one). Kernels without such samples are left out."""
+    curves = {}
+    for kernel, part in samples.groupby("kernel", sort=False):
+        # A kernel whose every point was refused has no percentile column, and still its curve.
+        if OFFERED not in part or part[OFFERED].isna().all() or \
+                not ({BOUND_PERCENTILE, *REFUSED_WHEN} & set(part.columns)):
+            continue
+        points = part.groupby("point", sort=True)
+        first = points.first()
+        others = [name for name in varying(first.reset_index(), kernel) if name != OFFERED]
+        rows = []
+        for point, group in points:
+            rows.append({"point": point, "configuration": label(group.iloc[0], others) or "one configuration",
+                         OFFERED: float(group[OFFERED].iloc[0]),
+                         **{name: float(group[name].median()) if name in group else math.nan
+                            for name in LATENCY_PERCENTILES},
+                         ANSWERED: float(group[ANSWERED].median()) if ANSWERED in group else math.nan,
+                         "refused": refused(group)})
+        curves[kernel] = pd.DataFrame(rows).sort_values(["configuration", OFFERED], kind="stable")
+    return curves
+
+
+def saturation(curve: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration of a latency_curves() table: `saturation_per_s`, the most requests per
+    second it answered at any load; `unloaded_p99_ns`, its p99 at its lightest load that is a
+    latency figure; `bound_ns`, BOUND_FACTOR times that; `within_bound_rate`, the highest offered
+    load up to which its p99 stays within the bound at every load that is a latency figure (NaN
+    where even its lightest is not one); and `refused`, how many of its points are no latency
+    figure."""
+    rows = []
+    for configuration, points in curve.groupby("configuration", sort=False):
+        points = points.sort_values(OFFERED)
+        figures = points[points["refused"].eq("") & points[BOUND_PERCENTILE].notna()]
+        unloaded = float(figures[BOUND_PERCENTILE].iloc[0]) if not figures.empty else math.nan
+        bound = BOUND_FACTOR * unloaded
+        within = math.nan
+        for _, point in figures.iterrows():
+            if point[BOUND_PERCENTILE] > bound:
+                break
+            within = float(point[OFFERED])
+        rows.append({"configuration": configuration, "saturation_per_s": float(points[ANSWERED].max()),
+                     "unloaded_p99_ns": unloaded, "bound_ns": bound, "within_bound_rate": within,
+                     "refused": int((points["refused"] != "").sum())})
+    return pd.DataFrame(rows)

@@ -386,6 +386,34 @@ def plot_reference(comparison: Comparison):
     return figure
 
 
+@_styled
+def plot_latency_load(curve: pd.DataFrame, kernel: str | Kernel):
+    """Latency percentiles (LATENCY_PERCENTILES: p50, p99, p99.9) against the offered load, a
+    panel each, log scales, one line per configuration of a latency_curves() table; a point that
+    is no latency figure (its generator fell behind) is left off its line. Returns the figure."""
+    from labctl.read.analysis import LATENCY_PERCENTILES, OFFERED
+
+    figure = _figure(figsize=(11, 4.0))
+    axes = figure.subplots(1, len(LATENCY_PERCENTILES), sharey=True)
+    configurations = list(dict.fromkeys(curve["configuration"]))
+    colors = _colors(len(configurations))
+    for ax, name in zip(axes, LATENCY_PERCENTILES):
+        for color, configuration in zip(colors, configurations):
+            points = curve[(curve["configuration"] == configuration) & (curve["refused"] == "")
+                           & curve[name].notna()].sort_values(OFFERED)
+            if not points.empty:
+                ax.plot(points[OFFERED], points[name] / 1e3, marker="o", color=color, label=configuration)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("offered load (requests/s)")
+        ax.set_title(name.removeprefix("latency_").removesuffix("_ns").replace("p999", "p99.9"))
+    axes[0].set_ylabel("latency from due time (us), median of runs")
+    figure.suptitle(f"{_name(kernel)}: latency against offered load (lower is better)")
+    axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    figure.tight_layout()
+    return figure
+
+
 def save(figure, folder: Path, name: str, figures: list[str], svg: bool = False) -> str:
     """Saves a figure as figures/NAME.png (and .svg); a name already taken gets a number."""
     taken = f"figures/{name}.png" in figures

@@ -115,7 +115,7 @@ SECTIONS: tuple[Section, ...] = (
     overview.heading, overview.machines, overview.warnings, overview.pending,
     kernels.summary, previous.against_previous, kernels.measures,
     each_machine(across.suite, threads.scaling, across.runtimes, across.floors, threads.turns, kernels.costs,
-                 across.fingerprints),
+                 kernels.latency_under_load, across.fingerprints),
     kernels.kernels,
     overview.failures, overview.skipped,
     each_machine(studies.references, studies.claims),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from labctl.vocabulary.text import format_duration, number
@@ -169,6 +169,20 @@ def lookup(name: str) -> Metric:
     if name.endswith("_ns") or name.startswith("ns_per_"):
         return Metric(name, NS, LOWER, name.removesuffix("_ns").replace("_", " "), declared=False)
     return Metric(name, NUMBER, HIGHER, name.replace("_", " "), declared=False)
+
+
+# A kernel's figure that, when 1, refuses its sample as a latency figure, with the words that say
+# so wherever the sample is shown (`labctl run`, `show`, reports): the service kernel's generator
+# fell behind its schedule, so the load it offered was not the one asked for, and the kernel left
+# its latency percentiles out.
+REFUSED_WHEN: dict[str, str] = {"generator_behind": "generator fell behind: no latency figure"}
+
+
+def refusals(figures: Mapping[str, object]) -> list[str]:
+    """The words of each refusal (REFUSED_WHEN) that `figures`, a sample's metrics or a row of
+    them, carries."""
+    return [words for name, words in REFUSED_WHEN.items()
+            if isinstance(figures.get(name), (int, float)) and figures.get(name) == 1]
 
 
 def measured(name: str, value: object) -> bool:

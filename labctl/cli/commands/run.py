@@ -116,6 +116,7 @@ def sample_line(sample: Sample, repeat: int) -> str:
                        + ", ".join(metrics.lookup(name).words for name in sample.unsupported))
     if sample.schedule_dependent:
         figures.append("[yellow]schedule-dependent[/yellow]")
+    figures += [f"[yellow]{words}[/yellow]" for words in metrics.refusals(sample.metrics)]
     figures += [f"{name} {metrics.lookup(name).format(value)}" for name, value in sample.metrics.items()]
     return "  " + "  ".join(figures) + f"  [green]ok[/green] {safe(sample.answer)}"
 

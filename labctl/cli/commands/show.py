@@ -54,7 +54,7 @@ def show_command(run: str, db: str, as_json: bool) -> None:
 def show_json(row: RunRow, points: list[PointRow], samples: pd.DataFrame) -> dict:
     """What `show` prints, as data: the run (its machine, state and warnings), and each point with
     its parameters, status and failure, and the median of its time (ns) with the 95% interval,
-    cv, noise flag and throughput, and the median of each count its measure took (null where the
+    cv, noise flag and throughput, why it is no latency figure (null where it is one), and the median of each count its measure took (null where the
     point has no samples)."""
     from labctl.read import analysis
 
@@ -65,11 +65,12 @@ def show_json(row: RunRow, points: list[PointRow], samples: pd.DataFrame) -> dic
     def figures(point: int) -> dict:
         if table is None or point not in table.index:
             return {"n": 0, "median_ns": None, "ci_low_ns": None, "ci_high_ns": None, "cv": None,
-                    "noisy": None, "msgs_per_s": None, "schedule_dependent": None, "counts": {}}
+                    "noisy": None, "msgs_per_s": None, "schedule_dependent": None, "refused": None,
+                    "counts": {}}
         t = table.loc[point]
         return {"n": int(t["n"]), "median_ns": t["median"], "ci_low_ns": t["ci_low"], "ci_high_ns": t["ci_high"],
                 "cv": t["cv"], "noisy": bool(t["noisy"]), "msgs_per_s": t["rate_median"],
-                "schedule_dependent": bool(t["schedule_dependent"]),
+                "schedule_dependent": bool(t["schedule_dependent"]), "refused": t["refused"] or None,
                 "counts": {name: c.loc[point, "median"] for name, c in counts.items() if point in c.index}}
 
     run = {name: getattr(row, name) for name in (
@@ -138,6 +139,8 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Cat
             flags.append("time under valgrind")
         if point["schedule_dependent"]:
             flags.append("[yellow]schedule-dependent[/yellow]")
+        if point["refused"]:
+            flags.append(f"[yellow]{point['refused']}[/yellow]")
         columns[""].append(", ".join(flags))
     print_points([(measured[p].point.kernel, measured[p].point.params) for p in table["point"]], columns, catalogue)
     if counts:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from labctl.read.analysis import (
+    BOUND_FACTOR,
+    BOUND_PERCENTILE,
     SHORT,
     UNDERUSED_SHARE,
     _key,
@@ -15,14 +17,24 @@ from labctl.read.analysis import (
     fixed,
     heatmap_panels,
     label,
+    latency_curves,
     point_table,
+    saturation,
     scenarios,
     sort_key,
     varying,
 )
-from labctl.read.figures import file_name, percentile_family, plot_bars, plot_heatmap, plot_lines, plot_percentiles
+from labctl.read.figures import (
+    file_name,
+    percentile_family,
+    plot_bars,
+    plot_heatmap,
+    plot_latency_load,
+    plot_lines,
+    plot_percentiles,
+)
 from labctl.read.sections.data import Machine, ReportData, View
-from labctl.read.sections.markdown import blocks, figure, named, title
+from labctl.read.sections.markdown import blocks, figure, named, or_dash, title
 from labctl.vocabulary import metrics, stats
 from labctl.vocabulary.schema import Kernel
 from labctl.vocabulary.text import markdown_table, printable, show
@@ -253,6 +265,8 @@ def _flags(point: pd.Series) -> list[str]:
         flags.append("time under valgrind")
     if point["schedule_dependent"]:
         flags.append("schedule-dependent counts")
+    if point.get("refused"):
+        flags.append(f"**{point['refused']}**")
     if point.get("underused", False):
         flags.append(f"**ran on {point['busy']:.2f} of its {show(point['threads'])} threads**")
     return flags
@@ -331,3 +345,40 @@ def costs(run: ReportData, machine: Machine) -> list[str]:
                   "one kernel's (and scenario's) configurations doing the same work.",
                   markdown_table(["kernel", "points", "least CPU per message", "most CPU per message",
                                   "most CPU spent waiting"], rows, {1}))
+
+
+def latency_under_load(run: ReportData, machine: Machine) -> list[str]:
+    """Latency against offered load on one machine, for each kernel that offers one (the service
+    kernel): the percentiles against the load, a line per configuration, and a table of each
+    configuration's saturation throughput and the highest load at which its p99 stays within
+    BOUND_FACTOR times its unloaded p99. Points whose generator fell behind are named, never
+    drawn: they are no latency figure."""
+    lines: list[str] = []
+    for kernel, curve in latency_curves(machine.samples).items():
+        prefix = f"{machine.on}-" if machine.on else ""
+        lines += blocks(title(f"Latency under load: {printable(kernel)}", machine.on),
+                        "Each request's latency runs from when it was due to when its answer was "
+                        "taken (open loop: a late send counts against the service, never for it), "
+                        "kept in a high-dynamic-range histogram (2 significant digits); medians over "
+                        "each point's runs. A point whose generator fell behind its schedule (more "
+                        "than 1% of its sends late) is no latency figure and is left off the curve.")
+        lines += figure(run, plot_latency_load(curve, kernel), f"{prefix}{file_name(kernel)}-latency-load",
+                        f"{kernel}: latency percentiles against offered load")
+        rows = []
+        for _, row in saturation(curve).iterrows():
+            rows.append([printable(row["configuration"]), f"{row['saturation_per_s']:,.0f}/s",
+                         or_dash(row["unloaded_p99_ns"], metrics.lookup(BOUND_PERCENTILE).format),
+                         or_dash(row["within_bound_rate"], lambda v: f"{v:,.0f}/s"),
+                         str(row["refused"]) if row["refused"] else "-"])
+        lines += blocks(f"Saturation throughput: the most requests per second a configuration answered "
+                        f"at any offered load. Bound: {BOUND_FACTOR}x the configuration's unloaded p99 "
+                        f"(its p99 at its lightest load that is a latency figure); the load given is the "
+                        f"highest up to which every point's p99 stays within it.",
+                        markdown_table(["configuration", "saturation throughput", "unloaded p99",
+                                        f"highest load with p99 <= {BOUND_FACTOR}x unloaded",
+                                        "points refused (generator behind)"], rows))
+        refused = curve[curve["refused"] != ""]
+        if not refused.empty:
+            lines += blocks("No latency figure (the generator fell behind): " + "; ".join(
+                f"{printable(row['configuration'])} at {row['rate']:,.0f}/s" for _, row in refused.iterrows()) + ".")
+    return lines

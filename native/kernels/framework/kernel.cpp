@@ -137,7 +137,9 @@ public:
         if (auto* i = std::get_if<std::int64_t>(&value)) numeric = double(*i);
         else if (auto* d = std::get_if<double>(&value)) numeric = *d;
         else return;
-        if ((spec.minimum && numeric < *spec.minimum) || (spec.maximum && numeric > *spec.maximum))
+        // NaN fails no comparison: it is refused by name (a real given from Python may be one).
+        if (std::isnan(numeric) || (spec.minimum && numeric < *spec.minimum) ||
+            (spec.maximum && numeric > *spec.maximum))
             fail(spec, "must be " + allowed(spec) + ", got " + to_string(value));
     }
 

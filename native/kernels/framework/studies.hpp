@@ -43,6 +43,8 @@ inline constexpr std::array kStudies = {
     Study{"run_actor_run", "Run, Actor, Run: Towards Cross-Actor Language Benchmarking",
           "Sebastian Blessing, Kiko Fernandez-Reyes, Albert Mingkun Yang, Sophia Drossopoulou and Tobias Wrigstad",
           "AGERE 2019 (SPLASH workshops), ACM", 2019, "https://doi.org/10.1145/3358499.3361224"},
+    Study{"wrk2", "wrk2: a constant throughput, correct latency recording variant of wrk", "Gil Tene",
+          "the wrk2 repository (GitHub), its README", 2014, "https://github.com/giltene/wrk2"},
 };
 
 // The study called `key`, or nullptr.

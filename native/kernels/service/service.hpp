@@ -1,0 +1,281 @@
+// What a service kernel on any runtime shares: its parameters, the schedule of intended send
+// times and the server each request goes to (both from the parameters and the seed), the
+// messages, the collector's count of every request id, the answer and its format, the rule that
+// refuses a point whose generator fell behind, and the metrics, so that a port is verified,
+// measured and refused the same way.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../framework/histogram.hpp"
+#include "../framework/kernel.hpp"
+
+namespace labctl::kernels::service {
+
+enum class Arrivals { constant, poisson };
+enum class Routing { round_robin, random, hot };
+enum class Work { spin, sleep };
+
+// A point is refused as a latency figure when more than this share of its sends left later than
+// late_bound_us after they were due: its offered load was not the one asked for.
+inline constexpr double kLateShareAllowed = 0.01;
+// What the histogram keeps: 2 significant digits (within 1%), as wrk2 records by default.
+inline constexpr int kSignificantDigits = 2;
+
+struct Setup {
+    std::uint64_t requests;
+    double rate;  // requests per second
+    Arrivals arrivals;
+    std::uint64_t seed;
+    std::uint32_t servers;
+    Routing routing;
+    Work work;
+    std::chrono::nanoseconds work_time;
+    std::chrono::nanoseconds late_bound;
+};
+
+inline Setup make_setup(const Params& params) {
+    return {
+        .requests = std::uint64_t(params.integer("requests")),
+        .rate = params.real("rate"),
+        .arrivals = params.text("arrivals") == "poisson" ? Arrivals::poisson : Arrivals::constant,
+        .seed = std::uint64_t(params.integer("seed")),
+        .servers = std::uint32_t(params.integer("servers")),
+        .routing = params.text("routing") == "random" ? Routing::random
+                   : params.text("routing") == "hot"  ? Routing::hot
+                                                      : Routing::round_robin,
+        .work = params.text("work") == "sleep" ? Work::sleep : Work::spin,
+        .work_time = std::chrono::nanoseconds(params.integer("work_ns")),
+        .late_bound = std::chrono::microseconds(params.integer("late_bound_us")),
+    };
+}
+
+// The plan of a run, made before its phase so that the generator's loop only waits and sends:
+// when each request is due (ns after the generator's start) and which server it goes to.
+struct Schedule {
+    std::vector<std::int64_t> due_ns;
+    std::vector<std::uint32_t> server;
+};
+
+// Constant arrivals are 1/rate apart (request i due at i/rate, computed from i so no error
+// accumulates); Poisson arrivals have exponential gaps of mean 1/rate from a generator seeded
+// with `seed`, as is the random routing (its own stream, so routing does not change the
+// arrival times).
+inline Schedule make_schedule(const Setup& s) {
+    Schedule schedule;
+    schedule.due_ns.resize(s.requests);
+    schedule.server.resize(s.requests);
+    std::mt19937_64 arrivals(s.seed);
+    std::mt19937_64 routing(s.seed ^ 0x9e3779b97f4a7c15ULL);
+    std::exponential_distribution<double> gap(s.rate);
+    std::uniform_int_distribution<std::uint32_t> pick(0, s.servers - 1);
+    double at_s = 0;
+    for (std::uint64_t i = 0; i < s.requests; ++i) {
+        if (s.arrivals == Arrivals::constant) at_s = double(i) / s.rate;
+        else if (i > 0) at_s += gap(arrivals);
+        schedule.due_ns[i] = std::int64_t(at_s * 1e9);
+        schedule.server[i] = s.routing == Routing::round_robin ? std::uint32_t(i % s.servers)
+                             : s.routing == Routing::random    ? pick(routing)
+                                                               : 0;
+    }
+    return schedule;
+}
+
+// A request: its id and when it was due (steady clock, ns since its epoch), which its latency is
+// measured from, wherever it was sent.
+struct Request {
+    Request(std::uint64_t id_, std::int64_t due_ns_) : id(id_), due_ns(due_ns_) {}
+    std::uint64_t id;
+    std::int64_t due_ns;
+};
+
+struct Reply {
+    explicit Reply(const Request& request) : id(request.id), due_ns(request.due_ns) {}
+    std::uint64_t id;
+    std::int64_t due_ns;
+};
+
+// The cost of a request at its server: a spin on the clock for `work_time` (CPU), or a sleep
+// (a blocking call that holds the server's thread without using a CPU).
+inline void serve(const Setup& s) {
+    if (s.work_time.count() == 0) return;
+    if (s.work == Work::sleep) {
+        std::this_thread::sleep_for(s.work_time);
+        return;
+    }
+    const auto until = std::chrono::steady_clock::now() + s.work_time;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+// The collector's count of every request id it was answered for: one byte per id, so a lost or
+// repeated answer shows by id, not only in a total; and the latency of each answer.
+class Answers {
+public:
+    explicit Answers(std::uint64_t requests) : seen_(requests, 0) {}
+
+    // An answer for `id`, `latency_ns` after it was due; true when every request has one.
+    bool count(std::uint64_t id, std::int64_t latency_ns) noexcept {
+        latency_.record(latency_ns);
+        ++answered_;
+        if (id < seen_.size()) {
+            if (seen_[id] < 255) ++seen_[id];
+            id_sum_ += id;
+        } else {
+            ++unknown_;
+        }
+        return answered_ == seen_.size();
+    }
+
+    const Histogram& latency() const noexcept { return latency_; }
+
+    // "requests=N answered=N repeated=0 missing=0 unknown=0 id_sum=S", S the sum of the ids of
+    // the answers received: every id 0..N-1 answered once is N answers, none missing, N(N-1)/2.
+    std::string describe() const {
+        std::uint64_t missing = 0;
+        std::uint64_t repeated = 0;
+        for (std::uint8_t times : seen_) {
+            if (times == 0) ++missing;
+            else repeated += times - 1u;
+        }
+        return format(seen_.size(), answered_, repeated, missing, unknown_, id_sum_);
+    }
+
+    static std::string format(std::uint64_t requests, std::uint64_t answered, std::uint64_t repeated,
+                              std::uint64_t missing, std::uint64_t unknown, std::uint64_t id_sum) {
+        return "requests=" + std::to_string(requests) + " answered=" + std::to_string(answered) +
+               " repeated=" + std::to_string(repeated) + " missing=" + std::to_string(missing) +
+               " unknown=" + std::to_string(unknown) + " id_sum=" + std::to_string(id_sum);
+    }
+
+private:
+    std::vector<std::uint8_t> seen_;
+    Histogram latency_{kSignificantDigits};
+    std::uint64_t answered_ = 0;
+    std::uint64_t unknown_ = 0;
+    std::uint64_t id_sum_ = 0;
+};
+
+// What a correct run answers: every request once.
+inline std::string expected(std::uint64_t requests) {
+    return Answers::format(requests, requests, 0, 0, 0, requests * (requests - 1) / 2);
+}
+
+// How the generator kept to its schedule: how late each send left (at least 1 ns: a send cannot
+// leave before it is due, and the clock counts whole nanoseconds), and how many were later than
+// the bound.
+class Lateness {
+public:
+    explicit Lateness(std::chrono::nanoseconds bound) : bound_ns_(bound.count()) {}
+
+    void record(std::int64_t lag_ns) noexcept {
+        lag_.record(std::max<std::int64_t>(lag_ns, 1));
+        if (lag_ns > bound_ns_) ++late_;
+    }
+    double late_share() const noexcept { return lag_.count() == 0 ? 0 : double(late_) / double(lag_.count()); }
+    bool behind() const noexcept { return late_share() > kLateShareAllowed; }
+    const Histogram& lag() const noexcept { return lag_; }
+
+private:
+    std::int64_t bound_ns_;
+    Histogram lag_{kSignificantDigits};
+    std::uint64_t late_ = 0;
+};
+
+// The mean cost of one Histogram::record, measured in the run (as ping_pong measures a clock
+// read): values spread over the histogram's range as latencies are, each read back so the loop
+// is not folded away.
+inline double histogram_record_ns() {
+    using Clock = std::chrono::steady_clock;
+    constexpr std::int64_t kRecords = 200'000;
+    Histogram scratch(kSignificantDigits);
+    const Clock::time_point start = Clock::now();
+    for (std::int64_t i = 0; i < kRecords; ++i) scratch.record((i * 7919) % 5'000'000 + 1);
+    const Clock::time_point end = Clock::now();
+    if (scratch.count() != std::uint64_t(kRecords)) throw std::logic_error("histogram lost a record");
+    return double(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()) / double(kRecords);
+}
+
+// The figures a run records beside its answer. The latency percentiles are left out of a run
+// whose generator fell behind (generator_behind = 1): its point is not a latency figure.
+inline std::vector<Metric> metrics(const Histogram& latency, const Lateness& lateness, std::uint64_t requests,
+                                   std::int64_t send_span_ns, std::int64_t answer_span_ns, double record_ns) {
+    std::vector<Metric> out;
+    const bool behind = lateness.behind();
+    out.push_back({"generator_behind", behind ? 1.0 : 0.0});
+    if (!behind) {
+        out.push_back({"latency_p50_ns", double(latency.value_at_percentile(50))});
+        out.push_back({"latency_p90_ns", double(latency.value_at_percentile(90))});
+        out.push_back({"latency_p99_ns", double(latency.value_at_percentile(99))});
+        out.push_back({"latency_p999_ns", double(latency.value_at_percentile(99.9))});
+        out.push_back({"latency_max_ns", double(latency.max())});
+    }
+    out.push_back({"generator_lag_p99_ns", double(lateness.lag().value_at_percentile(99))});
+    out.push_back({"generator_lag_max_ns", double(std::max<std::int64_t>(lateness.lag().max(), 1))});
+    out.push_back({"generator_late_share", lateness.late_share()});
+    // Rates over spans of at least one request apart (one request alone has no span).
+    if (requests > 1 && send_span_ns > 0) out.push_back({"sent_per_s", double(requests - 1) * 1e9 / double(send_span_ns)});
+    if (answer_span_ns > 0) out.push_back({"answered_per_s", double(requests) * 1e9 / double(answer_span_ns)});
+    out.push_back({"histogram_record_ns", record_ns});
+    return out;
+}
+
+inline std::vector<MetricSpec> metric_specs() {
+    const std::string behind = "the generator fell behind (generator_behind = 1): the point is no latency figure";
+    return {{.name = "generator_behind"},
+            {.name = "latency_p50_ns", .absent_when = behind},
+            {.name = "latency_p90_ns", .absent_when = behind},
+            {.name = "latency_p99_ns", .absent_when = behind},
+            {.name = "latency_p999_ns", .absent_when = behind},
+            {.name = "latency_max_ns", .absent_when = behind},
+            {.name = "generator_lag_p99_ns"},
+            {.name = "generator_lag_max_ns"},
+            {.name = "generator_late_share"},
+            {.name = "sent_per_s", .absent_when = "requests = 1"},
+            {.name = "answered_per_s"},
+            {.name = "histogram_record_ns"}};
+}
+
+inline ParamSpec choice_param(std::string name, std::string default_value, std::vector<std::string> choices,
+                              std::string help) {
+    ParamSpec spec{.name = std::move(name),
+                   .type = ParamType::choice,
+                   .default_value = std::move(default_value),
+                   .help = std::move(help)};
+    for (std::string& choice : choices) spec.choices.emplace_back(std::move(choice));
+    return spec;
+}
+
+inline std::vector<ParamSpec> own_params() {
+    ParamSpec rate = real_param("rate", 100'000, {1, 1e9},
+                                "offered load: requests per second the generator sends, on schedule "
+                                "whatever the service does (open loop)");
+    return {
+        integer_param("requests", 100'000, {1, 100'000'000}, "requests in the run, each answered once"),
+        rate,
+        choice_param("arrivals", "constant", {"constant", "poisson"},
+                     "constant: requests 1/rate apart; poisson: exponential gaps of mean 1/rate (seeded)"),
+        integer_param("seed", 1, {0, 4'611'686'018'427'387'904},
+                      "seed of the Poisson arrivals and the random routing"),
+        integer_param("servers", 4, {1, 10'000}, "server agents the requests go to"),
+        choice_param("routing", "round_robin", {"round_robin", "random", "hot"},
+                     "which server a request goes to: round_robin (in turn), random (seeded), hot (all "
+                     "to the first)"),
+        choice_param("work", "spin", {"spin", "sleep"},
+                     "what a request costs its server for work_ns: spin (CPU) or sleep (a blocking call)"),
+        integer_param("work_ns", 0, {0, 1'000'000'000}, "the cost of one request at its server, ns"),
+        integer_param("late_bound_us", 100, {1, 1'000'000},
+                      "a send later than this after it was due is late; more than 1% late sends and the "
+                      "generator fell behind: the point is no latency figure"),
+    };
+}
+
+}  // namespace labctl::kernels::service

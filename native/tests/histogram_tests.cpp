@@ -1,0 +1,50 @@
+// The service kernel's histogram (kernels/framework/histogram.hpp) against HdrHistogram's
+// semantics, with oracles computed here: every value kept within its relative precision, the
+// value at a percentile the highest equivalent of the value of that rank, the exact max, and
+// values past the range counted at its top.
+#include <cstdint>
+#include <vector>
+
+#include "../kernels/framework/histogram.hpp"
+#include "harness.hpp"
+
+namespace {
+
+using labctl::kernels::Histogram;
+
+TEST(a_histogram_keeps_every_value_within_its_relative_precision, 10) {
+    const Histogram h(2);
+    // Below 256 every value is its own bucket; above, a bucket is under 1/128 of its values wide.
+    for (std::int64_t v = 0; v < 256; ++v) CHECK(h.lowest_equivalent(v) == v && h.highest_equivalent(v) == v);
+    for (std::int64_t v = 256; v < 50'000'000; v = v * 3 / 2 + 7) {
+        const std::int64_t low = h.lowest_equivalent(v), high = h.highest_equivalent(v);
+        CHECK(low <= v && v <= high);
+        CHECK(double(high - low + 1) <= double(v) / 128.0);
+    }
+}
+
+TEST(a_histogram_gives_the_value_of_each_percentiles_rank, 10) {
+    Histogram h(2);
+    // 1..1000 us: the 500th is 500 us, the 990th 990 us, the 1000th 1 ms (exact as the max).
+    for (std::int64_t i = 1; i <= 1000; ++i) h.record(i * 1000);
+    CHECK_EQ(h.count(), std::uint64_t{1000});
+    CHECK_EQ(h.value_at_percentile(50), h.highest_equivalent(500'000));
+    CHECK_EQ(h.value_at_percentile(99), h.highest_equivalent(990'000));
+    CHECK_EQ(h.value_at_percentile(100), std::int64_t{1'000'000});
+    CHECK_EQ(h.max(), std::int64_t{1'000'000});
+    // Within 1% of the true value, never below it.
+    CHECK(h.value_at_percentile(50) >= 500'000 && h.value_at_percentile(50) < 505'000);
+}
+
+TEST(an_empty_histogram_has_no_value_and_a_value_past_its_range_counts_at_its_top, 10) {
+    Histogram h(2, 1'000'000);
+    CHECK_EQ(h.value_at_percentile(50), std::int64_t{0});
+    h.record(5'000'000);
+    h.record(-3);
+    CHECK_EQ(h.count(), std::uint64_t{2});
+    CHECK_EQ(h.max(), std::int64_t{5'000'000});  // exact, past the range
+    CHECK_EQ(h.value_at_percentile(50), std::int64_t{0});  // the negative one, at 0
+    CHECK(h.value_at_percentile(100) >= 1'000'000);
+}
+
+}  // namespace
