@@ -311,7 +311,8 @@ const Registration registration(Kernel{
         "its index (Savina: java.util.Random(id + messages + write percent)); worker i writes "
         "only keys k with k % workers == i, so no two workers write one key and the final "
         "contents do not depend on the interleaving (Savina's writes go to any key, and its "
-        "final contents depend on the schedule); keys and values are 32-bit unsigned; the "
+        "final contents depend on the schedule); keys and values are 32-bit unsigned, in a "
+        "std::unordered_map (Savina: a java.util.HashMap of boxed Integers); the "
         "master and workers are made in one coop with the dictionary (Savina's master makes "
         "the others in its onPostStart); the phase does not cover making the runtime nor the "
         "agents' ends and destruction (Savina's clock runs until its actor system has terminated).",

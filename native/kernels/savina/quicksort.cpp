@@ -304,7 +304,10 @@ const Registration registration(Kernel{
         "sequence, and the number of agents against the same split done without agents. "
         "Differences from Savina: its clock also covers making the input and the actor system, "
         "ours covers neither; Savina's root checks the order inside its clock, ours is checked "
-        "after the phase; each sorted part also carries the number of agents of its subtree; "
+        "after the phase; the values are 64-bit integers in contiguous vectors where Savina's "
+        "are boxed java.lang.Long objects in ArrayLists (each split's three filtered copies and "
+        "each join copy pointers to them); each sorted part also carries the number of agents "
+        "of its subtree; "
         "Savina's actors exit once they have reported and the run ends when the actor system has "
         "terminated, ours stay registered until the environment stops, after the phase (their "
         "deregistration and destruction are not timed).",

@@ -239,8 +239,8 @@ const Registration registration(Kernel{
         "as Savina's int conversion), adds each piece's area 0.5 * (f(lx) + f(rx)) * h with "
         "Savina's f(x) = sin(x^3 - 1) / (x + 1) * sqrt(1 + exp(sqrt(2x))), and sends the master "
         "its area. Messages: the first Work, then a Work and a Result per worker, 1 + 2*workers. "
-        "It scales with the threads: each worker's one message carries pieces/workers function "
-        "evaluations, and the master's part is tiny. The phase runs from the master's first "
+        "It scales with the threads: each worker's one message carries pieces/workers pieces, two "
+        "function evaluations each (f(lx) and f(rx), as Savina's), and the master's part is tiny. The phase runs from the master's first "
         "message to its having every worker's area; the master and the workers are made and "
         "started before it (the dispatcher's threads already running). The answer is checked "
         "against the sequential program, the workers' loops run one after another in one thread "
@@ -250,7 +250,9 @@ const Registration registration(Kernel{
         "so the sum, bit for bit, does not depend on the schedule; its clock also covers making "
         "the actor system and the actors, ours neither; no exit messages (the environment stops "
         "the agents after the phase); the answer holds every area's bits (a hash) and the piece "
-        "count, not only the printed area.",
+        "count, not only the printed area; f's sin, pow, exp and sqrt are the C library's "
+        "(glibc's), Savina's java.lang.Math's (HotSpot's intrinsics): the same formula, whose "
+        "last bits and cost per evaluation may differ.",
     .sources = {{"savina", "21. Trapezoidal Approximation (trapezoid)"}},
     .verifies = "every worker reported once; the piece count, each worker's area (a hash of their "
                 "bits) and their sum in worker order equal the sequential program's, bit for bit",
