@@ -265,6 +265,20 @@ def test_a_run_without_samples_has_its_points_and_failures_on_its_page(site):
     assert "0 of 2 done, 2 failed" in page
 
 
+def test_a_run_page_says_the_fixed_parameters_once_and_lists_only_the_varying_ones_per_point(site):
+    from labctl.catalogue import kernels
+
+    page = (site / "runs" / "1.html").read_text(encoding="utf-8")
+    fixed = re.search(r'<p class="fixed">Every point: <code>([^<]*)</code></p>', page)
+    assert fixed, "the run page does not say its fixed parameters"
+    names = [pair.split("=")[0] for pair in fixed.group(1).split()]
+    assert "dispatcher" in names and "leaves" not in names
+    schema = [p.name for p in kernels.get("skynet").params]
+    assert names == [name for name in schema if name in names], "the fixed parameters are not in schema order"
+    rows = re.findall(r'<td class="long">([^<]*)</td>', page)
+    assert sorted(r for r in rows if r) == ["leaves=100", "leaves=1000"]
+
+
 def test_the_comparison_of_an_experiments_two_latest_runs_is_a_table(site):
     page = Page((site / "compare" / "2-3.html").read_text(encoding="utf-8"))
     assert [tag for tag, _ in page.elements].count("table") >= 2
