@@ -352,6 +352,15 @@ def test_a_planted_step_and_drift_are_drawn_listed_and_counted_among_the_regress
     assert check_links(planted) > 5
 
 
+def test_a_changes_commits_link_to_their_rows_in_the_table_of_commits(planted):
+    page = (planted / "history" / "planted.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="#(commit-\d+)"><code>([^<]*)</code></a>', page)
+    assert links, "no change in the planted history links to its commit"
+    for anchor, short in links:
+        row = re.search(rf'<tr id="{anchor}">\s*<td class="number">\d+</td>\s*<td class="text"><code title="[^"]*">([^<]*)</code>', page)
+        assert row and row.group(1) == short, f"{short} links to #{anchor}, which is not its row"
+
+
 def test_a_plot_that_does_not_load_is_said_under_its_place(planted, browser):
     (planted / "history" / "planted" / "2-elapsed_ns.png").unlink()
     dom = browser.dom(planted / "history" / "planted.html")

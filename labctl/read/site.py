@@ -52,7 +52,7 @@ CELL_SHOWN = 300
 TICKS_SHOWN = 40
 
 # A commit a change names that the history does not know, as a page names it.
-UNKNOWN_COMMIT = {"short": "?", "subject": ""}
+UNKNOWN_COMMIT = {"short": "?", "subject": "", "href": None}
 
 @dataclass
 class Published:
@@ -342,7 +342,8 @@ def _shared(frame: pd.DataFrame) -> str:
 
 
 def _commits(frame: pd.DataFrame) -> list[dict]:
-    """An experiment's commits in history order (`order`): sha, short sha, subject, date, runs."""
+    """An experiment's commits in history order (`order`): sha, short sha, subject, date, runs, and
+    href, the anchor of its row in the history page's table of commits."""
     commits: dict[int, dict] = {}
     for record in frame.to_dict("records"):
         entry = commits.setdefault(int(record["order"]), {
@@ -351,8 +352,8 @@ def _commits(frame: pd.DataFrame) -> list[dict]:
         entry["runs"].add(int(record["run"]))
     last = max(commits, default=-1)
     # A commit whose every point failed has no row: it keeps its place, unlabelled.
-    return [commits.get(order, {"sha": "", "short": "?", "subject": "", "date": "", "runs": set()})
-            for order in range(last + 1)]
+    return [{**commits.get(order, {"sha": "", "short": "?", "subject": "", "date": "", "runs": set()}),
+             "href": f"#commit-{order}"} for order in range(last + 1)]
 
 
 def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, path: Path) -> None:
