@@ -274,7 +274,9 @@ def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None]:
     except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
         problem = error
     with Store(db, create=False) as store:
-        params = {p.id: _in_schema_order(p.point.kernel, p.point.params) for p in store.points(run)}
+        stored = {p.id: p.point.params for p in store.points(run)}
+    order = results.in_schema_order(results.catalogue(db, run), sorted({k for p in stored.values() for k in p}))
+    params = {point: {k: p[k] for k in order if k in p} for point, p in stored.items()}
     fixed = _fixed(list(params.values()))
     return [{"position": record["position"] + 1, "kernel": record["kernel"],
              "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()
@@ -283,19 +285,6 @@ def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None]:
              "failure_kind": record["failure_kind"] or "", "failure": record["failure"] or "",
              "median": medians.get(int(record["point"]), "-")}
             for record in points.to_dict("records")], fixed, problem
-
-
-def _in_schema_order(kernel: str, params: dict) -> dict:
-    """A point's parameters in its kernel's schema order (labctl.catalogue.kernels), not the order
-    the sweep wrote them in; a name the schema no longer has (an older store) comes after, by name."""
-    from labctl.catalogue import kernels
-
-    try:
-        order = [p.name for p in kernels.get(kernel).params]
-    except Exception:  # noqa: BLE001 - a kernel this build does not know: its parameters by name
-        order = []
-    rank = {name: i for i, name in enumerate(order)}
-    return dict(sorted(params.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
 
 
 def _fixed(params: list[dict]) -> dict:
