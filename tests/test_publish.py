@@ -265,6 +265,20 @@ def test_a_run_without_samples_has_its_points_and_failures_on_its_page(site):
     assert "0 of 2 done, 2 failed" in page
 
 
+def test_a_run_page_says_the_fixed_parameters_once_and_lists_only_the_varying_ones_per_point(site):
+    from labctl.catalogue import kernels
+
+    page = (site / "runs" / "1.html").read_text(encoding="utf-8")
+    fixed = re.search(r'<p class="fixed">Every point: <code>([^<]*)</code></p>', page)
+    assert fixed, "the run page does not say its fixed parameters"
+    names = [pair.split("=")[0] for pair in fixed.group(1).split()]
+    assert "dispatcher" in names and "leaves" not in names
+    schema = [p.name for p in kernels.get("skynet").params]
+    assert names == [name for name in schema if name in names], "the fixed parameters are not in schema order"
+    rows = re.findall(r'<td class="long">([^<]*)</td>', page)
+    assert sorted(r for r in rows if r) == ["leaves=100", "leaves=1000"]
+
+
 def test_the_comparison_of_an_experiments_two_latest_runs_is_a_table(site):
     page = Page((site / "compare" / "2-3.html").read_text(encoding="utf-8"))
     assert [tag for tag, _ in page.elements].count("table") >= 2
@@ -336,6 +350,15 @@ def test_a_planted_step_and_drift_are_drawn_listed_and_counted_among_the_regress
     assert "step" in words and "drift" in words
     assert hashlib.sha1(b"planted 6").hexdigest()[:10] in words and "change 6" in words
     assert check_links(planted) > 5
+
+
+def test_a_changes_commits_link_to_their_rows_in_the_table_of_commits(planted):
+    page = (planted / "history" / "planted.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="#(commit-\d+)"><code>([^<]*)</code></a>', page)
+    assert links, "no change in the planted history links to its commit"
+    for anchor, short in links:
+        row = re.search(rf'<tr id="{anchor}">\s*<td class="number">\d+</td>\s*<td class="text"><code title="[^"]*">([^<]*)</code>', page)
+        assert row and row.group(1) == short, f"{short} links to #{anchor}, which is not its row"
 
 
 def test_a_plot_that_does_not_load_is_said_under_its_place(planted, browser):

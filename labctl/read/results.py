@@ -60,7 +60,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
             if name not in metrics:
                 metrics.append(name)
         rows.append(row)
-    params = _in_schema_order(known, params)
+    params = in_schema_order(known, params)
     others = [name for name in others if name not in metrics and name not in params]
     frame = _typed(pd.DataFrame(rows, columns=SAMPLE_COLUMNS + params + metrics + others), rows, params)
     for name in (*COUNTS, *RUNTIME_COUNTS, *others):  # whole numbers with gaps: pandas' nullable integers, not floats
@@ -103,7 +103,7 @@ def _metric_columns(known: Catalogue, samples: list[dict]) -> dict[str, str]:
     return renamed
 
 
-def _in_schema_order(known: Catalogue, names: list[str]) -> list[str]:
+def in_schema_order(known: Catalogue, names: list[str]) -> list[str]:
     """Parameter names in the order the kernels' schemas give them (the store keeps them sorted)."""
     order = list(dict.fromkeys(p.name for kernel in known.kernels.values() for p in kernel.params))
     return sorted(names, key=lambda name: (order.index(name) if name in order else len(order), name))
@@ -175,7 +175,7 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
         "started_at": p.started_at, "finished_at": p.finished_at,
     } for p in rows]
     known = catalogue(db, run_id)
-    params = _in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.point.params)))
+    params = in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.point.params)))
     frame = _typed(pd.DataFrame(records, columns=POINT_COLUMNS[:3] + params + POINT_COLUMNS[3:]),
                    records, params)
     frame.attrs["catalogue"] = known.to_json()

@@ -52,7 +52,7 @@ CELL_SHOWN = 300
 TICKS_SHOWN = 40
 
 # A commit a change names that the history does not know, as a page names it.
-UNKNOWN_COMMIT = {"short": "?", "subject": ""}
+UNKNOWN_COMMIT = {"short": "?", "subject": "", "href": None}
 
 @dataclass
 class Published:
@@ -238,7 +238,7 @@ def _commit(row: RunRow) -> dict | None:
 def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, history_page: str | None) -> str:
     """A run's facts, its points (_points) and its report, written into runs/RUN/ and rendered; a
     report that cannot be written is said on the page, and the site goes on."""
-    points, no_medians = _points(db, row.id)
+    points, fixed, no_medians = _points(db, row.id)
     folder = site / "runs" / str(row.id)
     report, no_report = None, None
     try:
@@ -249,18 +249,20 @@ def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, h
     except Exception as error:  # noqa: BLE001 - one run's report never stops the site: said on its page
         no_report = error
     return _render("run.html.j2", f"Run {row.id}: {row.name}", depth=1, row=row, commit=_commit(row), pair=pair,
-                   history=history_page, points=points, no_medians=no_medians, report=report, no_report=no_report)
+                   history=history_page, points=points,
+                   fixed=" ".join(f"{k}={text.show(v)}" for k, v in fixed.items()), no_medians=no_medians, report=report, no_report=no_report)
 
 
-def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
-    """A run's points as its page lists them: position, kernel, parameters, status, failure, and
+def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None]:
+    """A run's points as its page lists them: position, kernel, the parameters that vary across the
+    run (in schema order; the fixed ones, returned apart, are said once above the table), status, failure, and
     the median of the kernel's figure (labctl.read.analysis.kernel_metric: time where every run did
     the same work, else throughput); and, where the medians cannot be had, why."""
     from labctl.read.analysis import kernel_metric, point_table
 
     points = results.points(db, run)
     if points.empty:
-        return [], None
+        return [], {}, None
     medians: dict[int, str] = {}
     problem = None
     try:
@@ -272,13 +274,26 @@ def _points(db: Path, run: int) -> tuple[list[dict], Exception | None]:
     except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
         problem = error
     with Store(db, create=False) as store:
-        params = {p.id: p.point.params for p in store.points(run)}
+        stored = {p.id: p.point.params for p in store.points(run)}
+    order = results.in_schema_order(results.catalogue(db, run), sorted({k for p in stored.values() for k in p}))
+    params = {point: {k: p[k] for k in order if k in p} for point, p in stored.items()}
+    fixed = _fixed(list(params.values()))
     return [{"position": record["position"] + 1, "kernel": record["kernel"],
-             "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()),
+             "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()
+                                if k not in fixed),
              "status": record["status"], "failed": record["status"] == "failed",
              "failure_kind": record["failure_kind"] or "", "failure": record["failure"] or "",
              "median": medians.get(int(record["point"]), "-")}
-            for record in points.to_dict("records")], problem
+            for record in points.to_dict("records")], fixed, problem
+
+
+def _fixed(params: list[dict]) -> dict:
+    """The parameters every point of a run has with the same value, in the first point's order: the
+    run page says them once above its table and lists only the others per point."""
+    if not params:
+        return {}
+    first = params[0]
+    return {k: v for k, v in first.items() if all(k in p and text.show(p[k]) == text.show(v) for p in params[1:])}
 
 
 # -- a history ------------------------------------------------------------------------------------
@@ -316,7 +331,8 @@ def _shared(frame: pd.DataFrame) -> str:
 
 
 def _commits(frame: pd.DataFrame) -> list[dict]:
-    """An experiment's commits in history order (`order`): sha, short sha, subject, date, runs."""
+    """An experiment's commits in history order (`order`): sha, short sha, subject, date, runs, and
+    href, the anchor of its row in the history page's table of commits."""
     commits: dict[int, dict] = {}
     for record in frame.to_dict("records"):
         entry = commits.setdefault(int(record["order"]), {
@@ -325,8 +341,8 @@ def _commits(frame: pd.DataFrame) -> list[dict]:
         entry["runs"].add(int(record["run"]))
     last = max(commits, default=-1)
     # A commit whose every point failed has no row: it keeps its place, unlabelled.
-    return [commits.get(order, {"sha": "", "short": "?", "subject": "", "date": "", "runs": set()})
-            for order in range(last + 1)]
+    return [{**commits.get(order, {"sha": "", "short": "?", "subject": "", "date": "", "runs": set()}),
+             "href": f"#commit-{order}"} for order in range(last + 1)]
 
 
 def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, path: Path) -> None:
