@@ -56,6 +56,10 @@ public:
             since_.store(0, std::memory_order_relaxed);
         });
     }
+    // An interval that was never open: a wait that did not park.
+    void add(std::int64_t ns) noexcept {
+        write([&] { total_.store(total_.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed); });
+    }
     // Idle time up to `now`, the current interval's share included.
     std::int64_t read(std::int64_t now) const noexcept {
         for (;;) {
@@ -97,32 +101,37 @@ struct ThreadStats {
     std::atomic<std::uint32_t> epoch{0};           // the epoch `inbox_largest` belongs to
     IdleClock idle;
 
-    // The owner, at the end of a wait that began at `wait.at` (IdleScope).
-    void end_wait(const WaitStart& wait) noexcept {
-        const std::int64_t began = ns_since_epoch(wait.at);
-        if (wait.read_again) {
+    // The owner, at the end of a wait that began at `wait.at` (IdleScope); `parked`: the wait's
+    // interval was opened (idle.begin) when it parked.
+    void end_wait(const WaitStart& wait, bool parked) noexcept {
+        if (parked) {
             idle.end(steady_now_ns());
             return;
         }
+        const std::int64_t began = ns_since_epoch(wait.at);
+        if (wait.read_again) {
+            idle.add(steady_now_ns() - began);
+            return;
+        }
         // A short wait: it found work within its first round of pauses (a few hundred ns: the
-        // reply of a ping-pong across threads). One in 8 on average, at random, is timed; the
+        // reply of a ping-pong across threads). One in 16 on average, at random, is timed; the
         // others count as the mean of those timed so far. The end's clock read was most of what
-        // idle accounting cost (+9.7% on active_obj ping-pong for two reads per wait); the
-        // estimate errs by less than a round a wait and by nothing on average.
+        // idle accounting cost (+20% on active_obj ping-pong for two reads per wait besides the
+        // spin's); the estimate errs by less than a round a wait and by nothing on average.
         if (--short_countdown_ != 0) {
-            idle.end(began + short_mean_ns_);
+            idle.add(short_mean_ns_);
             return;
         }
         const std::int64_t took = steady_now_ns() - began;
-        idle.end(began + took);
+        idle.add(took);
         short_timed_ns_ += took;
         ++short_timed_;
         short_mean_ns_ = short_timed_ns_ / std::int64_t(short_timed_);
-        // xorshift32 (Marsaglia): the next timed wait is 1 to 15 short waits on.
+        // xorshift32 (Marsaglia): the next timed wait is 1 to 31 short waits on.
         rng_ ^= rng_ << 13;
         rng_ ^= rng_ >> 17;
         rng_ ^= rng_ << 5;
-        short_countdown_ = 1 + rng_ % 15;
+        short_countdown_ = 1 + rng_ % 31;
     }
 
     // The owner, after taking `n` (>= 1) messages from an inbox.
@@ -152,22 +161,26 @@ inline constinit thread_local ThreadStats t_stats LABCTL_FAST_TLS;
 }  // namespace detail
 
 // Marks the calling thread idle for its lifetime (a wait for work). Its start is the spin's:
-// `spin_until(ready, budget, idle.start())`.
+// `spin_until(ready, budget, idle.start())`. A reader of the thread's idle time (a phase's
+// boundary) sees a wait that parked as open from its start; one that did not park counts when it
+// ends: a reader during it misses at most its spin (spin_us).
 class IdleScope {
 public:
-    IdleScope() noexcept : start_{std::chrono::steady_clock::now()} {
-        detail::t_stats.idle.begin(ns_since_epoch(start_.at));
-    }
-    ~IdleScope() { detail::t_stats.end_wait(start_); }
+    IdleScope() noexcept : start_{std::chrono::steady_clock::now()} {}
+    ~IdleScope() { detail::t_stats.end_wait(start_, parked_); }
     IdleScope(const IdleScope&) = delete;
     IdleScope& operator=(const IdleScope&) = delete;
 
     WaitStart& start() noexcept { return start_; }
-    // Before the thread parks: the wait is a long one, its end timed.
-    void parking() noexcept { start_.read_again = true; }
+    // Before the thread parks (again): the wait's interval opens at its start, its end is timed.
+    void parking() noexcept {
+        if (!parked_) detail::t_stats.idle.begin(ns_since_epoch(start_.at));
+        parked_ = true;
+    }
 
 private:
     WaitStart start_;
+    bool parked_ = false;
 };
 
 // The runtime's counts of a phase, summed over its threads (Environment::stats at the phase's

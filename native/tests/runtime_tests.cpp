@@ -1106,18 +1106,22 @@ TEST(a_threads_waits_count_their_length_and_short_ones_are_estimated_from_the_on
     constexpr int kShort = 1000;
     for (int i = 0; i < kShort; ++i) {
         rt::WaitStart wait{std::chrono::steady_clock::now() - 2us};
-        stats.idle.begin(rt::ns_since_epoch(wait.at));
-        stats.end_wait(wait);
+        stats.end_wait(wait, /*parked=*/false);
     }
     const std::int64_t run = rt::ns_since_epoch(std::chrono::steady_clock::now()) - rt::ns_since_epoch(began);
     const std::int64_t shorts = stats.idle.read(0);
     CHECK(shorts >= kShort * 2000);
     CHECK(shorts <= kShort * 2000 + run * 2);
+    rt::WaitStart spun{std::chrono::steady_clock::now() - 3ms, /*read_again=*/true};
+    stats.end_wait(spun, /*parked=*/false);
+    const std::int64_t after_spin = stats.idle.read(0);
+    CHECK(after_spin - shorts >= 3'000'000);
+    CHECK(after_spin - shorts < 3'000'000 + 1'000'000'000);
     rt::WaitStart parked{std::chrono::steady_clock::now() - 5ms, /*read_again=*/true};
-    stats.idle.begin(rt::ns_since_epoch(parked.at));
-    stats.end_wait(parked);
-    CHECK(stats.idle.read(0) - shorts >= 5'000'000);
-    CHECK(stats.idle.read(0) - shorts < 5'000'000 + 1'000'000'000);
+    stats.idle.begin(rt::ns_since_epoch(parked.at));  // as IdleScope::parking opens it
+    stats.end_wait(parked, /*parked=*/true);
+    CHECK(stats.idle.read(0) - after_spin >= 5'000'000);
+    CHECK(stats.idle.read(0) - after_spin < 5'000'000 + 1'000'000'000);
 }
 
 // The environment's counts: a pool's threads exist for the whole span, an idle pool is idle for
