@@ -99,10 +99,10 @@ def test_labctl_experiments_lists_name_study_points_and_estimate(labctl, tmp_pat
 
 def test_the_quickstarts_estimate_is_within_twice_or_half_of_its_committed_run():
     """With no store to go by, the estimate of the main job is a guess; on the machine of its
-    committed report (2 cores) it lies within a factor 2 of what the run took, the report's start
-    to finish (it took 59 s at load 1.7 and 110 s at load 11; the guess is 56 s, a quiet
-    machine's): its two points that pass one message at a time between threads cost microseconds a
-    message, not the nanoseconds of one thread."""
+    committed report (2 quiet cores) it lies within a factor 2 of what the run took, the report's
+    start to finish (12 s at load 1; the guess is 11 s). A busy machine's slowdown is not in it:
+    the run took 59 s at load 1.7 and 110 s at load 11, where its two points that pass one
+    message at a time between spinning threads park and wake for each."""
     import re
     from datetime import datetime
 

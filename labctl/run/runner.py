@@ -578,11 +578,13 @@ WORKER_START_S = 0.3
 GUESS_NS_PER_MESSAGE = 50.0
 GUESS_NS_PER_MESSAGE_THREAD_PER_AGENT = 5000.0
 # Kernels that keep one message in flight (a ping, a token): where the agents sit on threads of
-# their own, every message wakes another thread and nothing overlaps. The quickstart's ping_pong
-# on 2 busy cores (load 11) took 5.7 us a message on active_obj and 9.7 us on active_group with
-# 2 threads (reports/quickstart: 110 s in all, 94 s of them those two points).
+# their own, every message crosses to another thread and nothing overlaps. The quickstart's
+# ping_pong on 2 quiet cores took 123 ns a message on active_obj and on active_group with 2
+# threads (reports/quickstart: 12 s in all), the other thread spinning for it; on busy cores (load
+# 11), where a spinning thread loses its core and parks, 5.7 and 9.7 us (110 s in all), a busy
+# machine's slowdown, which an estimate leaves out (COVERS).
 ONE_IN_FLIGHT = frozenset({"ping_pong", "thread_ring", "savina_pingpong", "savina_threadring"})
-GUESS_NS_PER_HANDOFF = 7500.0
+GUESS_NS_PER_HANDOFF = 150.0
 
 
 @dataclass
