@@ -6,7 +6,7 @@ from __future__ import annotations
 from labctl.read import compare
 from labctl.read.sections.data import ReportData
 from labctl.read.sections.markdown import blocks
-from labctl.store import Store
+from labctl.store import Store, round_of
 from labctl.vocabulary.metrics import TIME, Metric, lookup
 from labctl.vocabulary.text import markdown_table, printable
 
@@ -16,7 +16,7 @@ def previous_run(run: ReportData) -> int | None:
     with Store(run.db, create=False) as store:
         earlier = [row.id for row in store.runs()
                    if row.name == run.row.name and row.id < run.row.id and row.status == "finished"
-                   and not row.context.get("interleaved")]
+                   and not round_of(row.context)]
     return max(earlier, default=None)
 
 
