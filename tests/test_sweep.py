@@ -220,7 +220,7 @@ def test_an_interrupted_sweep_resumes_without_losing_or_repeating_a_sample(labct
     process.send_signal(how)
     _, err = process.communicate(timeout=60)
     if how == signal.SIGINT:
-        assert process.returncode == 130
+        assert process.returncode == 130, err
         assert "--resume 1" in err
     else:
         assert process.returncode == -signal.SIGKILL

@@ -9,8 +9,9 @@ outcomes (one of the N-1 commits, or none moved), found in ceil(log2 N) measurem
 ceil(log2 N) + 1 with GOOD's. It assumes what bisection always assumes: once moved, the figure
 stays moved (a change undone within the range can be missed; `labctl history` shows such).
 
-Instruction counts repeat to a few parts per million, so a commit's verdict is exact for any
-threshold far above that (the default 2%, the gate's). Time is noisy: the verdict of a commit
+Instruction counts repeat to a few parts per million, and to 0.13% where a runtime's waits are
+counted (they follow the machine's load), so a commit's verdict is exact for any threshold far
+above that (the default 2%, the gate's). Time is noisy: the verdict of a commit
 is only as good as the threshold is wide against the samples' spread, which is printed beside
 each measurement and warned about when the threshold is within twice the reference's spread.
 

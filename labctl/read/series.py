@@ -17,7 +17,7 @@ from labctl.vocabulary import metrics
 # A commit as a run's context records it (labctl.run.sysinfo.commit): the fields of Commit, in order.
 
 # The figures a history follows, by the point's measure: what the measure measures, and whether
-# it repeats to a few parts per million (labctl.read.changes.detect's `exact`). Under instructions the
+# it is a count, exact but for a runtime's waits (labctl.read.changes.detect's `exact`). Under instructions the
 # clock runs under valgrind and is followed by nobody.
 FOLLOWED = {metrics.TIME: ("elapsed_ns",), metrics.INSTRUCTIONS: ("instructions",),
             metrics.COUNTERS: ("elapsed_ns", "instructions", "cycles")}

@@ -124,9 +124,15 @@ struct ThreadStats {
         }
         const std::int64_t took = steady_now_ns() - began;
         idle.add(took);
-        short_timed_ns_ += took;
-        ++short_timed_;
-        short_mean_ns_ = short_timed_ns_ / std::int64_t(short_timed_);
+        // A timed short wait much longer than its round was preempted (its thread descheduled
+        // mid-wait): its own length counts, but it speaks for no other wait. Into the mean, one
+        // preemption of milliseconds made every later short wait count as milliseconds, and a
+        // phase's idle time 24 times its threads' (a loaded machine, tests/test_fingerprint.py).
+        if (took <= kShortWaitBoundNs) {
+            short_timed_ns_ += took;
+            ++short_timed_;
+            short_mean_ns_ = short_timed_ns_ / std::int64_t(short_timed_);
+        }
         // xorshift32 (Marsaglia): the next timed wait is 1 to 31 short waits on.
         rng_ ^= rng_ << 13;
         rng_ ^= rng_ >> 17;
@@ -148,6 +154,8 @@ struct ThreadStats {
     }
 
 private:
+    // A first round of pauses lasts about a microsecond; a short wait timed past this was preempted.
+    static constexpr std::int64_t kShortWaitBoundNs = 20'000;
     // The owner's alone (end_wait), never read by another thread: plain fields.
     std::uint32_t short_countdown_ = 1;  // short waits until the next timed one; the first is
     std::uint32_t rng_ = 0x9e3779b9;

@@ -1124,6 +1124,25 @@ TEST(a_threads_waits_count_their_length_and_short_ones_are_estimated_from_the_on
     CHECK(stats.idle.read(0) - after_spin < 5'000'000 + 1'000'000'000);
 }
 
+// A short wait preempted while it was timed counts its own length, and no other wait's: the first
+// short wait is timed, and here it lasted 5 ms (a thread descheduled mid-wait).
+TEST(a_preempted_short_wait_is_not_the_estimate_of_the_others, 30) {
+    rt::ThreadStats stats;
+    rt::WaitStart preempted{std::chrono::steady_clock::now() - 5ms};
+    stats.end_wait(preempted, /*parked=*/false);
+    const std::int64_t first = stats.idle.read(0);
+    CHECK(first >= 5'000'000);
+    constexpr int kShort = 1000;
+    const auto began = std::chrono::steady_clock::now();
+    for (int i = 0; i < kShort; ++i) {
+        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us};
+        stats.end_wait(wait, /*parked=*/false);
+    }
+    const std::int64_t run = rt::ns_since_epoch(std::chrono::steady_clock::now()) - rt::ns_since_epoch(began);
+    // With the 5 ms in the mean, the thousand waits would count seconds.
+    CHECK(stats.idle.read(0) - first <= kShort * 2000 + run * 2);
+}
+
 // The environment's counts: a pool's threads exist for the whole span, an idle pool is idle for
 // all of it, and inbox takes count every message sent to it from outside.
 struct Note {};

@@ -4,6 +4,7 @@
 // kernel's answer.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -71,7 +72,10 @@ public:
             .inbox_messages = stats.inbox_messages - stats_at_start_.inbox_messages,
             .inbox_takes = stats.inbox_takes - stats_at_start_.inbox_takes,
             .inbox_largest = stats.inbox_largest,
-            .idle_ns = stats.idle_ns - stats_at_start_.idle_ns,
+            // Short waits count as the mean of those timed (stats.hpp): an estimate, which can
+            // never be more than the time the threads existed.
+            .idle_ns = std::min(stats.idle_ns - stats_at_start_.idle_ns,
+                                stats.thread_ns - stats_at_start_.thread_ns),
             .thread_ns = stats.thread_ns - stats_at_start_.thread_ns,
             .span_ns = stats.at_ns - stats_at_start_.at_ns,
         };
