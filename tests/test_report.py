@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from labctl import results
+from labctl.read import results as read_results
 from labctl.plan import experiment
 from labctl.read import analysis, references
 from labctl.vocabulary import schema
@@ -341,7 +342,7 @@ def test_a_floor_is_its_best_median_and_bounds_only_the_points_it_names():
     rows += floor_samples("thread_ring", [({"hops": 10, "dispatcher": "active_obj"}, [200, 220, 240]),
                                           ({"hops": 10, "dispatcher": "one_thread"}, [5, 5, 5])], "ns_per_hop")
     frame = pd.DataFrame(rows)
-    frame.attrs["catalogue"] = catalogue.to_json()
+    read_results.carry_catalogue(frame, catalogue)
     [distance] = analysis.floor_distances(frame)
     assert distance.floor_value == 110 and distance.floor_point == "pin=compact"
     assert list(distance.points["dispatcher"]) == ["active_obj"]  # one_thread wakes no thread
@@ -357,7 +358,7 @@ def test_a_throughput_floor_is_the_floors_median_over_the_points():
     frame = pd.DataFrame(floor_samples("floor_actor_loop", [({}, [1e8, 1.6e8, 1.7e8])], "rate")
                          + floor_samples("ping_pong", [({}, [8e7, 8e7, 8e7])], "rate"))
     frame["msgs_per_s"] = frame["rate"]
-    frame.attrs["catalogue"] = catalogue.to_json()
+    read_results.carry_catalogue(frame, catalogue)
     [distance] = analysis.floor_distances(frame)
     assert distance.floor_value == 1.6e8 and not distance.metric.lower_is_better
     assert list(distance.points["multiple"]) == [pytest.approx(2.0)]

@@ -66,7 +66,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
     for name in (*COUNTS, *RUNTIME_COUNTS, *others):  # whole numbers with gaps: pandas' nullable integers, not floats
         frame[name] = pd.array([row.get(name) for row in rows], dtype="Int64")
     frame["schedule_dependent"] = pd.array([row.get("schedule_dependent") for row in rows], dtype="boolean")
-    frame.attrs["catalogue"] = known.to_json()
+    carry_catalogue(frame, known)
     return frame
 
 
@@ -131,17 +131,29 @@ def catalogue(db: str | Path, run: int | str | None = None) -> Catalogue:
     return found
 
 
+def carry_catalogue(frame: pd.DataFrame, known: Catalogue) -> None:
+    """Gives `frame` the catalogue its parameters come from (catalogue_of reads it), as one JSON
+    string in `frame.attrs`: pandas deep-copies attrs into every frame, row and column an
+    operation makes, and a nested dict there cost a report 40% of its time in copy.deepcopy; a
+    string is copied by reference."""
+    frame.attrs["catalogue"] = json.dumps(known.to_json(), sort_keys=True)
+
+
 def catalogue_of(frame: pd.DataFrame) -> Catalogue:
-    """The catalogue a frame of load() carries with it (as JSON in `frame.attrs`, kept through
-    filters, groups and copies, and by to_parquet); an empty one for a frame of another origin,
-    whose parameters are then unknown."""
+    """The catalogue a frame of load() carries with it (carry_catalogue: kept through filters,
+    groups and copies, and by to_parquet; a parquet file written before it was a string holds it
+    as a dict); an empty one for a frame of another origin, whose parameters are then unknown."""
     found = frame.attrs.get("catalogue")
-    if not isinstance(found, dict):
+    if isinstance(found, dict):
+        found = json.dumps(found, sort_keys=True)
+    if not isinstance(found, str):
         return Catalogue()
-    key = json.dumps(found, sort_keys=True)
-    if key not in _CATALOGUES:
-        _CATALOGUES[key] = Catalogue.from_json(found)
-    return _CATALOGUES[key]
+    if found not in _CATALOGUES:
+        try:
+            _CATALOGUES[found] = Catalogue.from_json(json.loads(found))
+        except (ValueError, TypeError, KeyError):  # not a catalogue: its parameters are unknown
+            return Catalogue()
+    return _CATALOGUES[found]
 
 
 _CATALOGUES: dict[str, Catalogue] = {}  # parsed once per catalogue
@@ -178,7 +190,7 @@ def points(db: str | Path, run: int | str) -> pd.DataFrame:
     params = in_schema_order(known, list(dict.fromkeys(n for p in rows for n in p.point.params)))
     frame = _typed(pd.DataFrame(records, columns=POINT_COLUMNS[:3] + params + POINT_COLUMNS[3:]),
                    records, params)
-    frame.attrs["catalogue"] = known.to_json()
+    carry_catalogue(frame, known)
     return frame
 
 
