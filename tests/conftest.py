@@ -4,6 +4,7 @@ peers."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -22,6 +23,13 @@ def run_labctl(*args: str, env: dict[str, str] | None = None, timeout: float = 3
         timeout=timeout,
         env={**inherited, **(env or {})},
     )
+
+
+def sigint_as_at_a_terminal() -> None:
+    """A Popen preexec_fn: the child takes Ctrl-C as one started at a terminal does. A test run
+    started in the background (`cmd &` in a script) ignores SIGINT, its children inherit that, and
+    a labctl sent SIGINT would then go on to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture

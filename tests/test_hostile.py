@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sigint_as_at_a_terminal
+
 from labctl import results
 from labctl.plan import experiment
 from labctl.store import Store
@@ -158,7 +160,7 @@ def test_ctrl_c_during_a_report_exits_130_and_leaves_nothing_half_written(store,
     out = tmp_path / "r"
     process = subprocess.Popen([sys.executable, "-P", "-m", "labctl", "report", "1", "--db", str(store),
                                 "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=sigint_as_at_a_terminal)
     # Past start-up (which a loaded machine can stretch past a second or two: a signal during
     # Python's own imports ends it as Python does, -2), in the middle of the figures: once the
     # report's staging folder exists beside its folder.

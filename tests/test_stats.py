@@ -31,6 +31,33 @@ def test_the_interval_is_reproducible():
     assert stats.median_interval(values) == stats.median_interval(values)
 
 
+@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.99])
+def test_the_intervals_are_scipys_percentile_bootstrap_to_the_bit(confidence):
+    # labctl resamples by hand to spare each command scipy.stats' import; scipy is the oracle.
+    import warnings
+
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    def ratio(x, y, axis=-1):
+        return np.median(y, axis=axis) / np.median(x, axis=axis)
+
+    generator = np.random.default_rng(7)
+    for trial in range(20):
+        a = generator.lognormal(size=int(generator.integers(3, 40))) * 1e6
+        if trial % 3 == 0:
+            a = np.round(a / 1e5)  # ties
+        b = generator.lognormal(size=int(generator.integers(3, 40)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            median = bootstrap((a,), np.median, confidence_level=confidence, n_resamples=stats.BOOTSTRAP_RESAMPLES,
+                               method="percentile", random_state=np.random.default_rng(0)).confidence_interval
+            quotient = bootstrap((a, b), ratio, confidence_level=confidence, n_resamples=stats.BOOTSTRAP_RESAMPLES,
+                                 method="percentile", random_state=np.random.default_rng(0)).confidence_interval
+        assert stats.median_interval(list(a), confidence) == (float(median.low), float(median.high))
+        assert stats.ratio_interval(list(a), list(b), confidence) == (float(quotient.low), float(quotient.high))
+
+
 def test_a_wide_spread_is_flagged_noisy():
     assert not stats.summarize([100, 101, 99, 100]).noisy
     assert stats.summarize([100, 150, 70, 100]).noisy

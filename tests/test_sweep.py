@@ -16,6 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from conftest import sigint_as_at_a_terminal
+
 from labctl import results
 from labctl.plan import experiment
 from labctl.run import sysinfo
@@ -181,7 +183,7 @@ SESSION_TAG = f"labctl-tests-{os.getpid()}"
 
 def start_sweep(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-P", "-m", "labctl", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_at_a_terminal,
                             env={**os.environ, "LABCTL_TEST_SESSION": SESSION_TAG})
 
 

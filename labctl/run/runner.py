@@ -19,6 +19,7 @@ import shlex
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,7 @@ from labctl.plan import experiment
 from labctl.plan.experiment import Plan
 from labctl.run import sysinfo
 from labctl.store import Store, StoreError, now
-from labctl.vocabulary import stats, text
+from labctl.vocabulary import text
 from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
 from labctl.vocabulary.text import printable
@@ -648,7 +649,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
         previous = store.previous_elapsed(point.key) if store else []
         if previous:  # the same point, so the same measure: its own times
             result.known += 1
-            result.seconds += start_s + runs * stats.summarize(previous).median / 1e9
+            result.seconds += start_s + runs * statistics.median(previous) / 1e9
             continue
         try:
             size = kernels.work(point.kernel, point.params)
@@ -669,7 +670,7 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
                  if _configuration(point.kernel, params) == shape]
         if alike and size:
             result.scaled += 1
-            ns_per_message = stats.summarize(alike).median
+            ns_per_message = statistics.median(alike)
         else:
             result.guessed += 1
             ns_per_message = guess_ns_per_message(catalogue, point.kernel, point.params)
