@@ -82,7 +82,9 @@ const Registration registration(Kernel{
         "Savina's workers exit after their job and the run ends when the actor system has "
         "terminated, ours report to the sink (`workers` messages more, and the sink is ours) and "
         "stay registered until the environment stops, after the phase (their deregistration and "
-        "destruction are not timed); Savina discards the results, ours sum them into the answer; "
+        "destruction are not timed); Savina's worker refuses a result <= 0 itself and discards it, "
+        "ours sends it to the sink, which refuses it and sums the results into the answer; "
+        "Savina's message is one shared object carrying nothing, ours a new one carrying the angle; "
         "its channels setting (C) is not used by its actor versions and is left out.",
     .sources = {{"savina", "4. Fork Join actor creation (fjcreate)"}},
     .verifies = "every worker reported once, every result positive, and the results add up to "

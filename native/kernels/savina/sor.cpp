@@ -107,6 +107,7 @@ struct Answer {
     std::uint64_t cells = 0;          // elements that reported
     std::uint64_t values_received = 0;
     Grid grid;
+    std::uint64_t handled = 0;        // messages, as each agent counted those it handled
 };
 
 // Savina's total: the runner's half (columns below part) and the peer's half, each summed in
@@ -134,7 +135,8 @@ std::string expected(const Setup& s, Grid grid) {
 
 // Boot (kernel -> runner, runner -> peer); Border (peer -> runner: its first column is made);
 // StartSor (runner or peer -> each of its elements); Value (element -> neighbour, its slot in
-// the neighbour's list); Report (element -> its runner or peer); PeerTotal (peer -> runner).
+// the neighbour's list); Report (element -> its runner or peer, with the values it received and
+// the messages it handled); PeerTotal (peer -> runner, with its half's counts).
 struct Boot {};
 struct Border {};
 struct StartSor {};
@@ -146,10 +148,12 @@ struct Report {
     std::uint32_t cell;
     double value;
     std::uint64_t received;
+    std::uint64_t handled;
 };
 struct PeerTotal {
     std::uint64_t cells;
     std::uint64_t received;
+    std::uint64_t handled;
 };
 
 class Element final : public rt::Agent {
@@ -169,6 +173,7 @@ public:
 
 private:
     void on_start_sor(const StartSor&) {
+        ++handled_;
         started_ = true;
         if (colour_ == 1) {
             send_value();
@@ -179,6 +184,7 @@ private:
     }
 
     void on_value(const Value& v) {
+        ++handled_;
         ++received_;
         // A neighbour's next value needs this element's, which it sends after updating: two
         // values from one neighbour before an update break the protocol.
@@ -199,7 +205,9 @@ private:
         ++iter_;
         // Colour 0's last value no neighbour waits for: Savina sends it to exited actors.
         if (!(colour_ == 0 && iter_ == iterations_)) send_value();
-        if (iter_ == iterations_) rt::send<Report>(source_, cell_, value_, received_);
+        // Its last message: colour 1 gets no value after its last update, colour 0 none after
+        // its last (the values its neighbours send number its updates).
+        if (iter_ == iterations_) rt::send<Report>(source_, cell_, value_, received_, handled_);
     }
 
     void send_value() {
@@ -219,6 +227,7 @@ private:
     std::uint32_t iter_ = 0;
     bool started_ = false;
     std::uint64_t received_ = 0;
+    std::uint64_t handled_ = 0;  // StartSor and the values
 };
 
 // What the runner and the peer share: their elements and the final values they report.
@@ -232,8 +241,10 @@ protected:
     }
     // True once every element of this half has reported.
     bool take(const Report& r) {
+        ++handled_;
         ++cells_;
         received_ += r.received;
+        elements_handled_ += r.handled;
         if (r.cell < grid_.size()) grid_[r.cell] = r.value;
         return cells_ == elements_.size();
     }
@@ -242,6 +253,8 @@ protected:
     Grid& grid_;  // the halves write disjoint cells
     std::vector<Element*> elements_;
     std::uint64_t cells_ = 0, received_ = 0;
+    std::uint64_t handled_ = 0;           // the messages this agent handled
+    std::uint64_t elements_handled_ = 0;  // those its elements handled, from their reports
 };
 
 class Runner;
@@ -276,15 +289,23 @@ public:
 
 private:
     void on_start() override { started_.count_down(); }
-    void on_boot(const Boot&) { rt::send<Boot>(*peer_); }
-    void on_border(const Border&) { start_elements(); }
+    void on_boot(const Boot&) {
+        ++handled_;
+        rt::send<Boot>(*peer_);
+    }
+    void on_border(const Border&) {
+        ++handled_;
+        start_elements();
+    }
     void on_report(const Report& r) {
         take(r);
         finish_if_done();
     }
     void on_peer_total(const PeerTotal& t) {
+        ++handled_;
         peer_cells_ += t.cells;
         peer_received_ += t.received;
+        peer_handled_ += t.handled;
         ++peer_totals_;
         finish_if_done();
     }
@@ -294,22 +315,24 @@ private:
         Answer a;
         a.cells = cells_ + peer_cells_;
         a.values_received = received_ + peer_received_;
+        a.handled = handled_ + elements_handled_ + peer_handled_;
         done_.set(std::move(a));
     }
 
     rt::Completion<Answer>& done_;
     StartLatch& started_;
     Peer* peer_ = nullptr;
-    std::uint64_t peer_cells_ = 0, peer_received_ = 0, peer_totals_ = 0;
+    std::uint64_t peer_cells_ = 0, peer_received_ = 0, peer_handled_ = 0, peer_totals_ = 0;
 };
 
 void Peer::on_boot(const Boot&) {
+    ++handled_;
     rt::send<Border>(*runner_);
     start_elements();
 }
 
 void Peer::on_report(const Report& r) {
-    if (take(r)) rt::send<PeerTotal>(*runner_, cells_, received_);
+    if (take(r)) rt::send<PeerTotal>(*runner_, cells_, received_, handled_ + elements_handled_);
 }
 
 // Per element its StartSor and its Report; the values; Boot twice, Border and PeerTotal.
@@ -370,7 +393,7 @@ Result run(const Params& params) {
     });
 
     answer.grid = grid;
-    result.messages_processed = messages(s) - (std::uint64_t(n) * n - answer.cells);
+    result.messages_processed = answer.handled;
     result.answer = describe(answer, s);
     result.expected = savina::timed_sequential(result, [&] { return expected(s, sweep(s)); });
     return result;
@@ -419,13 +442,20 @@ const Registration registration(Kernel{
         "and starts its elements; the runner then starts its own; the peer sends the runner its "
         "half's total, and the run ends when the runner has its half's reports and the peer's "
         "total. Messages: Boot x 2, Border, a StartSor and a Report per element, PeerTotal and "
-        "the values (151,240 at the defaults; 152,044 in all). The phase runs from the Boot, the "
-        "elements made in it (as Savina's runner and peer make theirs in their boot), to the "
-        "runner's having everything; the runner and the peer are made before it. The sequential "
+        "the values (151,240 at the defaults; 152,044 in all), each counted by the agent that "
+        "handles it (an element's count rides on its Report, the peer's on its PeerTotal). The "
+        "phase runs from the elements' making and the Boot to the runner's having everything; "
+        "the runner and the peer are made before it. The sequential "
         "program is the same red-black rounds on the grid in one thread, colour 0 then colour 1 "
         "(its time is sequential_ns): the same operations in the same order, so the grid is bit "
         "for bit the same (a hash of every value's bits); `total` is Savina's printed figure, the "
-        "runner's half then the peer's. Differences from Savina: an element adds its neighbours' "
+        "runner's half then the peer's. Differences from Savina: its clock also covers making the "
+        "actor system, the runner and the peer, ours not; the kernel's thread makes every "
+        "element in one coop before the Boot, each linked to its neighbours then, where Savina's "
+        "runner makes its half in its Boot handler and the peer its own in its Boot, the Border "
+        "carrying the peer's first column and each StartSor the array of actors; Savina's "
+        "actors exit after their report, ours stay until the environment stops after the phase; "
+        "an element adds its neighbours' "
         "values in neighbour order, not in order of arrival (so the answer does not depend on "
         "the schedule); it keeps the values that come before its start and uses them then, "
         "where Savina's re-sends them to itself (a number of messages the schedule decides); "

@@ -120,7 +120,9 @@ const Registration registration(Kernel{
         "and start, the Data that link them, the pings and the exit token, as Savina's clock "
         "does. Differences from Savina: the environment (Savina's actor system) and its threads "
         "exist before the phase and are stopped after it, where Savina's runIteration creates the "
-        "actor system and awaits its termination inside its clock; a member that has exited "
+        "actor system and awaits its termination inside its clock; Savina's clock stops when the "
+        "last member exits (its latch), ours one hop later, when the dead letter is handled; a "
+        "member that has exited "
         "stays registered until the environment stops, after the phase; the countdown is 64-bit "
         "(Savina's an Int); Savina reports its statistics over 12 iterations in one JVM, where "
         "each run here is one sample.",
