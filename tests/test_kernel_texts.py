@@ -27,3 +27,13 @@ def test_a_summary_names_the_parameters_that_size_its_work():
     assert "rebuilt `repetitions` times" in summaries["mixed"]
     assert "`workers` workers, each sending itself `messages_per_worker` messages" in summaries["self_send"]
     assert "passed `hops` times around a ring of `actors` agents" in summaries["thread_ring"]
+
+
+def test_every_savina_actor_has_a_queue_of_its_own_unless_a_run_asks_otherwise():
+    # Each Savina actor has a mailbox of its own: a coop's shared queue (fifo = cooperation) would
+    # run a benchmark's agents one at a time on a pool, whatever its threads.
+    defaults = {k["name"]: {p["name"]: p["default"] for p in k["params"]}.get("fifo")
+                for k in _native.kernels() if k["name"].startswith("savina_") and k["runtime"] == "labctl"}
+    assert len(defaults) == 30 and set(defaults.values()) == {"individual"}, defaults
+    assert {p["name"]: p["default"] for p in next(k for k in _native.kernels()
+                                                  if k["name"] == "thread_ring")["params"]}["fifo"] == "cooperation"

@@ -15,6 +15,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -368,7 +369,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "25. All-Pairs Shortest Path (apsp)"}},
     .verifies = "every distance equal to plain Floyd-Warshall's in one thread (a hash of the matrix, "
                 "its sum and its maximum)",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

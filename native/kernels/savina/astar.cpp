@@ -17,6 +17,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -486,7 +487,7 @@ const Registration registration(Kernel{
     .verifies = "the path found, walked back from the target, is made of the grid's edges and "
                 "reaches the origin in as many steps as the target's distance, which equals the "
                 "sequential search's; the grid's edge count and hash",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric(), {.name = "work_items"}, {.name = "nodes_expanded"}},
     .check = check,
     .run = run,

@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_banking {
@@ -331,7 +332,7 @@ const Registration registration(Kernel{
     .verifies = "money is conserved (the balances' sum unchanged), every transaction completed "
                 "once, credits and debits counted, every account stopped, and each final balance "
                 "equal to a sequential replay's",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

@@ -12,6 +12,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_barber {
@@ -418,7 +419,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "12. Sleeping Barber (barber)"}},
     .verifies = "every customer was cut exactly once, attempts = haircuts + turned-away "
                 "customers sent again, every message accounted for by kind, and the seeded work done",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {{.name = "attempts"}, {.name = "turned_away"}, {.name = "barber_wakes"}},
     .check = check,
     .run = run,

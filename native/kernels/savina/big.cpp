@@ -10,6 +10,7 @@
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "big.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_big {
 namespace {
@@ -102,12 +103,13 @@ const Registration registration(Kernel{
         "each actor and the sink the neighbours' list in a message (W+1 messages), ours get it at "
         "creation; Savina's sink, once every actor reported, sends each an exit (W messages) and "
         "the run ends when the actor system terminates, ours ends at the sink's last report and "
-        "the actors are stopped after the phase. The answer holds only what every schedule gives: "
+        "the actors are stopped after the phase; each Savina actor sends one Ping and one Pong object "
+        "of its own again and again, where each send here makes its message. The answer holds only what every schedule gives: "
         "the counts, and how often each actor was pinged (the generators fix it).",
     .sources = {{"savina", "7. Big (big)"}},
     .verifies = "every actor finished once after `pings` pings, every pong came from the actor "
                 "pinged, and each actor was pinged as often as replaying the generators says",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

@@ -15,6 +15,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "radixsort.hpp"
 
@@ -550,7 +551,7 @@ const Registration registration(Kernel{
     .verifies = "the validation agent received every value, each at least the one before, with the "
                 "inputs' sum and multiset hash and the sequence hash of the sequential program's "
                 "bitonic network, and every agent handled its share of the messages",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

@@ -14,6 +14,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_bndbuffer {
@@ -357,7 +358,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "10. Producer-Consumer with Bounded Buffer (bndbuffer)"}},
     .verifies = "every producer produced its items and every item was consumed exactly once, the "
                 "buffer never holding more than buffer_size items",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

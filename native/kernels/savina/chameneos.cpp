@@ -10,6 +10,7 @@
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "chameneos.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_chameneos {
 namespace {
@@ -162,7 +163,7 @@ const Registration registration(Kernel{
     .verifies = "the mall made `meetings` meetings and each creature reported once, their counts "
                 "summing to twice the meetings; each change follows the complement rule and the "
                 "colours' counts keep their differences modulo 3",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = [](const Params& params) {
         const auto creatures = params.integer("creatures");

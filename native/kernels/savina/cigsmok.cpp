@@ -11,6 +11,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_cigsmok {
@@ -271,7 +272,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "13. Cigarette Smokers (cigsmok)"}},
     .verifies = "every round ran, each smoker smoked as often as the seeded picks say, the work "
                 "done and the messages of each kind are as the picks predict",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

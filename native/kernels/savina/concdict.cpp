@@ -10,6 +10,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_concdict {
@@ -319,7 +320,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "8. Concurrent Dictionary (concdict)"}},
     .verifies = "the counts of reads, writes and replies, and the dictionary's final size and "
                 "contents (a digest), equal a sequential replay of the seeded operations",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

@@ -11,6 +11,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_concsll {
@@ -371,7 +372,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "9. Concurrent Sorted Linked List (concsll)"}},
     .verifies = "the counts of inserts, membership tests, size queries and replies, and the final "
                 "list sorted and equal (length and digest) to a sequential replay's sorted values",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

@@ -8,6 +8,7 @@
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "count.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_count {
 namespace {
@@ -104,13 +105,15 @@ const Registration registration(Kernel{
         "environment (Savina's actor system) and its threads exist before the phase and are "
         "stopped after it, where Savina's runIteration creates the actor system and awaits its "
         "termination inside its clock; Savina's counter and producer exit (the counter after "
-        "answering, the producer after printing whether the count is right), ours are finished "
-        "with the environment after the phase; the count is 64-bit (Savina's an Int); Savina "
+        "answering, the producer after printing whether the count is right, inside Savina's clock), "
+        "ours are finished with the environment after the phase and print nothing; Savina's "
+        "producer sends one shared Increment object N times, where each send here makes its "
+        "message; the count is 64-bit (Savina's an Int); Savina "
         "reports its statistics over 12 iterations in one JVM, where each run here is one sample.",
     .sources = {{"savina", "2. Counting Actor (count)"}},
     .verifies = "the counter counted `increments` Increments and one Retrieve, and the producer got one "
                 "Result carrying that count",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = {},
     .run = run,

@@ -16,6 +16,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -468,7 +469,7 @@ const Registration registration(Kernel{
     .verifies = "the number of facilities, splits, quadrants, customers kept and the depth, and the "
                 "total cost bit for bit, equal to the sequential program's (the same quadtree built "
                 "in one thread from the same points)",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

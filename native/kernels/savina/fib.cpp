@@ -9,6 +9,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 
 namespace labctl::kernels::savina_fib {
@@ -161,7 +162,7 @@ const Registration registration(Kernel{
         "the phase (their deregistration and destruction are not timed).",
     .sources = {{"savina", "29. Fibonacci (fib)"}},
     .verifies = "fib(n) as the sequential recursion computes it, and 2 fib(n) - 1 agents in the tree",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

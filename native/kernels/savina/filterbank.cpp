@@ -16,6 +16,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -581,7 +582,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "17. Filter Bank (filterbank)"}},
     .verifies = "the sink's values (count, a hash of their bits and their sum in order) and every FIR "
                 "filter's outputs (count, a hash per filter) equal the sequential program's bit for bit",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

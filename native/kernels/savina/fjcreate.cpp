@@ -9,6 +9,7 @@
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "fjcreate.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_fjcreate {
 namespace {
@@ -89,7 +90,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "4. Fork Join actor creation (fjcreate)"}},
     .verifies = "every worker reported once, every result positive, and the results add up to "
                 "`workers` squared sines added in turn",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

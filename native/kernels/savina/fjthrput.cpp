@@ -10,6 +10,7 @@
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
 #include "fjthrput.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_fjthrput {
 namespace {
@@ -91,7 +92,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "3. Fork Join throughput (fjthrput)"}},
     .verifies = "every worker did exactly `messages` jobs, every result positive, and the sum of "
                 "the results equals the sequential sum of actors x messages squared sines",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

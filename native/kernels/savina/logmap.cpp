@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "random.hpp"
 
 namespace labctl::kernels::savina_logmap {
@@ -304,7 +305,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "14. Logistic Map (logmap)"}},
     .verifies = "every series computed `terms` terms, each bit for bit as a sequential "
                 "computation (a hash of them all) and the sum of the last terms",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

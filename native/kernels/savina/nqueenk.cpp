@@ -14,6 +14,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -318,7 +319,7 @@ const Registration registration(Kernel{
     .verifies = "below the limit: the solutions and a fingerprint of their boards as the sequential "
                 "search finds them; at the limit: the limit reached and no more than all; every "
                 "reported board a solution",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric(), {.name = "solutions"}},
     .check = check,
     .run = run,

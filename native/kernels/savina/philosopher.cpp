@@ -9,6 +9,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 
 namespace labctl::kernels::savina_philosopher {
 namespace {
@@ -221,7 +222,7 @@ const Registration registration(Kernel{
     .verifies = "every philosopher ate exactly `rounds` times, as the arbitrator granted; no fork was "
                 "granted while held or released by another than its holder, none is held at the end; "
                 "every denial reached its philosopher",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {{.name = "denials"}},
     .check = [](const Params& params) {
         const auto n = params.integer("philosophers");

@@ -7,6 +7,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "pingpong.hpp"
 
 namespace labctl::kernels::savina_pingpong {
@@ -121,11 +122,13 @@ const Registration registration(Kernel{
         "and its threads exist before the phase and are stopped after it, where Savina's "
         "runIteration creates the actor system and awaits its termination inside its clock; the "
         "agents do not exit one by one (they are finished with the environment, after the "
-        "phase); Savina reports its statistics (the median among them) over 12 iterations in one JVM, where each run here is one sample.",
+        "phase); Savina's Start, Ping and Stop are one shared object each, sent again and again, "
+        "where each send here makes its message; Savina reports its statistics (the median among "
+        "them) over 12 iterations in one JVM, where each run here is one sample.",
     .sources = {{"savina", "1. Ping Pong (pingpong)"}},
     .verifies = "ping and pong handled 1 Start, pings-1 Ping, pings SendPing, pings SendPong and 1 "
                 "Stop, with no ping left",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = {},
     .run = run,

@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -387,7 +388,7 @@ const Registration registration(Kernel{
     .verifies = "the sum of the terms up to the first at or below 10^-precision equals the "
                 "sequential program's bit for bit; its decimals (a hash, the first 20) and the "
                 "number of terms",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric(), {.name = "terms_computed"}},
     .check = check,
     .run = run,

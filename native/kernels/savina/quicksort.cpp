@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -315,7 +316,7 @@ const Registration registration(Kernel{
     .verifies = "the result has `values` values, is sorted, holds the input's values, equals the "
                 "sequential quicksort's result (a hash of the sorted sequence), and the tree had "
                 "as many agents as the same split done sequentially",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

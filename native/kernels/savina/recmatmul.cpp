@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -327,7 +328,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "23. Recursive Matrix Multiplication (recmatmul)"}},
     .verifies = "every work item handed out done, and C bit for bit the sequential program's (a hash of "
                 "every element and their sum) and Savina's closed form data_length * i * j",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

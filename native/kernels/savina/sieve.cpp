@@ -12,6 +12,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -257,7 +258,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "18. Sieve of Eratosthenes (sieve)"}},
     .verifies = "the primes the chain found (their count, largest, sum and a hash in order) and "
                 "the chain's length, as the sequential program's trial division finds them",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

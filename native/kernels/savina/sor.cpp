@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -467,7 +468,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "26. Successive Over-Relaxation (sor)"}},
     .verifies = "every element's final value bit for bit the sequential red-black program's (a hash "
                 "of the grid and Savina's total), every element reported, every value received",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

@@ -9,6 +9,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "threadring.hpp"
 
 namespace labctl::kernels::savina_threadring {
@@ -129,7 +130,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "5. Thread Ring (threadring)"}},
     .verifies = "pings+1 Pings, Ping(0) at member pings % actors, every member one Data and one Exit, and "
                 "the one dead letter where the arithmetic puts it; each member's counts as predicted",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {},
     .check = check,
     .run = run,

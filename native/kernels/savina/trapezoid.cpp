@@ -13,6 +13,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -256,7 +257,7 @@ const Registration registration(Kernel{
     .sources = {{"savina", "21. Trapezoidal Approximation (trapezoid)"}},
     .verifies = "every worker reported once; the piece count, each worker's area (a hash of their "
                 "bits) and their sum in worker order equal the sequential program's, bit for bit",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,

@@ -14,6 +14,7 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "mailboxes.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
 
@@ -521,7 +522,7 @@ const Registration registration(Kernel{
                 "the height, the nodes per level, the sum of the computation sizes, the sum of every "
                 "busy loop's result and a sum of each node's (id, parent, depth, size, urgency), "
                 "equal to the sequential program's (the same tree grown and traversed in one thread)",
-    .params = schema(own_params(), Timed::phase, dispatcher_params()),
+    .params = schema(own_params(), Timed::phase, savina::dispatcher_params()),
     .metrics = {savina::sequential_metric()},
     .check = check,
     .run = run,
