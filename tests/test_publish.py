@@ -265,6 +265,13 @@ def test_the_browser_draws_each_plot_from_the_data_its_page_embeds(rendered, sit
     assert re.search(r'<body[^>]*data-points-shown="1/2"', filtered)
     rows = [attrs for tag, attrs in Page(filtered).elements if tag == "tr" and "data-point" in attrs]
     assert [("hidden" in attrs) for attrs in rows] == [True, False]  # leaves=100 hidden, 1000 shown
+    # An address that names no parameter or value of the page is the page's default view, and text.
+    hostile = browser.dom(site / "runs" / "1.html", "#x=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E"
+                                                    "&leaves=%22%3E%3Cscript%3Ealert(2)%3C/script%3E&zoom=-1")
+    assert drawn(hostile)[0]["data-points"] == "2"
+    elements = Page(hostile).elements
+    assert [t for t, a in elements if t == "script" and a.get("type") != "application/json"] == ["script", "script"]
+    assert not [a for t, a in elements if t == "img" and a.get("src") == "x"]
     # A history: a plot per point and figure, each median a link to its commit's row, the subject
     # from the store (hostile) in its tooltip as text; zoomed on commits 1-2 by the #fragment.
     history = next((site / "history").glob("*.html"))
