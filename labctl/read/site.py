@@ -42,7 +42,6 @@ from labctl.vocabulary import files, metrics, text
 # files changed, is never replaced.
 SITE_MARKER = ".labctl-site"
 STYLE_FILE = "style.css"
-SCRIPT_FILE = "plots.js"  # the plots a reader's browser draws from the data a page embeds
 
 # How much of a text from the store a page shows: a failure is a paragraph, anything else a cell.
 # A store can hold a name of a megabyte; the page stays readable and says what it left out.
@@ -138,7 +137,6 @@ class _Series:
     rows: pd.DataFrame  # series.series' rows of this point and figure, in commit order
     changes: list  # labctl.read.changes.Change, indexed by commit order
     plot: str  # its PNG, relative to the history page
-    data: dict  # what plots.js draws it from (_drawn)
 
     @property
     def words(self) -> str:
@@ -147,9 +145,8 @@ class _Series:
 
 
 def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: Callable[[str], None]) -> None:
-    for name in (STYLE_FILE, SCRIPT_FILE):
-        (site / name).write_text(resources.files("labctl.read").joinpath("templates", name)
-                                 .read_text(encoding="utf-8"), encoding="utf-8")
+    (site / STYLE_FILE).write_text(resources.files("labctl.read").joinpath("templates", STYLE_FILE)
+                                   .read_text(encoding="utf-8"), encoding="utf-8")
     by_name: dict[str, list[RunRow]] = {}
     for row in rows:
         by_name.setdefault(row.name, []).append(row)
@@ -241,7 +238,7 @@ def _commit(row: RunRow) -> dict | None:
 def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, history_page: str | None) -> str:
     """A run's facts, its points (_points) and its report, written into runs/RUN/ and rendered; a
     report that cannot be written is said on the page, and the site goes on."""
-    points, fixed, no_medians, chart = _points(db, row.id)
+    points, fixed, no_medians = _points(db, row.id)
     folder = site / "runs" / str(row.id)
     report, no_report = None, None
     try:
@@ -252,34 +249,28 @@ def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, h
     except Exception as error:  # noqa: BLE001 - one run's report never stops the site: said on its page
         no_report = error
     return _render("run.html.j2", f"Run {row.id}: {row.name}", depth=1, row=row, commit=_commit(row), pair=pair,
-                   history=history_page, points=points, chart=chart,
+                   history=history_page, points=points,
                    fixed=" ".join(f"{k}={text.show(v)}" for k, v in fixed.items()), no_medians=no_medians, report=report, no_report=no_report)
 
 
-def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None, dict | None]:
+def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None]:
     """A run's points as its page lists them: position, kernel, the parameters that vary across the
     run (in schema order; the fixed ones, returned apart, are said once above the table), status, failure, and
     the median of the kernel's figure (labctl.read.analysis.kernel_metric: time where every run did
-    the same work, else throughput); where the medians cannot be had, why; and the data of the page's
-    plot of the medians (plots.js), None where no point has one."""
+    the same work, else throughput); and, where the medians cannot be had, why."""
     from labctl.read.analysis import kernel_metric, point_table
 
     points = results.points(db, run)
     if points.empty:
-        return [], {}, None, None
+        return [], {}, None
     medians: dict[int, str] = {}
-    scaled: dict[int, tuple[float, str, str]] = {}  # point -> (median in its unit, the unit, the figure)
     problem = None
     try:
         samples = results.load(db, run)
         for _, part in samples.groupby(["kernel", "measure"], sort=False):
             metric = kernel_metric(part)
-            table = point_table(part, metric).to_dict("records")
-            factor, unit = metric.scale([r["median"] for r in table if _finite(r["median"])] or [1.0])
-            for record in table:
+            for record in point_table(part, metric).to_dict("records"):
                 medians[int(record["point"])] = _format(metric, record["median"])
-                if _finite(record["median"]):
-                    scaled[int(record["point"])] = (float(record["median"]) / factor, unit, metric.words)
     except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
         problem = error
     with Store(db, create=False) as store:
@@ -287,22 +278,13 @@ def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None, dic
     order = results.in_schema_order(results.catalogue(db, run), sorted({k for p in stored.values() for k in p}))
     params = {point: {k: p[k] for k in order if k in p} for point, p in stored.items()}
     fixed = _fixed(list(params.values()))
-    records = points.to_dict("records")
-
-    def plotted(record: dict) -> dict:
-        median, unit, words = scaled.get(int(record["point"]), (None, "", ""))
-        return {"row": record["position"] + 1, "kernel": record["kernel"], "median": median, "unit": unit,
-                "words": words, "params": {k: text.show(v) for k, v in params.get(record["point"], {}).items()
-                                           if k not in fixed}}
-
-    chart = {"kind": "run", "params": [k for k in order if k not in fixed], "points": [plotted(r) for r in records]}
     return [{"position": record["position"] + 1, "kernel": record["kernel"],
              "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()
                                 if k not in fixed),
              "status": record["status"], "failed": record["status"] == "failed",
              "failure_kind": record["failure_kind"] or "", "failure": record["failure"] or "",
              "median": medians.get(int(record["point"]), "-")}
-            for record in records], fixed, problem, chart if scaled else None
+            for record in points.to_dict("records")], fixed, problem
 
 
 def _fixed(params: list[dict]) -> dict:
@@ -329,8 +311,7 @@ def _follow(frame: pd.DataFrame, plots: Path) -> list[_Series]:
         first = one.rows.iloc[0]
         label = " ".join([str(first["kernel"])] + [f"{k}={text.show(v)}" for k, v in first["params"].items()
                                                    if k in vary])
-        found.append(_Series(f"series-{number}", label, one.metric, one.rows, one.changes, f"{plots.name}/{name}",
-                             _drawn(one.rows, commits, one.metric, one.changes)))
+        found.append(_Series(f"series-{number}", label, one.metric, one.rows, one.changes, f"{plots.name}/{name}"))
     return found
 
 
@@ -400,19 +381,6 @@ def _plot(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list, 
         _level_axis(ax, [m for m in medians if _finite(m)])
         ax.legend(loc="best", fontsize=7)
         figure.savefig(path, format="png", bbox_inches="tight", dpi=DPI)
-
-
-def _drawn(rows: pd.DataFrame, commits: list[dict], metric: str, detected: list) -> dict:
-    """A history plot's data for plots.js, in the units of its PNG (_plot): each commit's short sha,
-    subject and row; each sample and median as [commit, value]; each change's kind and commits."""
-    figure_of = metrics.lookup(metric)
-    factor, unit = figure_of.scale([v for vs in rows["values"] for v in vs if _finite(v)] or [1.0])
-    return {"kind": "history", "axis": f"{figure_of.words} ({unit})" if unit else figure_of.words,
-            "commits": [{"short": c["short"], "subject": c["subject"], "href": c["href"]} for c in commits],
-            "samples": [[int(order), v / factor] for order, vs in zip(rows["order"], rows["values"])
-                        for v in vs if _finite(v)],
-            "medians": [[int(order), m / factor] for order, m in zip(rows["order"], rows["median"]) if _finite(m)],
-            "changes": [{"kind": c.kind, "start": int(c.start), "end": int(c.end)} for c in detected]}
 
 
 # A history's y axis spans at least this share of the figure's level: a series that moves by 16
@@ -579,7 +547,7 @@ def _templates() -> jinja2.Environment:
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(text=_text, counted=_counted, when=_when, kind=lambda error: type(error).__name__,
                                machine=text.machine_short, machine_line=text.machine_line)
-    environment.globals.update(style_file=STYLE_FILE, script_file=SCRIPT_FILE, version=__version__, cell_shown=CELL_SHOWN,
+    environment.globals.update(style_file=STYLE_FILE, version=__version__, cell_shown=CELL_SHOWN,
                                failure_shown=FAILURE_SHOWN)
     return environment
 
