@@ -1,7 +1,9 @@
 """`labctl publish`: the static site a store becomes, opened in headless Chromium. Every page
 renders and every plot on it loads (a plot that does not is said under its place), every link
 lands on a file of the site, nothing is fetched from elsewhere, and text from the store stays
-text however hostile. A history's planted step is found, drawn and listed among the regressions.
+text however hostile. A history's planted step is found, drawn and listed among the regressions. The plots plots.js draws
+from a page's embedded data have a point per point of the data, a filter or a zoom hides some,
+and a history's points link to their commits; store text in that data can never close its script.
 And the folder rules: never onto a store, a file, a link or a folder labctl did not write; its
 own earlier site is replaced, unless something was added to it.
 

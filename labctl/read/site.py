@@ -6,7 +6,10 @@ experiment's two latest runs. runs/RUN.html holds a run's points and its report 
 written into runs/RUN/ and rendered from markdown). history/EXPERIMENT.html follows each point's
 figures over commits (labctl.read.series.series), with the changes labctl.read.changes finds plotted and
 listed; regressions.html gathers the changes that make a figure worse, biggest first; and
-compare/A-B.html is labctl.read.compare's table. The pages are Jinja2 templates (labctl/read/templates/),
+compare/A-B.html is labctl.read.compare's table. A run's and a history's plots are drawn in the
+browser by plots.js (the site's one script file, no library) from the JSON the page embeds
+(_embedded), filtered and zoomed there; without script a run page's table and a history's PNGs
+say the same. The pages are Jinja2 templates (labctl/read/templates/),
 autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
 never read as markup.
 
@@ -460,7 +463,7 @@ def _history_page(name: str, frame: pd.DataFrame, series: list[_Series], runs: s
 def _history_plot(one: _Series) -> dict:
     """A series as plots.js draws it ("history"): per measured commit (its order in the history,
     which the page's commits-data names) the median and the range of its samples in the axis's
-    unit; and its changes by commit order."""
+    unit; its changes by commit order; and MIN_SPAN, the least share of its level its y axis spans."""
     figure_of = metrics.lookup(one.metric)
     values = [v for vs in one.rows["values"] for v in vs if _finite(v)]
     factor, unit = figure_of.scale(values or [1.0])
@@ -472,7 +475,7 @@ def _history_plot(one: _Series) -> dict:
                        "high": _scaled(max(finite), factor) if finite else None,
                        "shown": f"median {_format(figure_of, record['median'])} of {len(finite)} samples"})
     return {"kind": "history", "title": f"{one.label}: {one.words}",
-            "y": f"{one.words} ({unit})" if unit else one.words, "points": points,
+            "y": f"{one.words} ({unit})" if unit else one.words, "points": points, "min_span": MIN_SPAN,
             "changes": [{"kind": c.kind, "start": int(c.start), "end": int(c.end)} for c in one.changes]}
 
 

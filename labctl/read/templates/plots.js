@@ -114,6 +114,10 @@
     var pad = axis.labels ? 0.5 : (xHigh - xLow) * 0.03 || 0.5;
     if (axis.xlog) pad = 0;
     var yLow = Math.min.apply(null, ys), yHigh = Math.max.apply(null, ys);
+    if (axis.span && !state.ylog && yHigh - yLow < axis.span) {  // a flat series drawn flat
+      var middle = (yHigh + yLow) / 2;
+      yLow = middle - axis.span / 2; yHigh = middle + axis.span / 2;
+    }
     if (!state.ylog) { var room = (yHigh - yLow) * 0.05 || Math.abs(yHigh) * 0.05 || 1; yLow -= room; yHigh += room; }
     var x = scale(axis.xlog ? xLow / 1.2 : xLow - pad, axis.xlog ? xHigh * 1.2 : xHigh + pad,
                   LEFT, WIDTH - RIGHT, axis.xlog);
@@ -138,7 +142,8 @@
     node("rect", {x: LEFT, y: TOP, width: WIDTH - LEFT - RIGHT, height: HEIGHT - TOP - BOTTOM, "class": "frame"}, svg);
     marks.forEach(function (mark) {
       if (mark.kind === "drift") {
-        node("rect", {x: x(mark.from), width: Math.max(1, x(mark.to) - x(mark.from)), y: TOP,
+        var from = Math.max(LEFT, x(mark.from)), to = Math.min(WIDTH - RIGHT, x(mark.to));
+        node("rect", {x: from, width: Math.max(1, to - from), y: TOP,
                       height: HEIGHT - TOP - BOTTOM, "class": "drift"}, svg);
       } else {
         node("line", {x1: x(mark.x), x2: x(mark.x), y1: TOP, y2: HEIGHT - BOTTOM, "class": "step"}, svg);
@@ -299,17 +304,24 @@
     var holder = html("div", {"class": "holder"}, box);
     var update = buttons(controls, state, redraw);
     var labels = commits.map(function (c) { return c.short.slice(0, 7); });
+    // The y axis spans at least data.min_span of the medians' level, as the PNG's does.
+    function span() {
+      var medians = data.points.map(function (p) { return p.median; }).filter(finite).sort(function (a, b) { return a - b; });
+      return medians.length ? Math.abs(medians[Math.floor(medians.length / 2)]) * data.min_span : 0;
+    }
     function redraw() {
       var points = data.points.filter(function (p) { return inRange(state, p.order); }).map(function (p) {
         var commit = commits[p.order];
         return {x: p.order, y: p.median, low: p.low, high: p.high, href: commit.href,
                 title: commit.short + " " + commit.subject + "\n" + p.shown};
       });
-      var marks = data.changes.filter(function (c) { return inRange(state, c.start); }).map(function (c) {
+      var marks = data.changes.filter(function (c) {
+        return c.kind === "drift" ? !state.range || (c.end >= state.range[0] && c.start <= state.range[1]) : inRange(state, c.start);
+      }).map(function (c) {
         return c.kind === "drift" ? {kind: "drift", from: c.start - 0.5, to: c.end - 0.5} : {kind: "step", x: c.start - 0.5};
       });
       chart(holder, [{colour: COLOURS[0], label: "", points: points}], marks,
-            {title: data.title, x: "commit, oldest first", y: data.y, labels: labels}, state, redraw);
+            {title: data.title, x: "commit, oldest first", y: data.y, labels: labels, span: span()}, state, redraw);
       update();
       saveState(state);
     }
