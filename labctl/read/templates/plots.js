@@ -4,7 +4,8 @@
 //
 // A run's plot ("run"): each point's median with its 95% interval, one line per configuration
 // of the parameters not on the x axis; a select picks the x parameter, checkboxes hide values of
-// any parameter. A history's plot ("history"): each commit's median with its samples' range,
+// any parameter; a numeric x spanning a factor of 8 or more is drawn on a log scale, and up to 12
+// values are its ticks. A history's plot ("history"): each commit's median with its samples' range,
 // each point a link to its commit's row, its steps dashed and its drifts shaded. Both: drag
 // across the plot to zoom to an x range, "Whole range" to zoom out, "Log y" to toggle the scale.
 // The state (x, hidden values, log, zoom) is kept in the address's #fragment, so a view can be
@@ -129,6 +130,7 @@
     });
     var xTicks = axis.labels
       ? xs.filter(function (v, i) { return xs.indexOf(v) === i; }).sort(function (a, b) { return a - b; })
+      : axis.at ? axis.at.filter(function (v) { return v >= x.invert(LEFT) && v <= x.invert(WIDTH - RIGHT); })
       : ticks(x.invert(LEFT), x.invert(WIDTH - RIGHT), axis.xlog);
     var every = Math.max(1, Math.ceil(xTicks.length / 24));
     xTicks.forEach(function (v, i) {
@@ -267,7 +269,7 @@
       var onAxis = state.x ? values[state.x] : [""];
       var isNumber = state.x && numeric(onAxis);
       var xlog = isNumber && onAxis.every(function (v) { return Number(v) > 0; }) &&
-        Number(onAxis[onAxis.length - 1]) / Number(onAxis[0]) >= 20;
+        Number(onAxis[onAxis.length - 1]) / Number(onAxis[0]) >= 8;
       var position = function (p) {
         var v = state.x ? p.params[state.x] : "";
         return isNumber ? Number(v) : onAxis.indexOf(v);
@@ -282,7 +284,9 @@
         byName[name].points.push({x: position(p), y: p.median, low: p.low, high: p.high, title: p.title});
       });
       lines.forEach(function (line) { line.points.sort(function (a, b) { return a.x - b.x; }); });
-      chart(holder, lines, [], {title: data.title, x: state.x || "point", y: data.y, xlog: xlog,
+      // A few numbers on the axis (threads 1, 2, 4, 8, 16) are its ticks; more get round ones.
+      var at = isNumber && onAxis.length <= 12 ? onAxis.map(Number) : null;
+      chart(holder, lines, [], {title: data.title, x: state.x || "point", y: data.y, xlog: xlog, at: at,
                                 labels: isNumber ? null : onAxis}, state, redraw);
       legend.textContent = "";
       lines.forEach(function (line) {
