@@ -276,6 +276,33 @@ def test_a_run_page_plots_each_point_from_its_embedded_data_and_a_filter_hides_s
     assert ">Linear y<" in hidden  # drawn on a log scale, its button offering linear back
 
 
+# Drags the pointer across the first plot of a page from 5% to 45% of its width, then puts the count
+# of that plot's points before and after, and the address's fragment, on <body data-dragged>.
+DRAG = """<script>
+window.addEventListener("load", function () {
+  var svg = document.querySelector("svg.plot"), box = svg.getBoundingClientRect();
+  var before = svg.querySelectorAll("circle.point").length;
+  [["pointerdown", 0.05], ["pointermove", 0.3], ["pointerup", 0.45]].forEach(function (step) {
+    svg.dispatchEvent(new PointerEvent(step[0], {bubbles: true, button: 0, pointerId: 1, isPrimary: true,
+      clientX: box.left + box.width * step[1], clientY: box.top + box.height / 2}));
+  });
+  var after = document.querySelector("svg.plot").querySelectorAll("circle.point").length;  // redrawn
+  document.body.dataset.dragged = before + " " + after + " " + location.hash;
+});
+</script>"""
+
+
+def test_dragging_across_a_plot_zooms_to_that_range_and_keeps_it_in_the_address(planted, browser, tmp_path):
+    page = planted / "history" / "planted.html"
+    dragged = page.parent / "dragged.html"
+    dragged.write_text(page.read_text(encoding="utf-8").replace("</body>", DRAG + "</body>"), encoding="utf-8")
+    found = re.search(r'data-dragged="(\d+) (\d+) #from=([-\d.]+)&amp;to=([-\d.]+)"', browser.dom(dragged))
+    dragged.unlink()
+    assert found, "the drag zoomed nothing"
+    before, after, low, high = int(found[1]), int(found[2]), float(found[3]), float(found[4])
+    assert before == 12 and after == sum(low <= n <= high for n in range(12)) and 0 < after < 12
+
+
 def test_a_history_plots_each_commit_as_a_link_to_its_row_with_its_changes_marked(planted, browser):
     page = planted / "history" / "planted.html"
     commits, *plots = embedded(page.read_text(encoding="utf-8"))

@@ -48,7 +48,10 @@
     if (state.x) kept.set("x", state.x);
     state.hide.forEach(function (value) { kept.append("hide", value); });
     if (state.ylog) kept.set("ylog", "1");
-    if (state.range) { kept.set("from", String(state.range[0])); kept.set("to", String(state.range[1])); }
+    if (state.range) {
+      kept.set("from", String(Number(state.range[0].toPrecision(4))));
+      kept.set("to", String(Number(state.range[1].toPrecision(4))));
+    }
     try { history.replaceState(null, "", "#" + kept.toString()); } catch (error) { /* file:// may refuse */ }
   }
 
@@ -177,19 +180,20 @@
       var box = svg.getBoundingClientRect();
       return (event.clientX - box.left) / box.width * WIDTH;
     }
-    svg.addEventListener("mousedown", function (event) {
+    svg.addEventListener("pointerdown", function (event) {
       if (event.button !== 0 || event.target.closest("a")) return;
       start = at(event);
       band = node("rect", {x: start, y: TOP, width: 0, height: HEIGHT - TOP - BOTTOM, "class": "band"}, svg);
+      svg.setPointerCapture(event.pointerId);
       event.preventDefault();
     });
-    svg.addEventListener("mousemove", function (event) {
+    svg.addEventListener("pointermove", function (event) {
       if (start === null) return;
       var now = at(event);
       band.setAttribute("x", Math.min(start, now));
       band.setAttribute("width", Math.abs(now - start));
     });
-    window.addEventListener("mouseup", function (event) {
+    svg.addEventListener("pointerup", function (event) {
       if (start === null) return;
       var end = at(event), from = Math.min(start, end), to = Math.max(start, end);
       start = null;
