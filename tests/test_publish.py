@@ -1,7 +1,9 @@
 """`labctl publish`: the static site a store becomes, opened in headless Chromium. Every page
 renders and every plot on it loads (a plot that does not is said under its place), every link
 lands on a file of the site, nothing is fetched from elsewhere, and text from the store stays
-text however hostile. A history's planted step is found, drawn and listed among the regressions.
+text however hostile. A history's planted step is found, drawn and listed among the regressions. The plots plots.js draws
+from a page's embedded data have a point per point of the data, a filter or a zoom hides some,
+and a history's points link to their commits; store text in that data can never close its script.
 And the folder rules: never onto a store, a file, a link or a folder labctl did not write; its
 own earlier site is replaced, unless something was added to it.
 
@@ -125,9 +127,11 @@ class Browser:
         assert done.returncode == 0, done.stderr[-2000:]
         return done
 
-    def dom(self, page: Path) -> str:
-        """The page's DOM after its load event (and its script) ran."""
-        return self._run("--dump-dom", "--virtual-time-budget=3000", page.as_uri()).stdout
+    def dom(self, page: Path, fragment: str = "") -> str:
+        """The page's DOM after its load event (and its scripts) ran; `fragment`, the view's state
+        plots.js reads from the address (x=leaves&hide=leaves%3D100)."""
+        return self._run("--dump-dom", "--virtual-time-budget=3000",
+                         page.as_uri() + (f"#{fragment}" if fragment else "")).stdout
 
     def screenshot(self, page: Path, out: Path) -> Path:
         self._run(f"--screenshot={out}", "--window-size=1280,1600", "--hide-scrollbars", page.as_uri())
@@ -158,6 +162,11 @@ def images(dom: str) -> tuple[int, int]:
     found = re.search(r'<body[^>]*data-images="(\d+)/(\d+)"', dom)
     assert found, "the page's script did not run: " + dom[:500]
     return int(found[1]), int(found[2])
+
+
+def embedded(source: str) -> list:
+    """What each <script type="application/json"> of a page's source holds, parsed, in page order."""
+    return [json.loads(m) for m in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', source, re.S)]
 
 
 # -- parsing pages ------------------------------------------------------------------------------
@@ -222,7 +231,8 @@ def test_every_page_renders_in_chromium_with_each_of_its_plots_loaded(rendered):
     for name in ("history", "run", "hostile"):
         loaded, total = images(rendered[name])
         assert loaded == total, (name, loaded, total)
-    assert images(rendered["history"])[1] == 2  # a plot per point and figure
+    assert images(rendered["history"]) == (0, 0)  # its PNGs only without script, in <noscript>
+    assert re.search(r'data-plots="2"', rendered["history"])  # a plot per point and figure, drawn
     assert images(rendered["run"])[1] >= 1  # the report's figures
     assert 'class="missing"' not in rendered["run"] + rendered["history"]
     run = " ".join(Page(rendered["run"]).text)
@@ -232,8 +242,10 @@ def test_every_page_renders_in_chromium_with_each_of_its_plots_loaded(rendered):
 def test_text_from_the_store_is_shown_as_text_never_run_as_markup(rendered, site):
     for name, dom in rendered.items():
         page = Page(dom)
-        scripts = [attrs for tag, attrs in page.elements if tag == "script"]
-        assert len(scripts) == 1, name  # the page's own, and none from the store
+        scripts = [attrs for tag, attrs in page.elements if tag == "script"
+                   and attrs.get("type") != "application/json"]
+        assert len(scripts) == 2, name  # the page's own and plots.js, none from the store
+        assert [a["src"] for a in scripts if "src" in a] == [("" if name == "index" else "../") + "plots.js"], name
         assert not [tag for tag, attrs in page.elements if tag in ("b", "img") and "src" in attrs
                     and attrs["src"] == "x"], name
         assert not [attrs for _, attrs in page.elements if any(a.startswith("on") for a in attrs)], name
@@ -247,13 +259,101 @@ def test_text_from_the_store_is_shown_as_text_never_run_as_markup(rendered, site
     assert HOSTILE_SUBJECT in " ".join(history.text)
 
 
-def test_screenshots_of_the_index_and_a_history_page_are_pictures_not_blank(site, browser, tmp_path):
+# -- the interactive plots (plots.js) --------------------------------------------------------------
+
+
+def test_a_run_page_plots_each_point_from_its_embedded_data_and_a_filter_hides_some(site, browser):
+    page = site / "runs" / "1.html"
+    (plot,) = embedded(page.read_text(encoding="utf-8"))
+    assert plot["kind"] == "run" and plot["params"] == ["leaves"] and plot["x"] == "leaves"
+    assert sorted(p["params"]["leaves"] for p in plot["points"]) == ["100", "1000"]
+    assert all(p["low"] <= p["median"] <= p["high"] for p in plot["points"])
+    dom = browser.dom(page)
+    assert dom.count('class="point"') == 2 and dom.count('class="line"') == 1  # one configuration, leaves on x
+    assert dom.count('class="interval"') == 2 and 'type="checkbox" value="leaves=100"' in dom
+    hidden = browser.dom(page, "hide=leaves%3D100&ylog=1")
+    assert hidden.count('class="point"') == 1 and hidden.count('class="line"') == 0
+    assert ">Linear y<" in hidden  # drawn on a log scale, its button offering linear back
+
+
+# Drags the pointer across the first plot of a page from 5% to 45% of its width, then puts the count
+# of that plot's points before and after, and the address's fragment, on <body data-dragged>.
+DRAG = """<script>
+window.addEventListener("load", function () {
+  var svg = document.querySelector("svg.plot"), box = svg.getBoundingClientRect();
+  var before = svg.querySelectorAll("circle.point").length;
+  [["pointerdown", 0.05], ["pointermove", 0.3], ["pointerup", 0.45]].forEach(function (step) {
+    svg.dispatchEvent(new PointerEvent(step[0], {bubbles: true, button: 0, pointerId: 1, isPrimary: true,
+      clientX: box.left + box.width * step[1], clientY: box.top + box.height / 2}));
+  });
+  var after = document.querySelector("svg.plot").querySelectorAll("circle.point").length;  // redrawn
+  document.body.dataset.dragged = before + " " + after + " " + location.hash;
+});
+</script>"""
+
+
+def test_dragging_across_a_plot_zooms_to_that_range_and_keeps_it_in_the_address(planted, browser, tmp_path):
+    page = planted / "history" / "planted.html"
+    dragged = page.parent / "dragged.html"
+    dragged.write_text(page.read_text(encoding="utf-8").replace("</body>", DRAG + "</body>"), encoding="utf-8")
+    found = re.search(r'data-dragged="(\d+) (\d+) #from=([-\d.]+)&amp;to=([-\d.]+)"', browser.dom(dragged))
+    dragged.unlink()
+    assert found, "the drag zoomed nothing"
+    before, after, low, high = int(found[1]), int(found[2]), float(found[3]), float(found[4])
+    assert before == 12 and after == sum(low <= n <= high for n in range(12)) and 0 < after < 12
+
+
+def test_a_history_plots_each_commit_as_a_link_to_its_row_with_its_changes_marked(planted, browser):
+    page = planted / "history" / "planted.html"
+    commits, *plots = embedded(page.read_text(encoding="utf-8"))
+    assert len(commits) == 12 and [len(p["points"]) for p in plots] == [12, 12, 12]
+    assert [[c["kind"] for c in p["changes"]] for p in plots] == [["step"], [], ["drift"]]
+    dom = browser.dom(page)
+    assert dom.count('class="point"') == 36 and dom.count('class="step"') == 1 and dom.count('class="drift"') == 1
+    links = [a["href"] for tag, a in Page(dom).elements if tag == "a" and a.get("class") == "point-link"]
+    assert links == [f"#commit-{n}" for n in range(12)] * 3
+    sha = hashlib.sha1(b"planted 6").hexdigest()
+    titles = re.findall(r'<a href="#commit-6" class="point-link"><circle[^>]*><title>([^<]*)</title>', dom)
+    assert len(titles) == 3 and all(t.startswith(f"{sha[:10]} change 6") for t in titles)  # hash, subject
+    assert sha in re.search(r'<tr id="commit-6">.*?</tr>', dom, re.S).group(0)  # and its link lands on its row
+    zoomed = browser.dom(page, "from=3.5&to=8.5")  # commits 4 to 8, as a drag across them leaves it
+    assert zoomed.count('class="point"') == 15 and zoomed.count('class="step"') == 1
+
+
+def test_store_text_embedded_for_the_plots_cannot_close_its_script_and_stays_text(site, store, browser, tmp_path):
+    from labctl.read import site as module
+
+    source = (next((site / "history").glob("*.html"))).read_text(encoding="utf-8")
+    raw = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', source, re.S)
+    assert raw and not [r for r in raw if re.search(r"[<>&]", r)]
+    assert HOSTILE_SUBJECT in [c["subject"] for c in embedded(source)[0]]
+    # A parameter whose name and value are markup, quotes, an ampersand and a line separator.
+    name, value = 'x</script><!--"&\'é\u2028', '</script><script>alert(3)</script>'
+    db = Path(shutil.copy(store, tmp_path / "results.db"))
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE points SET params = ? WHERE run_id = 1 AND position = 0",
+                           (json.dumps({"dispatcher": "one_thread", "leaves": 100, name: value}),))
+    connection.close()
+    *_, plots = module._points(db, 1)
+    assert [p["params"][name] for p in plots[0]["points"]] == [value, module.ABSENT]
+    shutil.copy(Path(module.__file__).parent / "templates" / module.PLOTS_FILE, tmp_path)
+    page = tmp_path / "page.html"
+    page.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><script src="{module.PLOTS_FILE}"></script>'
+                    f'</head><body>{module._embedded(plots[0])}</body></html>', encoding="utf-8")
+    assert embedded(page.read_text(encoding="utf-8")) == [plots[0]]
+    dom = Page(browser.dom(page))
+    assert [tag for tag, _ in dom.elements].count("script") == 2  # plots.js and its data: nothing injected
+    assert name in dom.text and f" {value}" in dom.text  # the filter's legend and checkbox label, as text
+
+
+def test_screenshots_of_the_index_a_history_and_a_run_page_are_pictures_not_blank(site, browser, tmp_path):
     from matplotlib.image import imread
 
     folder = Path(os.environ.get("LABCTL_TEST_ARTIFACTS") or tmp_path) / "publish"
     folder.mkdir(parents=True, exist_ok=True)
     history = next((site / "history").glob("*.html"))
-    for page, name in ((site / "index.html", "index.png"), (history, "history.png")):
+    for page, name in ((site / "index.html", "index.png"), (history, "history.png"),
+                       (site / "runs" / "1.html", "run.png")):
         shot = browser.screenshot(page, folder / name)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert imread(shot).std() > 0, shot
@@ -361,11 +461,13 @@ def test_a_changes_commits_link_to_their_rows_in_the_table_of_commits(planted):
         assert row and row.group(1) == short, f"{short} links to #{anchor}, which is not its row"
 
 
-def test_a_plot_that_does_not_load_is_said_under_its_place(planted, browser):
-    (planted / "history" / "planted" / "2-elapsed_ns.png").unlink()
-    dom = browser.dom(planted / "history" / "planted.html")
-    assert images(dom) == (2, 3)
-    assert "plot missing: planted/2-elapsed_ns.png" in " ".join(Page(dom).text)
+def test_a_plot_that_does_not_load_is_said_under_its_place(site, browser, tmp_path):
+    copy = shutil.copytree(site, tmp_path / "site")
+    figures = sorted((copy / "runs" / "1").rglob("*.png"))
+    figures[0].unlink()
+    dom = browser.dom(copy / "runs" / "1.html")
+    assert images(dom) == (len(figures) - 1, len(figures))
+    assert f"plot missing: 1/{figures[0].relative_to(copy / 'runs' / '1').as_posix()}" in " ".join(Page(dom).text)
 
 
 # -- the folder ---------------------------------------------------------------------------------

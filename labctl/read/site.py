@@ -6,7 +6,10 @@ experiment's two latest runs. runs/RUN.html holds a run's points and its report 
 written into runs/RUN/ and rendered from markdown). history/EXPERIMENT.html follows each point's
 figures over commits (labctl.read.series.series), with the changes labctl.read.changes finds plotted and
 listed; regressions.html gathers the changes that make a figure worse, biggest first; and
-compare/A-B.html is labctl.read.compare's table. The pages are Jinja2 templates (labctl/read/templates/),
+compare/A-B.html is labctl.read.compare's table. A run's and a history's plots are drawn in the
+browser by plots.js (the site's one script file, no library) from the JSON the page embeds
+(_embedded), filtered and zoomed there; without script a run page's table and a history's PNGs
+say the same. The pages are Jinja2 templates (labctl/read/templates/),
 autoescaped: every text from the store, a name, a parameter or a failure, is shown as written,
 never read as markup.
 
@@ -42,6 +45,8 @@ from labctl.vocabulary import files, metrics, text
 # files changed, is never replaced.
 SITE_MARKER = ".labctl-site"
 STYLE_FILE = "style.css"
+# The site's one script file, which draws the interactive plots from the JSON a page embeds.
+PLOTS_FILE = "plots.js"
 
 # How much of a text from the store a page shows: a failure is a paragraph, anything else a cell.
 # A store can hold a name of a megabyte; the page stays readable and says what it left out.
@@ -145,8 +150,9 @@ class _Series:
 
 
 def _fill(site: Path, db: Path, rows: list[RunRow], published: Published, say: Callable[[str], None]) -> None:
-    (site / STYLE_FILE).write_text(resources.files("labctl.read").joinpath("templates", STYLE_FILE)
-                                   .read_text(encoding="utf-8"), encoding="utf-8")
+    for name in (STYLE_FILE, PLOTS_FILE):
+        (site / name).write_text(resources.files("labctl.read").joinpath("templates", name)
+                                 .read_text(encoding="utf-8"), encoding="utf-8")
     by_name: dict[str, list[RunRow]] = {}
     for row in rows:
         by_name.setdefault(row.name, []).append(row)
@@ -238,7 +244,7 @@ def _commit(row: RunRow) -> dict | None:
 def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, history_page: str | None) -> str:
     """A run's facts, its points (_points) and its report, written into runs/RUN/ and rendered; a
     report that cannot be written is said on the page, and the site goes on."""
-    points, fixed, no_medians = _points(db, row.id)
+    points, fixed, no_medians, plots = _points(db, row.id)
     folder = site / "runs" / str(row.id)
     report, no_report = None, None
     try:
@@ -249,42 +255,82 @@ def _run_page(site: Path, db: Path, row: RunRow, pair: tuple[int, int] | None, h
     except Exception as error:  # noqa: BLE001 - one run's report never stops the site: said on its page
         no_report = error
     return _render("run.html.j2", f"Run {row.id}: {row.name}", depth=1, row=row, commit=_commit(row), pair=pair,
-                   history=history_page, points=points,
+                   history=history_page, points=points, plots=[_embedded(plot) for plot in plots],
                    fixed=" ".join(f"{k}={text.show(v)}" for k, v in fixed.items()), no_medians=no_medians, report=report, no_report=no_report)
 
 
-def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None]:
+def _points(db: Path, run: int) -> tuple[list[dict], dict, Exception | None, list[dict]]:
     """A run's points as its page lists them: position, kernel, the parameters that vary across the
     run (in schema order; the fixed ones, returned apart, are said once above the table), status, failure, and
     the median of the kernel's figure (labctl.read.analysis.kernel_metric: time where every run did
-    the same work, else throughput); and, where the medians cannot be had, why."""
+    the same work, else throughput); where the medians cannot be had, why; and the page's
+    interactive plots (_run_plot), one per kernel and measure."""
     from labctl.read.analysis import kernel_metric, point_table
 
     points = results.points(db, run)
     if points.empty:
-        return [], {}, None
-    medians: dict[int, str] = {}
-    problem = None
-    try:
-        samples = results.load(db, run)
-        for _, part in samples.groupby(["kernel", "measure"], sort=False):
-            metric = kernel_metric(part)
-            for record in point_table(part, metric).to_dict("records"):
-                medians[int(record["point"])] = _format(metric, record["median"])
-    except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
-        problem = error
+        return [], {}, None, []
     with Store(db, create=False) as store:
         stored = {p.id: p.point.params for p in store.points(run)}
     order = results.in_schema_order(results.catalogue(db, run), sorted({k for p in stored.values() for k in p}))
     params = {point: {k: p[k] for k in order if k in p} for point, p in stored.items()}
     fixed = _fixed(list(params.values()))
+    varying = [k for k in order if k not in fixed]
+    medians: dict[int, str] = {}
+    plots: list[dict] = []
+    problem = None
+    try:
+        samples = results.load(db, run)
+        for _, part in samples.groupby(["kernel", "measure"], sort=False):
+            metric = kernel_metric(part)
+            table = point_table(part, metric).to_dict("records")
+            for record in table:
+                medians[int(record["point"])] = _format(metric, record["median"])
+            if table:
+                plots.append(_run_plot(metric, table, params, varying))
+    except Exception as error:  # noqa: BLE001 - the points are shown without their medians, and why
+        problem = error
     return [{"position": record["position"] + 1, "kernel": record["kernel"],
              "params": " ".join(f"{k}={text.show(v)}" for k, v in params.get(record["point"], {}).items()
                                 if k not in fixed),
              "status": record["status"], "failed": record["status"] == "failed",
              "failure_kind": record["failure_kind"] or "", "failure": record["failure"] or "",
              "median": medians.get(int(record["point"]), "-")}
-            for record in points.to_dict("records")], fixed, problem
+            for record in points.to_dict("records")], fixed, problem, plots
+
+
+# A parameter a point does not have, as a run's plot names its value.
+ABSENT = "-"
+
+
+def _run_plot(metric: metrics.Metric, table: list[dict], params: dict[int, dict], varying: list[str]) -> dict:
+    """A run's plot of one kernel and measure as plots.js draws it ("run"): each point's median and
+    95% interval in the axis's unit, and its varying parameters as shown (text.show); `x`, the
+    parameter on the x axis at first: the first of numbers with more than one value, else the first."""
+    kernel = str(table[0]["kernel"])
+    finite = [r["median"] for r in table if _finite(r["median"])]
+    factor, unit = metric.scale(finite or [1.0])
+    shown = []
+    for record in table:
+        mine = params.get(int(record["point"]), {})
+        values = {k: text.show(mine[k]) if k in mine else ABSENT for k in varying}
+        described = " ".join(f"{k}={v}" for k, v in values.items())
+        shown.append({"params": values, "median": _scaled(record["median"], factor),
+                      "low": _scaled(record["ci_low"], factor), "high": _scaled(record["ci_high"], factor),
+                      "title": f"#{int(record['position']) + 1} {kernel} {described}: {_format(metric, record['median'])}"
+                               f" [{_format(metric, record['ci_low'])}, {_format(metric, record['ci_high'])}]"})
+    used = [k for k in varying if len({p["params"][k] for p in shown}) > 1]
+
+    def numeric(name: str) -> bool:
+        return all(_finite(p["params"][name]) for p in shown)
+
+    first = next((k for k in used if numeric(k)), used[0] if used else None)
+    return {"kind": "run", "kernel": kernel, "title": f"{kernel}: {metric.words}", "params": used, "x": first,
+            "y": f"{metric.words} ({unit})" if unit else metric.words, "points": shown}
+
+
+def _scaled(value: object, factor: float) -> float | None:
+    return float(value) / factor if _finite(value) else None
 
 
 def _fixed(params: list[dict]) -> dict:
@@ -406,8 +452,42 @@ def _history_page(name: str, frame: pd.DataFrame, series: list[_Series], runs: s
     series: its plot and its changes."""
     commits = _commits(frame)
     changes = {one.anchor: _changes(one, commits) for one in series}
+    plots = {one.anchor: _embedded(_history_plot(one)) for one in series}
+    linked = _embedded([{"short": c["short"], "subject": text.printable(c["subject"]), "href": c["href"]}
+                        for c in commits], "commits-data")
     return _render("history.html.j2", f"History of {name}", depth=1, name=name, commits=commits, runs=runs,
-                   shared=_shared(frame) if series else "", series=series, changes=changes)
+                   shared=_shared(frame) if series else "", series=series, changes=changes, plots=plots,
+                   linked=linked)
+
+
+def _history_plot(one: _Series) -> dict:
+    """A series as plots.js draws it ("history"): per measured commit (its order in the history,
+    which the page's commits-data names) the median and the range of its samples in the axis's
+    unit; its changes by commit order; and MIN_SPAN, the least share of its level its y axis spans."""
+    figure_of = metrics.lookup(one.metric)
+    values = [v for vs in one.rows["values"] for v in vs if _finite(v)]
+    factor, unit = figure_of.scale(values or [1.0])
+    points = []
+    for record in one.rows.to_dict("records"):
+        finite = [v for v in record["values"] if _finite(v)]
+        points.append({"order": int(record["order"]), "median": _scaled(record["median"], factor),
+                       "low": _scaled(min(finite), factor) if finite else None,
+                       "high": _scaled(max(finite), factor) if finite else None,
+                       "shown": f"median {_format(figure_of, record['median'])} of {len(finite)} samples"})
+    return {"kind": "history", "title": f"{one.label}: {one.words}",
+            "y": f"{one.words} ({unit})" if unit else one.words, "points": points, "min_span": MIN_SPAN,
+            "changes": [{"kind": c.kind, "start": int(c.start), "end": int(c.end)} for c in one.changes]}
+
+
+def _embedded(value: object, element_id: str | None = None) -> Markup:
+    """`value` as JSON in a <script type="application/json"> for plots.js: every "<", ">" and "&"
+    written as a \\u escape and every character past ASCII too, so that no text from the store
+    (a name holding "</script>" or "<!--") can close the element or start markup, and the page
+    reads alike in any encoding. Its class is plot-data, or its id `element_id`."""
+    data = json.dumps(value, ensure_ascii=True, allow_nan=False)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    label = f'id="{element_id}"' if element_id else 'class="plot-data"'
+    return Markup(f'<script type="application/json" {label}>{data}</script>')
 
 
 def _changes(one: _Series, commits: list[dict]) -> list[dict]:
@@ -547,7 +627,7 @@ def _templates() -> jinja2.Environment:
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(text=_text, counted=_counted, when=_when, kind=lambda error: type(error).__name__,
                                machine=text.machine_short, machine_line=text.machine_line)
-    environment.globals.update(style_file=STYLE_FILE, version=__version__, cell_shown=CELL_SHOWN,
+    environment.globals.update(style_file=STYLE_FILE, plots_file=PLOTS_FILE, version=__version__, cell_shown=CELL_SHOWN,
                                failure_shown=FAILURE_SHOWN)
     return environment
 
