@@ -689,13 +689,14 @@ service_answer(Requests, Answered, Repeated, Missing, Unknown, IdSum) ->
     lists:flatten(io_lib:format("requests=~b answered=~b repeated=~b missing=~b unknown=~b id_sum=~b",
                                 [Requests, Answered, Repeated, Missing, Unknown, IdSum])).
 
-%% The plan, made before the phase: [{DueNs, Server}] (Server 1-based), as our make_schedule.
+%% The plan, made before the phase, as our make_schedule: a binary of 12 bytes a request (its
+%% due time, ns after the generator's start, and its server, 1-based), as ours.
 service_schedule(Requests, Rate, Arrivals, Seed, Servers, Routing) ->
     ArrivalState = rand:seed_s(exsss, Seed),
     RoutingState = rand:seed_s(exsss, Seed bxor 16#1e3779b97f4a7c15),
-    service_schedule(0, Requests, Rate, Arrivals, Servers, Routing, 0.0, ArrivalState, RoutingState, []).
+    service_schedule(0, Requests, Rate, Arrivals, Servers, Routing, 0.0, ArrivalState, RoutingState, <<>>).
 
-service_schedule(Requests, Requests, _, _, _, _, _, _, _, Acc) -> lists:reverse(Acc);
+service_schedule(Requests, Requests, _, _, _, _, _, _, _, Acc) -> Acc;
 service_schedule(I, Requests, Rate, Arrivals, Servers, Routing, At0, A0, R0, Acc) ->
     {At, A} = case Arrivals of
                   <<"constant">> -> {I / Rate, A0};
@@ -708,12 +709,12 @@ service_schedule(I, Requests, Rate, Arrivals, Servers, Routing, At0, A0, R0, Acc
                       <<"hot">> -> {1, R0}
                   end,
     service_schedule(I + 1, Requests, Rate, Arrivals, Servers, Routing, At, A, R,
-                     [{trunc(At * 1.0e9), Server} | Acc]).
+                     <<Acc/binary, (trunc(At * 1.0e9)):64, Server:32>>).
 
 %% The generator: waits for each due time, records how late it went on, sends. Returns the
 %% count of late sends.
-generate([], _, _, _, _, _, Late) -> Late;
-generate([{DueNs, Server} | Rest], Id, Origin, Servers, LateBound, Lag, Late) ->
+generate(<<>>, _, _, _, _, _, Late) -> Late;
+generate(<<DueNs:64, Server:32, Rest/binary>>, Id, Origin, Servers, LateBound, Lag, Late) ->
     Due = Origin + DueNs,
     LagNs = wait_until(Due) - Due,
     histogram_record(Lag, max(LagNs, 1)),

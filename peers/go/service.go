@@ -7,8 +7,10 @@
 // (more than 1% of sends later than late_bound_us) leaves its latency percentiles out.
 //
 // Differences from ours: the Poisson gaps and the random routing come from Go's math/rand seeded
-// with `seed` (the same distribution, another sequence than our mt19937_64); each goroutine's
-// mailbox is a channel of capacity `requests` (never full, as our unbounded queues).
+// with `seed` (the same distribution, another sequence than our mt19937_64); the generator is a
+// goroutine, inside the runtime, where ours is a thread outside it; each goroutine's mailbox is a
+// bounded channel (serviceMailbox; ours are unbounded): past saturation a full one makes the
+// generator wait, which counts as its lag, so such a point is refused as generator_behind.
 package main
 
 import (
@@ -18,6 +20,19 @@ import (
 	"math/rand"
 	"time"
 )
+
+// serviceMailbox bounds what the channels hold at once: at most about 2^20 requests over all the
+// servers' mailboxes (at least 256 each), and the run's requests when they are fewer.
+func serviceMailbox(requests, servers int64) int64 {
+	c := int64(1<<20) / servers
+	if c < 256 {
+		c = 256
+	}
+	if c > requests {
+		c = requests
+	}
+	return c
+}
 
 // lateShareAllowed: a point is refused as a latency figure past this share of late sends.
 const lateShareAllowed = 0.01
@@ -241,11 +256,11 @@ func runService(p serviceParams) result {
 	}
 
 	start := time.Now()
-	replies := make(chan serviceRequest, p.requests)
+	replies := make(chan serviceRequest, serviceMailbox(p.requests, 1))
 	done := make(chan serviceDone, 1)
 	inboxes := make([]chan serviceRequest, p.servers)
 	for s := range inboxes {
-		inboxes[s] = make(chan serviceRequest, p.requests)
+		inboxes[s] = make(chan serviceRequest, serviceMailbox(p.requests, p.servers))
 		go server(p.workNs, p.sleep, inboxes[s], replies)
 	}
 	origin := time.Now()
