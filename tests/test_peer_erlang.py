@@ -177,3 +177,33 @@ def test_a_wrong_answer_printed_is_refused_by_labctl_as_verification(run_erlang,
         run_erlang("skynet", leaves=100)
     assert caught.value.kind == "verification"
     assert "got 'sum=4950 agents=1110', expected 'sum=4950 agents=111'" in str(caught.value)
+
+
+def test_service_answers_every_request_exactly_once(run_erlang):
+    sample = run_erlang("service", requests=300, rate=100_000, servers=3, routing="random", arrivals="poisson",
+                        threads=2)
+    assert sample.verified
+    assert sample.answer == "requests=300 answered=300 repeated=0 missing=0 unknown=0 id_sum=44850"
+    assert sample.messages_processed == 600
+
+
+def test_a_service_whose_generator_falls_behind_gives_no_latency_figure(run_erlang):
+    # One request a nanosecond, late past a microsecond: no generator keeps it.
+    sample = run_erlang("service", requests=3000, rate=1e9, late_bound_us=1, threads=2)
+    assert sample.verified and sample.metrics["generator_behind"] == 1
+    assert sample.metrics["generator_late_share"] > 0.01
+    assert not {name for name in sample.metrics if name.startswith("latency_")}
+
+
+def test_a_service_that_sleeps_is_refused_on_erlang_naming_the_values_it_takes():
+    # A BEAM timer sleeps whole milliseconds: work=sleep is refused before the program runs.
+    with pytest.raises(kernels.ParamError, match="parameter 'work' on runtime 'erlang' must be one of: spin; got 'sleep'"):
+        kernels.resolve("service", {"runtime": "erlang", "work": "sleep"})
+
+
+def test_a_wrong_service_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch):
+    monkeypatch.setenv(FAULT_ENV, "wrong_answer")
+    with pytest.raises(runner.PointFailed) as caught:
+        run_erlang("service", requests=10, rate=100_000, threads=1)
+    assert caught.value.kind == "failure"
+    assert "got 'requests=10 answered=10 repeated=0 missing=0 unknown=0 id_sum=46'" in str(caught.value)

@@ -422,6 +422,7 @@ def go_cache(tmp_path_factory):
     ("savina_pingpong", {"pings": 1}),
     ("savina_count", {"increments": 5000}),  # past the mailbox's capacity: the producer waits
     ("savina_count", {"increments": 0}),
+    ("service", {"requests": 300, "rate": 100_000, "arrivals": "poisson", "routing": "random", "servers": 3}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -434,11 +435,34 @@ def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, p
     assert sample.messages_processed == ours.messages_processed
 
 
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+def test_the_go_service_whose_generator_falls_behind_gives_no_latency_figure(go_cache, monkeypatch):
+    # One request a nanosecond, late past a microsecond: no generator keeps it.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    params = {"requests": 3000, "rate": 1e9, "late_bound_us": 1, "threads": 2}
+    reply = runtimes.run_external(runtimes.runtimes()["go"], "service",
+                                  {k: v for k, v in kernels.resolve("service", {"runtime": "go", **params}).items()
+                                   if v is not None and k != "runtime"})
+    assert reply.metrics["generator_behind"] == 1 and reply.metrics["generator_late_share"] > 0.01
+    assert not {name for name in reply.metrics if name.startswith("latency_")}
+    assert reply.answer == "requests=3000 answered=3000 repeated=0 missing=0 unknown=0 id_sum=4498500"
+
+
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+def test_the_go_peer_itself_refuses_a_choice_it_does_not_know(go_cache, monkeypatch):
+    # labctl refuses it before any program runs: the request is sent as it is.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    with pytest.raises(runtimes.ExternalFailure) as caught:
+        runtimes.run_external(runtimes.runtimes()["go"], "service", {"routing": "sticky", "threads": 1})
+    assert caught.value.kind == "failure" and "exited with status 2" in str(caught.value)
+    assert 'param routing must be one of round_robin, random, hot, got "sticky"' in str(caught.value)
+
+
 def test_the_shipped_peers_are_valid():
     shipped = runtimes.peer_folders()[0]
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
-    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count"}
+    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "service"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

@@ -14,7 +14,8 @@
 
 -define(NAME, "labctl-erlang-peer").
 
-%% Each kernel's parameters: name -> {default, min, max}, as labctl's schema has them.
+%% Each kernel's parameters: name -> {default, min, max} (an integer), {real, default, min, max}
+%% or {choice, default, values}, as labctl's schema has them.
 kernels() ->
     #{<<"skynet">> => {#{<<"leaves">> => {1000000, 1, 100000000},
                          <<"branching">> => {10, 2, 1000000},
@@ -43,7 +44,18 @@ kernels() ->
                                                            param(<<"hops">>, P)) end},
       <<"actor_creation">> => {#{<<"depth">> => {19, 0, 24},
                                  <<"threads">> => {2, 1, 1024}},
-                               fun(P) -> actor_creation(param(<<"depth">>, P)) end}}.
+                               fun(P) -> actor_creation(param(<<"depth">>, P)) end},
+      <<"service">> => {#{<<"requests">> => {100000, 1, 100000000},
+                          <<"rate">> => {real, 100000.0, 1.0, 1.0e9},
+                          <<"arrivals">> => {choice, <<"constant">>, [<<"constant">>, <<"poisson">>]},
+                          <<"seed">> => {1, 0, 4611686018427387904},
+                          <<"servers">> => {4, 1, 10000},
+                          <<"routing">> => {choice, <<"round_robin">>, [<<"round_robin">>, <<"random">>, <<"hot">>]},
+                          <<"work">> => {choice, <<"spin">>, [<<"spin">>]},
+                          <<"work_ns">> => {0, 0, 1000000000},
+                          <<"late_bound_us">> => {100, 1, 1000000},
+                          <<"threads">> => {1, 1, 1024}},
+                        fun service/1}}.
 
 param(Name, Params) -> maps:get(Name, Params).
 
@@ -108,7 +120,17 @@ parse(Request) ->
     [fail("unknown param \"~ts\" for kernel ~s", [K, Kernel]) || K <- maps:keys(Given),
                                                                   not maps:is_key(K, Schema)],
     Params = maps:map(
-               fun(Name, {Default, Min, Max}) ->
+               fun(Name, {real, Default, Min, Max}) ->
+                       V = real(Name, maps:get(Name, Given, Default)),
+                       (V >= Min andalso V =< Max) orelse
+                           fail("param ~s=~g out of range [~g, ~g]", [Name, V, Min, Max]),
+                       V;
+                  (Name, {choice, Default, Values}) ->
+                       V = maps:get(Name, Given, Default),
+                       lists:member(V, Values) orelse
+                           fail("param ~s must be one of ~s, got ~ts", [Name, lists:join(", ", Values), show(V)]),
+                       V;
+                  (Name, {Default, Min, Max}) ->
                        V = maps:get(Name, Given, Default),
                        is_integer(V) orelse fail("param ~s must be an integer, got ~ts", [Name, show(V)]),
                        (V >= Min andalso V =< Max) orelse
@@ -117,6 +139,20 @@ parse(Request) ->
                end, Schema),
     check(Kernel, Params),
     {binary_to_list(Kernel), Params, Run}.
+
+%% A real parameter: a JSON integer or a number with a fraction or an exponent.
+real(_, V) when is_integer(V) -> float(V);
+real(_, V) when is_float(V) -> V;
+real(Name, {number, Text} = V) ->
+    %% Erlang's float syntax needs a fraction: 1e9 is read as 1.0e9.
+    Mantissa = case binary:match(Text, <<".">>) of
+                   nomatch -> binary:replace(Text, [<<"e">>, <<"E">>], <<".0e">>);
+                   _ -> Text
+               end,
+    try binary_to_float(Mantissa)
+    catch error:badarg -> fail("param ~s must be a number, got ~ts", [Name, show(V)])
+    end;
+real(Name, V) -> fail("param ~s must be a number, got ~ts", [Name, show(V)]).
 
 %% What a range cannot say, refused as our kernels refuse it.
 check(<<"ping_pong">>, #{<<"messages">> := M}) when M rem 2 =/= 0 ->
@@ -588,3 +624,227 @@ spreader(Parent) ->
 
 %% Under a wrong_answer fault every leaf counts itself twice (a leaf has no index to single out).
 lie_leaf() -> lie().
+
+%% --- service ------------------------------------------------------------------------------
+%% A service under an open-loop load, as our kernel (native/kernels/service). The generator (this
+%% process) sends `requests` requests on a fixed schedule of `rate` per second to `servers`
+%% server processes, each request costing its server work_ns of spin; every answer goes to one
+%% collector process, which records its latency from when the request was DUE (not when it was
+%% sent) into a histogram of ours (2 significant digits, in a `counters` array: no allocation
+%% per record). A run whose generator fell behind (more than 1% of sends later than
+%% late_bound_us) leaves its latency percentiles out. Differences from ours: the Poisson gaps and
+%% the random routing come from rand's exsss seeded with `seed` (another sequence than our
+%% mt19937_64); the generator sleeps (receive after, whole milliseconds) only until 2 ms before a
+%% send, then spins; work=sleep is not taken (a BEAM timer sleeps whole milliseconds); the
+%% collector's count per id is a counter of 8 bytes, not a byte.
+
+-define(LATE_SHARE_ALLOWED, 0.01).
+-define(HIGHEST, (1 bsl 40)).
+
+service(P) ->
+    Requests = param(<<"requests">>, P),
+    Servers = param(<<"servers">>, P),
+    WorkNs = param(<<"work_ns">>, P),
+    LateBound = param(<<"late_bound_us">>, P) * 1000,
+    Schedule = service_schedule(Requests, param(<<"rate">>, P), param(<<"arrivals">>, P),
+                                param(<<"seed">>, P), Servers, param(<<"routing">>, P)),
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Collector = spawn(fun() -> collector(Requests, Self) end),
+    ServerPids = list_to_tuple([spawn(fun() -> server(WorkNs, Collector) end) || _ <- lists:seq(1, Servers)]),
+    Origin = erlang:monotonic_time(nanosecond),
+    Lag = histogram_new(),
+    Late = generate(Schedule, 0, Origin, ServerPids, LateBound, Lag, 0),
+    LastSend = erlang:monotonic_time(nanosecond),
+    receive {collected, Answer, Latency, LastAnswer} -> ok end,
+    Elapsed = erlang:monotonic_time(nanosecond) - Start,
+    [S ! stop || S <- tuple_to_list(ServerPids)],
+    LateShare = Late / Requests,
+    Behind = LateShare > ?LATE_SHARE_ALLOWED,
+    Percentiles = case Behind of
+                      true -> #{};
+                      false -> #{<<"latency_p50_ns">> => histogram_percentile(Latency, 50),
+                                 <<"latency_p90_ns">> => histogram_percentile(Latency, 90),
+                                 <<"latency_p99_ns">> => histogram_percentile(Latency, 99),
+                                 <<"latency_p999_ns">> => histogram_percentile(Latency, 99.9),
+                                 <<"latency_max_ns">> => histogram_max(Latency)}
+                  end,
+    SendSpan = LastSend - Origin,
+    AnswerSpan = LastAnswer - Origin,
+    Rates = maps:merge(
+              if Requests > 1, SendSpan > 0 -> #{<<"sent_per_s">> => (Requests - 1) * 1.0e9 / SendSpan};
+                 true -> #{} end,
+              if AnswerSpan > 0 -> #{<<"answered_per_s">> => Requests * 1.0e9 / AnswerSpan};
+                 true -> #{} end),
+    Metrics = maps:merge(maps:merge(Percentiles, Rates),
+                         #{<<"generator_behind">> => if Behind -> 1; true -> 0 end,
+                           <<"generator_lag_p99_ns">> => histogram_percentile(Lag, 99),
+                           <<"generator_lag_max_ns">> => max(histogram_max(Lag), 1),
+                           <<"generator_late_share">> => LateShare,
+                           <<"histogram_record_ns">> => histogram_record_ns()}),
+    {max(Elapsed, 1), 2 * Requests, Answer, service_answer(Requests, Requests, 0, 0, 0, Requests * (Requests - 1) div 2),
+     Metrics}.
+
+service_answer(Requests, Answered, Repeated, Missing, Unknown, IdSum) ->
+    lists:flatten(io_lib:format("requests=~b answered=~b repeated=~b missing=~b unknown=~b id_sum=~b",
+                                [Requests, Answered, Repeated, Missing, Unknown, IdSum])).
+
+%% The plan, made before the phase, as our make_schedule: a binary of 12 bytes a request (its
+%% due time, ns after the generator's start, and its server, 1-based), as ours.
+service_schedule(Requests, Rate, Arrivals, Seed, Servers, Routing) ->
+    ArrivalState = rand:seed_s(exsss, Seed),
+    RoutingState = rand:seed_s(exsss, Seed bxor 16#1e3779b97f4a7c15),
+    service_schedule(0, Requests, Rate, Arrivals, Servers, Routing, 0.0, ArrivalState, RoutingState, <<>>).
+
+service_schedule(Requests, Requests, _, _, _, _, _, _, _, Acc) -> Acc;
+service_schedule(I, Requests, Rate, Arrivals, Servers, Routing, At0, A0, R0, Acc) ->
+    {At, A} = case Arrivals of
+                  <<"constant">> -> {I / Rate, A0};
+                  <<"poisson">> when I =:= 0 -> {At0, A0};
+                  <<"poisson">> -> {Gap, A1} = rand:uniform_real_s(A0), {At0 - math:log(Gap) / Rate, A1}
+              end,
+    {Server, R} = case Routing of
+                      <<"round_robin">> -> {I rem Servers + 1, R0};
+                      <<"random">> -> rand:uniform_s(Servers, R0);
+                      <<"hot">> -> {1, R0}
+                  end,
+    service_schedule(I + 1, Requests, Rate, Arrivals, Servers, Routing, At, A, R,
+                     <<Acc/binary, (trunc(At * 1.0e9)):64, Server:32>>).
+
+%% The generator: waits for each due time, records how late it went on, sends. Returns the
+%% count of late sends.
+generate(<<>>, _, _, _, _, _, Late) -> Late;
+generate(<<DueNs:64, Server:32, Rest/binary>>, Id, Origin, Servers, LateBound, Lag, Late) ->
+    Due = Origin + DueNs,
+    LagNs = wait_until(Due) - Due,
+    histogram_record(Lag, max(LagNs, 1)),
+    element(Server, Servers) ! {request, Id, Due},
+    generate(Rest, Id + 1, Origin, Servers, LateBound, Lag, if LagNs > LateBound -> Late + 1; true -> Late end).
+
+wait_until(Due) ->
+    Now = erlang:monotonic_time(nanosecond),
+    Far = (Due - Now) div 1000000 - 2,
+    if Far > 0 -> receive after Far -> ok end;
+       true -> ok
+    end,
+    spin_until(Due).
+
+spin_until(Until) ->
+    case erlang:monotonic_time(nanosecond) of
+        Now when Now >= Until -> Now;
+        _ -> spin_until(Until)
+    end.
+
+server(WorkNs, Collector) ->
+    receive
+        {request, Id, Due} ->
+            WorkNs > 0 andalso spin_until(erlang:monotonic_time(nanosecond) + WorkNs),
+            Collector ! {reply, Id, Due},
+            server(WorkNs, Collector);
+        stop -> ok
+    end.
+
+%% Counts each answer by id and records its latency from its due time; hands the answer, the
+%% histogram and the last answer's time to the generator when every request has one.
+collector(Requests, Generator) ->
+    Seen = counters:new(Requests, []),
+    Latency = histogram_new(),
+    {Unknown, IdSum, Last} = collect(0, Requests, Seen, Latency, 0, 0, 0),
+    {Missing, Repeated} = lists:foldl(fun(I, {M, R}) ->
+                                              case counters:get(Seen, I) of
+                                                  0 -> {M + 1, R};
+                                                  T -> {M, R + T - 1}
+                                              end
+                                      end, {0, 0}, lists:seq(1, Requests)),
+    Id0Fault = case fault() of wrong_answer -> 1; _ -> 0 end,
+    Generator ! {collected, service_answer(Requests, Requests, Repeated, Missing, Unknown, IdSum + Id0Fault),
+                 Latency, Last}.
+
+collect(Requests, Requests, _, _, Unknown, IdSum, Last) -> {Unknown, IdSum, Last};
+collect(Answered, Requests, Seen, Latency, Unknown, IdSum, _) ->
+    receive
+        {reply, Id, Due} ->
+            Now = erlang:monotonic_time(nanosecond),
+            histogram_record(Latency, Now - Due),
+            if Id >= 0, Id < Requests ->
+                    counters:add(Seen, Id + 1, 1),
+                    collect(Answered + 1, Requests, Seen, Latency, Unknown, IdSum + Id, Now);
+               true ->
+                    collect(Answered + 1, Requests, Seen, Latency, Unknown + 1, IdSum, Now)
+            end
+    end.
+
+%% Our Histogram at 2 significant digits: 256 sub-buckets (magnitude 8), half of them 128
+%% (magnitude 7), mask 255; values 0 to 2^40, power-of-two buckets. The counts are a `counters`
+%% array (index + 1), the last two slots the total and the exact max: record allocates nothing.
+-define(HALF_MAGNITUDE, 7).
+-define(HALF_COUNT, 128).
+-define(MASK, 255).
+-define(BUCKETS, 34).  % buckets until 256 bsl (B - 1) > 2^40
+-define(SLOTS, ((?BUCKETS + 1) * ?HALF_COUNT)).
+
+histogram_new() -> counters:new(?SLOTS + 2, []).
+
+histogram_record(H, Value) ->
+    counters:get(H, ?SLOTS + 2) < Value andalso counters:put(H, ?SLOTS + 2, Value),
+    counters:add(H, index_of(min(max(Value, 0), ?HIGHEST)) + 1, 1),
+    counters:add(H, ?SLOTS + 1, 1).
+
+histogram_max(H) -> counters:get(H, ?SLOTS + 2).
+
+%% The bucket of V: its bit length past the sub-buckets' (64 - clz(V bor mask) - 8).
+bucket_of(V) -> bit_length((V bor ?MASK) bsr (?HALF_MAGNITUDE + 1)).
+
+%% The bits of a non-negative integer below 2^64, by halving the range (a few guards, no loop).
+bit_length(X) when X >= 1 bsl 32 -> 32 + bit_length(X bsr 32);
+bit_length(X) when X >= 1 bsl 16 -> 16 + bit_length(X bsr 16);
+bit_length(X) when X >= 1 bsl 8 -> 8 + bit_length(X bsr 8);
+bit_length(X) when X >= 1 bsl 4 -> 4 + bit_length(X bsr 4);
+bit_length(X) when X >= 1 bsl 2 -> 2 + bit_length(X bsr 2);
+bit_length(X) when X >= 2 -> 2;
+bit_length(X) -> X.
+
+index_of(V) ->
+    Bucket = bucket_of(V),
+    ((Bucket + 1) bsl ?HALF_MAGNITUDE) + (V bsr Bucket) - ?HALF_COUNT.
+
+value_of(Index) ->
+    Bucket = (Index bsr ?HALF_MAGNITUDE) - 1,
+    Sub = (Index band (?HALF_COUNT - 1)) + ?HALF_COUNT,
+    if Bucket < 0 -> Sub - ?HALF_COUNT;
+       true -> Sub bsl Bucket
+    end.
+
+%% As our value_at_percentile: the highest value equivalent to the ceil(p/100*count)-th smallest
+%% (at least the first), at most the exact max; 0 when empty.
+histogram_percentile(H, P) ->
+    case counters:get(H, ?SLOTS + 1) of
+        0 -> 0;
+        Total ->
+            Rank = max(1, ceil(P / 100 * Total)),
+            percentile_at(H, 0, Rank, 0)
+    end.
+
+percentile_at(H, ?SLOTS, _, _) -> histogram_max(H);
+percentile_at(H, Index, Rank, Seen0) ->
+    Seen = Seen0 + counters:get(H, Index + 1),
+    if Seen >= Rank ->
+            Lowest = value_of(Index),
+            min(Lowest + (1 bsl bucket_of(Lowest)) - 1, histogram_max(H));
+       true -> percentile_at(H, Index + 1, Rank, Seen)
+    end.
+
+%% The mean cost of one record, measured in the run as ours.
+histogram_record_ns() ->
+    Records = 200000,
+    Scratch = histogram_new(),
+    Start = erlang:monotonic_time(nanosecond),
+    record_spread(Scratch, 0, Records),
+    Elapsed = erlang:monotonic_time(nanosecond) - Start,
+    counters:get(Scratch, ?SLOTS + 1) =:= Records orelse fail(1, "service: the histogram lost a record", []),
+    Elapsed / Records.
+
+record_spread(_, Records, Records) -> ok;
+record_spread(H, I, Records) ->
+    histogram_record(H, (I * 7919) rem 5000000 + 1),
+    record_spread(H, I + 1, Records).

@@ -1,4 +1,4 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong,
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service,
 // savina_pingpong or savina_count) on the Go runtime and reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
@@ -32,45 +32,79 @@ type result struct {
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
 }
 
-// param describes one integer parameter: its default and allowed range.
+// param describes one parameter: an integer's default and allowed range; a real's (real set:
+// fdef, fmin, fmax); or a choice's default (text) and values.
 type param struct {
-	def, min, max int64
+	def, min, max    int64
+	real             bool
+	fdef, fmin, fmax float64
+	text             string
+	choices          []string
+}
+
+// values are a request's parameters, by type.
+type values struct {
+	ints  map[string]int64
+	reals map[string]float64
+	texts map[string]string
 }
 
 // kernels lists each kernel's parameters and the function that runs it.
 var kernels = map[string]struct {
 	params map[string]param
-	run    func(p map[string]int64) result
+	run    func(p values) result
 }{
 	"skynet": {
 		params: map[string]param{
-			"leaves":    {1000000, 1, 100000000},
-			"branching": {10, 2, 1000000},
-			"threads":   {1, 1, 1024},
+			"leaves":    {def: 1000000, min: 1, max: 100000000},
+			"branching": {def: 10, min: 2, max: 1000000},
+			"threads":   {def: 1, min: 1, max: 1024},
 		},
-		run: func(p map[string]int64) result { return skynet(p["leaves"], p["branching"]) },
+		run: func(p values) result { return skynet(p.ints["leaves"], p.ints["branching"]) },
 	},
 	"ping_pong": {
 		params: map[string]param{
-			"messages":        {10000000, 2, 10000000000},
-			"latency_samples": {10000, 0, 10000000},
-			"threads":         {1, 1, 1024},
+			"messages":        {def: 10000000, min: 2, max: 10000000000},
+			"latency_samples": {def: 10000, min: 0, max: 10000000},
+			"threads":         {def: 1, min: 1, max: 1024},
 		},
-		run: func(p map[string]int64) result { return pingPong(p["messages"], p["latency_samples"]) },
+		run: func(p values) result { return pingPong(p.ints["messages"], p.ints["latency_samples"]) },
 	},
 	"savina_pingpong": {
 		params: map[string]param{
-			"pings":   {40000, 1, 1000000000},
-			"threads": {1, 1, 1024},
+			"pings":   {def: 40000, min: 1, max: 1000000000},
+			"threads": {def: 1, min: 1, max: 1024},
 		},
-		run: func(p map[string]int64) result { return savinaPingPong(p["pings"]) },
+		run: func(p values) result { return savinaPingPong(p.ints["pings"]) },
 	},
 	"savina_count": {
 		params: map[string]param{
-			"increments": {1000000, 0, 10000000000},
-			"threads":    {1, 1, 1024},
+			"increments": {def: 1000000, min: 0, max: 10000000000},
+			"threads":    {def: 1, min: 1, max: 1024},
 		},
-		run: func(p map[string]int64) result { return savinaCount(p["increments"]) },
+		run: func(p values) result { return savinaCount(p.ints["increments"]) },
+	},
+	"service": {
+		params: map[string]param{
+			"requests":      {def: 100000, min: 1, max: 100000000},
+			"rate":          {real: true, fdef: 100000, fmin: 1, fmax: 1e9},
+			"arrivals":      {text: "constant", choices: []string{"constant", "poisson"}},
+			"seed":          {def: 1, min: 0, max: 4611686018427387904},
+			"servers":       {def: 4, min: 1, max: 10000},
+			"routing":       {text: "round_robin", choices: []string{"round_robin", "random", "hot"}},
+			"work":          {text: "spin", choices: []string{"spin", "sleep"}},
+			"work_ns":       {def: 0, min: 0, max: 1000000000},
+			"late_bound_us": {def: 100, min: 1, max: 1000000},
+			"threads":       {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return runService(serviceParams{
+				requests: p.ints["requests"], seed: p.ints["seed"], servers: p.ints["servers"],
+				workNs: p.ints["work_ns"], lateBoundNs: p.ints["late_bound_us"] * 1000,
+				rate: p.reals["rate"], poisson: p.texts["arrivals"] == "poisson",
+				sleep: p.texts["work"] == "sleep", routing: p.texts["routing"],
+			})
+		},
 	},
 }
 
@@ -81,7 +115,7 @@ func fail(format string, args ...interface{}) {
 }
 
 // parse reads and validates the request; it exits via fail on bad input.
-func parse(input []byte) (string, map[string]int64) {
+func parse(input []byte) (string, values) {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	var req request
@@ -100,34 +134,68 @@ func parse(input []byte) (string, map[string]int64) {
 			fail("unknown param %q for kernel %s", name, req.Kernel)
 		}
 	}
-	values := make(map[string]int64, len(k.params))
+	v := values{ints: map[string]int64{}, reals: map[string]float64{}, texts: map[string]string{}}
 	for name, spec := range k.params {
-		v := spec.def
-		if raw, given := req.Params[name]; given {
-			var n json.Number
-			d := json.NewDecoder(bytes.NewReader(raw))
-			d.UseNumber()
-			var x interface{}
-			if err := d.Decode(&x); err != nil {
-				fail("param %s: %v", name, err)
+		raw, given := req.Params[name]
+		switch {
+		case spec.choices != nil:
+			x := spec.text
+			if given && json.Unmarshal(raw, &x) != nil {
+				x = string(raw)
 			}
-			if n, ok = x.(json.Number); !ok {
-				fail("param %s must be an integer, got %s", name, raw)
+			known := false
+			for _, c := range spec.choices {
+				known = known || c == x
 			}
-			var err error
-			if v, err = n.Int64(); err != nil {
-				fail("param %s must be an integer, got %s", name, raw)
+			if !known {
+				fail("param %s must be one of %s, got %s", name, strings.Join(spec.choices, ", "), raw)
 			}
+			v.texts[name] = x
+		case spec.real:
+			x := spec.fdef
+			if given {
+				if err := json.Unmarshal(raw, &x); err != nil {
+					fail("param %s must be a number, got %s", name, raw)
+				}
+			}
+			if !(x >= spec.fmin && x <= spec.fmax) {
+				fail("param %s=%g out of range [%g, %g]", name, x, spec.fmin, spec.fmax)
+			}
+			v.reals[name] = x
+		default:
+			x := spec.def
+			if given {
+				x = integer(name, raw)
+			}
+			if x < spec.min || x > spec.max {
+				fail("param %s=%d out of range [%d, %d]", name, x, spec.min, spec.max)
+			}
+			v.ints[name] = x
 		}
-		if v < spec.min || v > spec.max {
-			fail("param %s=%d out of range [%d, %d]", name, v, spec.min, spec.max)
-		}
-		values[name] = v
 	}
-	if m, ok := values["messages"]; ok && m%2 != 0 {
+	if m, ok := v.ints["messages"]; ok && m%2 != 0 {
 		fail("param messages=%d must be even", m)
 	}
-	return req.Kernel, values
+	return req.Kernel, v
+}
+
+// integer decodes an integer parameter; it exits via fail on anything else.
+func integer(name string, raw json.RawMessage) int64 {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var x interface{}
+	if err := d.Decode(&x); err != nil {
+		fail("param %s: %v", name, err)
+	}
+	n, ok := x.(json.Number)
+	if !ok {
+		fail("param %s must be an integer, got %s", name, raw)
+	}
+	v, err := n.Int64()
+	if err != nil {
+		fail("param %s must be an integer, got %s", name, raw)
+	}
+	return v
 }
 
 func main() {
@@ -139,7 +207,7 @@ func main() {
 		fail("empty request on stdin")
 	}
 	name, params := parse(input)
-	runtime.GOMAXPROCS(int(params["threads"]))
+	runtime.GOMAXPROCS(int(params.ints["threads"]))
 	res := kernels[name].run(params)
 	out, err := json.Marshal(res)
 	if err != nil {
