@@ -1,5 +1,5 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong,
-// savina_pingpong or savina_count) on the Go runtime and reports how long it took.
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong or one of
+// Savina's seven micro benchmarks) on the Go runtime and reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -71,6 +71,46 @@ var kernels = map[string]struct {
 			"threads":    {1, 1, 1024},
 		},
 		run: func(p map[string]int64) result { return savinaCount(p["increments"]) },
+	},
+	"savina_fjthrput": {
+		params: map[string]param{
+			"messages": {10000, 1, 1000000000},
+			"actors":   {60, 1, 1000000},
+			"threads":  {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaFjThrput(p["messages"], p["actors"]) },
+	},
+	"savina_fjcreate": {
+		params: map[string]param{
+			"workers": {40000, 1, 100000000},
+			"threads": {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaFjCreate(p["workers"]) },
+	},
+	"savina_threadring": {
+		params: map[string]param{
+			"actors":  {100, 1, 1000000},
+			"pings":   {100000, 0, 10000000000},
+			"threads": {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaThreadRing(p["actors"], p["pings"]) },
+	},
+	"savina_chameneos": {
+		params: map[string]param{
+			"creatures": {100, 2, 1000000},
+			"meetings":  {200000, 0, 1000000000},
+			"threads":   {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaChameneos(p["creatures"], p["meetings"]) },
+	},
+	"savina_big": {
+		params: map[string]param{
+			"actors":  {120, 1, 1000000},
+			"pings":   {20000, 0, 1000000000},
+			"seed":    {0, 0, 1000000000},
+			"threads": {1, 1, 1024},
+		},
+		run: func(p map[string]int64) result { return savinaBig(p["actors"], p["pings"], p["seed"]) },
 	},
 }
 
