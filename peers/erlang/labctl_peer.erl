@@ -43,7 +43,19 @@ kernels() ->
                                                            param(<<"hops">>, P)) end},
       <<"actor_creation">> => {#{<<"depth">> => {19, 0, 24},
                                  <<"threads">> => {2, 1, 1024}},
-                               fun(P) -> actor_creation(param(<<"depth">>, P)) end}}.
+                               fun(P) -> actor_creation(param(<<"depth">>, P)) end},
+      <<"savina_pingpong">> => {#{<<"pings">> => {40000, 1, 1000000000}, <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_pingpong(param(<<"pings">>, P)) end},
+      <<"savina_count">> => {#{<<"increments">> => {1000000, 0, 10000000000}, <<"threads">> => {1, 1, 1024}},
+                             fun(P) -> savina_count(param(<<"increments">>, P)) end},
+      <<"savina_threadring">> => {#{<<"actors">> => {100, 1, 1000000}, <<"pings">> => {100000, 0, 10000000000},
+                                    <<"threads">> => {1, 1, 1024}},
+                                  fun(P) -> savina_threadring(param(<<"actors">>, P), param(<<"pings">>, P)) end},
+      <<"savina_fjthrput">> => {#{<<"messages">> => {10000, 1, 1000000000}, <<"actors">> => {60, 1, 1000000},
+                                  <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_fjthrput(param(<<"messages">>, P), param(<<"actors">>, P)) end},
+      <<"savina_fjcreate">> => {#{<<"workers">> => {40000, 1, 100000000}, <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_fjcreate(param(<<"workers">>, P)) end}}.
 
 param(Name, Params) -> maps:get(Name, Params).
 
@@ -588,3 +600,221 @@ spreader(Parent) ->
 
 %% Under a wrong_answer fault every leaf counts itself twice (a leaf has no index to single out).
 lie_leaf() -> lie().
+
+%% --- Savina's micro benchmarks ------------------------------------------------------------
+%% Savina's actors as processes, each its own mailbox, receiving by pattern; the messages are
+%% Savina's, the counts and answers our kernels' (native/kernels/savina/<name>.hpp), computed here
+%% and checked as every kernel here is. Each process counts what it handled and reports its
+%% tally to this process when it exits (a message more, not counted, as ours read their agents'
+%% tallies after the run). The phase runs from the first process spawned to the clock read where
+%% the last message is handled, as ours. Differences from Savina, beyond ours (each kernel's
+%% description): the VM and its schedulers exist before the clock, where Savina's runIteration
+%% makes its actor system; Erlang's mailboxes are unbounded, as Akka's; one sample per run.
+
+%% savina_pingpong: ping sends a SendPing, pong answers SendPong, ping sends itself a Ping
+%% before the next, until `pings`; then Stop, and pong's Stop ends the run.
+savina_pingpong(Pings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Pong = spawn(fun() -> sp_pong(Self, 0) end),
+    Ping = spawn(fun() -> sp_ping(Self, Pong, Pings, {0, 0, 0}) end),
+    Ping ! start,
+    receive {pong_done, End, SendPing, Stop} -> ok end,
+    receive {ping_done, Starts, PingsSelf, SendPong, Left} -> ok end,
+    Tally = {Starts, PingsSelf + lie(), SendPing, SendPong, Stop, Left},
+    {End - Start, Starts + PingsSelf + SendPing + SendPong + Stop, sp_answer(Tally),
+     sp_answer({1, Pings - 1, Pings, Pings, 1, 0}), #{}}.
+
+sp_answer({Start, Ping, SendPing, SendPong, Stop, Left}) ->
+    lists:flatten(io_lib:format("start=~b ping=~b send_ping=~b send_pong=~b stop=~b pings_left=~b",
+                                [Start, Ping, SendPing, SendPong, Stop, Left])).
+
+sp_ping(Main, Pong, Left, {Starts, Pings, SendPongs}) ->
+    receive
+        start -> Pong ! {send_ping, self()}, sp_ping(Main, Pong, Left - 1, {Starts + 1, Pings, SendPongs});
+        ping -> Pong ! {send_ping, self()}, sp_ping(Main, Pong, Left - 1, {Starts, Pings + 1, SendPongs});
+        send_pong when Left > 0 -> self() ! ping, sp_ping(Main, Pong, Left, {Starts, Pings, SendPongs + 1});
+        send_pong -> Pong ! stop, Main ! {ping_done, Starts, Pings, SendPongs + 1, Left}
+    end.
+
+sp_pong(Main, SendPings) ->
+    receive
+        {send_ping, Ping} -> Ping ! send_pong, sp_pong(Main, SendPings + 1);
+        stop -> Main ! {pong_done, erlang:monotonic_time(nanosecond), SendPings, 1}
+    end.
+
+%% savina_count: the producer's start sends `increments` Increments and a Retrieve to the
+%% counter, whose Result ends the run.
+savina_count(Increments) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Counter = spawn(fun() -> sc_counter(0) end),
+    Producer = spawn(fun() -> sc_producer(Self, Counter, Increments) end),
+    Producer ! increment,
+    receive {count_done, End, Counted, Retrieves, Result} -> ok end,
+    Tally = {1, Counted, Retrieves, 1, Result + lie()},
+    {End - Start, 1 + Counted + Retrieves + 1, sc_answer(Tally),
+     sc_answer({1, Increments, 1, 1, Increments}), #{}}.
+
+sc_answer({Start, Increments, Retrieves, Results, Result}) ->
+    lists:flatten(io_lib:format("start=~b increments=~b retrieves=~b results=~b result=~b",
+                                [Start, Increments, Retrieves, Results, Result])).
+
+sc_producer(Main, Counter, Increments) ->
+    receive increment -> ok end,  % the start, Savina's IncrementMessage to the producer
+    [Counter ! increment || _ <- lists:seq(1, Increments)],
+    Counter ! {retrieve, self()},
+    receive {result, Count, Counted} ->
+        Main ! {count_done, erlang:monotonic_time(nanosecond), Counted, 1, Count}
+    end.
+
+sc_counter(Count) ->
+    receive
+        increment -> sc_counter(Count + 1);
+        {retrieve, Producer} -> Producer ! {result, Count, Count}  % it counted each increment
+    end.
+
+%% savina_threadring: each member's Data names its next; Ping(R) counts down around the ring,
+%% Ping(0) starts the Exits, Exit(N) counted down as each member exits. The Exit(0) reaches the
+%% first member to have exited: Akka's dead letter, which that process stays to take (it knows
+%% it is first: its Exit carried `actors`), the run's end.
+savina_threadring(Actors, Pings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Ring = list_to_tuple([spawn(fun() -> tr_member(Self, I, Actors, none, false, {0, 0, 0, 0, 0}) end)
+                          || I <- lists:seq(0, Actors - 1)]),
+    [element(I + 1, Ring) ! {data, element((I + 1) rem Actors + 1, Ring)} || I <- lists:seq(0, Actors - 1)],
+    element(1, Ring) ! {ping, Pings},
+    receive {dead_letter, End} -> ok end,
+    Counts = maps:from_list([receive {member, I, C} -> {I, C} end || _ <- lists:seq(1, Actors)]),
+    Stops = Pings + 1,
+    Want = fun(I) -> {1, Stops div Actors + if I < Stops rem Actors -> 1; true -> 0 end, 1,
+                      if I =:= Stops rem Actors -> 1; true -> 0 end,
+                      if I =:= Pings rem Actors -> 1; true -> 0 end} end,
+    {Data, Ps, Exits, Dead, _} = lists:foldl(
+        fun(I, {A, B, C, D, E}) -> {A1, B1, C1, D1, E1} = maps:get(I, Counts),
+                                   {A + A1, B + B1, C + C1, D + D1, E + E1} end,
+        {0, lie(), 0, 0, 0}, lists:seq(0, Actors - 1)),
+    LastAt = lists:foldl(fun(I, At) -> case maps:get(I, Counts) of {_, _, _, _, 1} -> I; _ -> At end end,
+                         -1, lists:seq(0, Actors - 1)),
+    Uneven = length([I || I <- lists:seq(0, Actors - 1), maps:get(I, Counts) =/= Want(I)]),
+    {End - Start, Data + Ps + Exits + Dead, tr_answer(Data, Ps, Exits, Dead, LastAt, Uneven),
+     tr_answer(Actors, Pings + 1, Actors, 1, Pings rem Actors, 0), #{}}.
+
+tr_answer(Data, Pings, Exits, Dead, LastAt, Uneven) ->
+    lists:flatten(io_lib:format("data=~b pings=~b exits=~b dead_letters=~b last_ping_at=~b uneven_actors=~b",
+                                [Data, Pings, Exits, Dead, LastAt, Uneven])).
+
+tr_member(Main, I, Actors, Next, Exited, {Data, Pings, Exits, Dead, Last}) ->
+    receive
+        {data, N} -> tr_member(Main, I, Actors, N, Exited, {Data + 1, Pings, Exits, Dead, Last});
+        {ping, 0} -> Next ! {exit, Actors}, tr_member(Main, I, Actors, Next, Exited, {Data, Pings + 1, Exits, Dead, Last + 1});
+        {ping, R} -> Next ! {ping, R - 1}, tr_member(Main, I, Actors, Next, Exited, {Data, Pings + 1, Exits, Dead, Last});
+        {exit, _} when Exited ->
+            Main ! {dead_letter, erlang:monotonic_time(nanosecond)},
+            Main ! {member, I, {Data, Pings, Exits, Dead + 1, Last}};
+        {exit, Left} ->
+            Left > 0 andalso (Next ! {exit, Left - 1}),
+            Now = {Data, Pings, Exits + 1, Dead, Last},
+            case Left of
+                Actors -> tr_member(Main, I, Actors, Next, true, Now);  % the first: it takes the dead letter
+                _ -> Main ! {member, I, Now}
+            end
+    end.
+
+%% savina_fjthrput and savina_fjcreate: Savina's job, the square of sin(37.2) (math:sin is C's sin,
+%% as ours), the angle in the message; results summed into the answer, printed as C's "%.17g".
+-define(THETA, 37.2).
+fj_job(Theta) -> S = math:sin(Theta), S * S.
+
+repeated_sum(Value, Count) -> repeated_sum(Value, Count, 0.0).
+repeated_sum(_, 0, Sum) -> Sum;
+repeated_sum(Value, Count, Sum) -> repeated_sum(Value, Count - 1, Sum + Value).
+
+%% C's "%.17g": 17 significant digits, fixed unless the exponent is below -4 or 17 and above,
+%% trailing zeros (and a bare point) dropped.
+g17(X) ->
+    [Mantissa, Exp] = string:split(float_to_list(X, [{scientific, 16}]), "e"),
+    E = list_to_integer(Exp),
+    {Sign, Digits} = case Mantissa of [$- | M] -> {"-", M -- "."}; M -> {"", M -- "."} end,
+    Trim = fun(S) -> string:trim(string:trim(S, trailing, "0"), trailing, ".") end,
+    Sign ++ if E < -4; E >= 17 ->
+                    Trim([hd(Digits), $. | tl(Digits)]) ++ io_lib:format("e~c~2..0b", [if E < 0 -> $-; true -> $+ end, abs(E)]);
+               E < 0 -> Trim("0." ++ lists:duplicate(-E - 1, $0) ++ Digits);
+               true -> Trim(lists:sublist(Digits, E + 1) ++ "." ++ lists:nthtail(E + 1, Digits))
+            end.
+
+%% savina_fjthrput: this process (Savina's main thread) spawns `actors` workers and a sink, then
+%% sends `messages` rounds of one job to each worker in turn; each worker reports its tally to
+%% the sink after its last job, and the sink adds the workers' sums in the workers' order.
+savina_fjthrput(Messages, Actors) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Sink = spawn(fun() -> ft_sink(Self, Actors, 0, 0, 0, #{}) end),
+    Workers = [spawn(fun() -> ft_worker(Sink, I, Messages, 0, 0, 0.0) end) || I <- lists:seq(0, Actors - 1)],
+    ft_send(Workers, Messages),
+    receive {fj_done, End, Jobs, Done, Bad, Sum} -> ok end,
+    {End - Start, Jobs + Done, ft_answer(Jobs, Done, Bad, Sum + lie()),
+     ft_answer(Actors * Messages, Actors, 0, repeated_sum(repeated_sum(fj_job(?THETA), Messages), Actors)), #{}}.
+
+ft_answer(Jobs, Done, Bad, Sum) ->
+    lists:flatten(io_lib:format("jobs=~b workers_done=~b bad_results=~b result_sum=~s", [Jobs, Done, Bad, g17(Sum)])).
+
+ft_send(_, 0) -> ok;
+ft_send(Workers, Left) -> [W ! {job, ?THETA} || W <- Workers], ft_send(Workers, Left - 1).
+
+ft_worker(Sink, I, Messages, Jobs, Bad, Sum) ->
+    receive
+        {job, Theta} ->
+            R = fj_job(Theta),
+            Bad1 = Bad + if R > 0 -> 0; true -> 1 end,
+            case Jobs + 1 of
+                Messages -> Sink ! {tally, I, Messages, Bad1, Sum + R};  % Savina's worker exits
+                J -> ft_worker(Sink, I, Messages, J, Bad1, Sum + R)
+            end
+    end.
+
+ft_sink(Main, Actors, Done, Jobs, Bad, Sums) ->
+    receive
+        {tally, I, J, B, S} ->
+            Sums1 = Sums#{I => S},
+            case Done + 1 of
+                Actors ->
+                    Sum = lists:foldl(fun(K, Acc) -> Acc + maps:get(K, Sums1) end, 0.0, lists:seq(0, Actors - 1)),
+                    Main ! {fj_done, erlang:monotonic_time(nanosecond), Jobs + J, Actors, Bad + B, Sum};
+                D -> ft_sink(Main, Actors, D, Jobs + J, Bad + B, Sums1)
+            end
+    end.
+
+%% savina_fjcreate: this process spawns each worker and sends it one job; the worker does it,
+%% reports to the sink and exits. The sink is spawned before the clock, as ours starts its sink
+%% before the phase.
+savina_fjcreate(Workers) ->
+    Self = self(),
+    Sink = spawn(fun() -> fc_sink(Self, Workers, 0, 0, 0, 0.0, #{}) end),
+    Start = erlang:monotonic_time(nanosecond),
+    fc_fork(Sink, 0, Workers),
+    receive {fc_done, End, Done, Repeated, Bad, Sum} -> ok end,
+    {End - Start, 2 * Done, fc_answer(Done, Repeated, Bad, Sum + lie()),
+     fc_answer(Workers, 0, 0, repeated_sum(fj_job(?THETA), Workers)), #{}}.
+
+fc_answer(Done, Repeated, Bad, Sum) ->
+    lists:flatten(io_lib:format("workers_done=~b repeated=~b bad_results=~b result_sum=~s",
+                                [Done, Repeated, Bad, g17(Sum)])).
+
+fc_fork(_, N, N) -> ok;
+fc_fork(Sink, I, N) ->
+    W = spawn(fun() -> receive {job, Theta} -> Sink ! {done, I, fj_job(Theta)} end end),
+    W ! {job, ?THETA},
+    fc_fork(Sink, I + 1, N).
+
+fc_sink(Main, Workers, Done, Repeated, Bad, Sum, Seen) ->
+    receive
+        {done, I, R} ->
+            Repeated1 = Repeated + case maps:is_key(I, Seen) of true -> 1; false -> 0 end,
+            Bad1 = Bad + if R > 0 -> 0; true -> 1 end,
+            case Done + 1 of
+                Workers -> Main ! {fc_done, erlang:monotonic_time(nanosecond), Workers, Repeated1, Bad1, Sum + R};
+                D -> fc_sink(Main, Workers, D, Repeated1, Bad1, Sum + R, Seen#{I => true})
+            end
+    end.
