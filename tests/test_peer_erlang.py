@@ -180,6 +180,8 @@ def test_a_wrong_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch, k
     ("savina_threadring", {"actors": 1, "pings": 3}, 1),  # a ring of one: its own next member
     ("savina_fjthrput", {"messages": 50, "actors": 7}, 2),
     ("savina_fjcreate", {"workers": 300}, 1),
+    ("savina_chameneos", {"creatures": 10, "meetings": 500}, 2),
+    ("savina_big", {"actors": 10, "pings": 100, "seed": 3}, 1),
 ])
 def test_savinas_micro_benchmarks_answer_as_ours(run_erlang, kernel, params, threads):
     sample = run_erlang(kernel, **params, threads=threads)

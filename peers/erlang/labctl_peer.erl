@@ -55,7 +55,13 @@ kernels() ->
                                   <<"threads">> => {1, 1, 1024}},
                                 fun(P) -> savina_fjthrput(param(<<"messages">>, P), param(<<"actors">>, P)) end},
       <<"savina_fjcreate">> => {#{<<"workers">> => {40000, 1, 100000000}, <<"threads">> => {1, 1, 1024}},
-                                fun(P) -> savina_fjcreate(param(<<"workers">>, P)) end}}.
+                                fun(P) -> savina_fjcreate(param(<<"workers">>, P)) end},
+      <<"savina_chameneos">> => {#{<<"creatures">> => {100, 2, 1000000}, <<"meetings">> => {200000, 0, 1000000000},
+                                   <<"threads">> => {1, 1, 1024}},
+                                 fun(P) -> savina_chameneos(param(<<"creatures">>, P), param(<<"meetings">>, P)) end},
+      <<"savina_big">> => {#{<<"actors">> => {120, 1, 1000000}, <<"pings">> => {20000, 0, 1000000000},
+                             <<"seed">> => {0, 0, 1000000000}, <<"threads">> => {1, 1, 1024}},
+                           fun(P) -> savina_big(param(<<"actors">>, P), param(<<"pings">>, P), param(<<"seed">>, P)) end}}.
 
 param(Name, Params) -> maps:get(Name, Params).
 
@@ -817,4 +823,157 @@ fc_sink(Main, Workers, Done, Repeated, Bad, Sum, Seen) ->
                 Workers -> Main ! {fc_done, erlang:monotonic_time(nanosecond), Workers, Repeated1, Bad1, Sum + R};
                 D -> fc_sink(Main, Workers, D, Repeated1, Bad1, Sum + R, Seen#{I => true})
             end
+    end.
+
+%% savina_chameneos: the mall process spawns the creatures when it starts; each asks the mall for
+%% a meeting ({meet, Id, Colour, Pid}: Savina's MeetMsg carries its sender) when it starts and
+%% after each meeting. The mall pairs a request with the one waiting (forwarding it to the waiting
+%% creature), and after `meetings` answers each request with Exit; each creature then reports its
+%% count, and the last report ends the run. As chameneos.hpp's Mall and Creature.
+savina_chameneos(Creatures, Meetings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    spawn(fun() -> ch_mall(Self, Creatures, Meetings) end),
+    receive {ch_done, End, Answer, Handled} -> ok end,
+    {End - Start, Handled, Answer, ch_answer(Meetings, Creatures + 2 * Meetings, Creatures, 2 * Meetings,
+                                             Creatures, 0, true), #{}}.
+
+ch_answer(Made, Requests, Exits, Counted, Reports, Wrong, Kept) ->
+    lists:flatten(io_lib:format("meetings=~b requests=~b exits=~b counted=~b reports=~b wrong_changes=~b "
+                                "colour_invariant=~s", [Made, Requests, Exits, Counted, Reports, Wrong,
+                                                        if Kept -> "kept"; true -> "broken" end])).
+
+%% Colours: 0 red, 1 yellow, 2 blue, 3 faded.
+ch_complement(Mine, Other) when Mine =:= 3; Other =:= 3 -> 3;
+ch_complement(Same, Same) -> Same;
+ch_complement(Mine, Other) -> 3 - Mine - Other.
+
+ch_mall(Main, Creatures, Meetings) ->
+    Mall = self(),
+    [spawn(fun() -> ch_creature(Mall, I, I rem 3, 0, 0, 0) end) || I <- lists:seq(0, Creatures - 1)],
+    ch_mall(Main, Creatures, Meetings, none, #{made => 0, requests => 0 + lie(), exits => 0, reports => 0,
+                                               bad => 0, counted => 0, handled => 0, wrong => 0,
+                                               finals => {0, 0, 0}, reported => #{}}).
+
+ch_mall(Main, Creatures, Meetings, Waiting, #{made := Made, requests := Requests} = S) ->
+    receive
+        {meet, _, _, Pid} when Made =:= Meetings ->
+            Pid ! exit,
+            ch_mall(Main, Creatures, Meetings, Waiting, S#{requests := Requests + 1, exits := maps:get(exits, S) + 1});
+        {meet, _, _, _} = Request when Waiting =:= none ->
+            ch_mall(Main, Creatures, Meetings, Request, S#{requests := Requests + 1});
+        {meet, _, _, _} = Request ->
+            {meet, _, _, WaitingPid} = Waiting,
+            WaitingPid ! Request,
+            ch_mall(Main, Creatures, Meetings, none, S#{requests := Requests + 1, made := Made + 1});
+        {count, Id, Met, Colour, Wrong, Handled} ->
+            #{reports := Reports, bad := Bad, reported := Reported, finals := Finals} = S,
+            Bad1 = Bad + case maps:is_key(Id, Reported) of true -> 1; false -> 0 end
+                + case Colour of 3 -> 1; _ -> 0 end,
+            Finals1 = case Colour of 3 -> Finals; _ -> setelement(Colour + 1, Finals, element(Colour + 1, Finals) + 1) end,
+            S1 = S#{reports := Reports + 1, bad := Bad1, reported := Reported#{Id => true}, finals := Finals1,
+                    counted := maps:get(counted, S) + Met, wrong := maps:get(wrong, S) + Wrong,
+                    handled := maps:get(handled, S) + Handled},
+            case Reports + 1 of
+                Creatures ->
+                    End = erlang:monotonic_time(nanosecond),
+                    Start = lists:foldl(fun(I, T) -> setelement(I rem 3 + 1, T, element(I rem 3 + 1, T) + 1) end,
+                                        {0, 0, 0}, lists:seq(0, Creatures - 1)),
+                    Mod3 = fun(A, B) -> (A + 3 * (B + 1) - B) rem 3 end,
+                    {F0, F1, F2} = Finals1,
+                    {S0, S1c, S2} = Start,
+                    Kept = Mod3(F0, F1) =:= Mod3(S0, S1c) andalso Mod3(F1, F2) =:= Mod3(S1c, S2)
+                        andalso Waiting =:= none,
+                    #{made := M, requests := R, exits := E, counted := C, reports := Rp, bad := B, wrong := W,
+                      handled := H} = S1,
+                    Main ! {ch_done, End, ch_answer(M, R, E, C, Rp - B, W, Kept), R + Rp + H};
+                _ -> ch_mall(Main, Creatures, Meetings, Waiting, S1)
+            end
+    end.
+
+ch_creature(Mall, Id, Colour, Met, Wrong, Handled) ->
+    Mall ! {meet, Id, Colour, self()},
+    ch_creature_wait(Mall, Id, Colour, Met, Wrong, Handled).
+
+ch_creature_wait(Mall, Id, Colour, Met, Wrong, Handled) ->
+    receive
+        {meet, _, Other, Partner} ->  % the mall's forward of its partner's request
+            Now = ch_complement(Colour, Other),
+            Partner ! {change, Now, Colour},
+            ch_creature(Mall, Id, Now, Met + 1, Wrong, Handled + 1);
+        {change, To, PartnerWas} ->
+            Wrong1 = Wrong + case ch_complement(Colour, PartnerWas) of To -> 0; _ -> 1 end,
+            ch_creature(Mall, Id, To, Met + 1, Wrong1, Handled + 1);
+        exit ->
+            Mall ! {count, Id, Met, Colour, Wrong, Handled + 1}
+    end.
+
+%% savina_big: `actors` processes, each given the others' pids (a setup message before its start,
+%% not counted: Savina's NeighborMessage, ours a shared table); each start (Savina's Pong(-1))
+%% sends a Ping to a neighbour its 16-bit generator draws, each Pong the next, until it has sent
+%% `pings`; then it reports to this process (the sink), whose last report ends the run. Each
+%% answers every Ping with a Pong, and after the run tells how many it got.
+savina_big(Actors, Pings, Seed) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    All = list_to_tuple([spawn(fun() -> receive {neighbours, T} -> big_actor(Self, T, I, Pings, Seed + I, -1, 0, 0, 0, 0) end end)
+                         || I <- lists:seq(0, Actors - 1)]),
+    [P ! {neighbours, All} || P <- tuple_to_list(All)],
+    [P ! {pong, -1} || P <- tuple_to_list(All)],
+    {Finished, Repeated, Sent, Pongs, Wrong} = big_sink(Actors, 0, 0, 0, 0, 0, #{}),
+    End = erlang:monotonic_time(nanosecond),
+    [P ! stop || P <- tuple_to_list(All)],
+    Pinged = [receive {pinged, I, C} -> C end || I <- lists:seq(0, Actors - 1)],
+    Plan = big_plan(Actors, Pings, Seed),
+    Received = lists:sum(Pinged) + lie(),
+    Uneven = length([x || {C, P} <- lists:zip(Pinged, Plan), C =/= P]),
+    {End - Start, Actors + Received + Pongs + Finished,
+     big_answer(Finished, Repeated, Sent, Pongs, Wrong, Uneven, lists:max(Pinged)),
+     big_answer(Actors, 0, Actors * Pings, Actors * Pings, 0, 0, lists:max(Plan)), #{}}.
+
+big_answer(Finished, Repeated, Pings, Pongs, Wrong, Uneven, Most) ->
+    lists:flatten(io_lib:format("finished=~b repeated=~b pings=~b pongs=~b wrong_pongs=~b uneven_actors=~b "
+                                "most_pinged=~b", [Finished, Repeated, Pings, Pongs, Wrong, Uneven, Most])).
+
+big_next(Value) -> (Value * 1309 + 13849) band 65535.
+
+big_plan(Actors, Pings, Seed) ->
+    Counts = lists:foldl(
+               fun(I, Acc) -> big_draw(Seed + I, Pings, Actors, Acc) end,
+               maps:from_list([{J, 0} || J <- lists:seq(0, Actors - 1)]), lists:seq(0, Actors - 1)),
+    [maps:get(J, Counts) || J <- lists:seq(0, Actors - 1)].
+
+big_draw(_, 0, _, Acc) -> Acc;
+big_draw(Value, Left, Actors, Acc) ->
+    V = big_next(Value),
+    big_draw(V, Left - 1, Actors, maps:update_with(V rem Actors, fun(C) -> C + 1 end, Acc)).
+
+big_sink(Actors, Finished, Repeated, Sent, Pongs, Wrong, Seen) when Finished =:= Actors ->
+    _ = Seen, {Finished, Repeated, Sent, Pongs, Wrong};
+big_sink(Actors, Finished, Repeated, Sent, Pongs, Wrong, Seen) ->
+    receive
+        {finished, I, S, P, W} ->
+            big_sink(Actors, Finished + 1, Repeated + case maps:is_key(I, Seen) of true -> 1; false -> 0 end,
+                     Sent + S, Pongs + max(P - 1, 0), Wrong + W, Seen#{I => true})
+    end.
+
+big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged) ->
+    receive
+        {ping, From} ->
+            element(From + 1, All) ! {pong, I},
+            big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged + 1);
+        {pong, From} ->
+            Wrong1 = Wrong + if From =:= Expected -> 0; true -> 1 end,
+            case Sent of
+                Pings ->
+                    Sink ! {finished, I, Sent, Pongs + 1, Wrong1},
+                    big_actor(Sink, All, I, Pings, Value, -1, Sent, Pongs + 1, Wrong1, Pinged);
+                _ ->
+                    V = big_next(Value),
+                    To = V rem tuple_size(All),
+                    element(To + 1, All) ! {ping, I},
+                    big_actor(Sink, All, I, Pings, V, To, Sent + 1, Pongs + 1, Wrong1, Pinged)
+            end;
+        stop ->
+            Sink ! {pinged, I, Pinged}
     end.
