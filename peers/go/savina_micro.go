@@ -27,7 +27,7 @@ const fjTheta = 37.2
 
 // fjJob is Savina's job, the square of a sine, computed by C's sin (through cgo) as ours is:
 // Go's math.Sin(37.2) is one ulp from glibc's, so its results would never sum to our answer to
-// the last digit. The cgo call costs more than the sine itself (tens of nanoseconds a job).
+// the last digit. Each job pays a cgo call's cost besides (not measured apart here).
 func fjJob(theta float64) float64 {
 	s := float64(C.sin(C.double(theta)))
 	return s * s
