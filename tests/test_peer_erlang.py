@@ -163,12 +163,32 @@ def test_actor_creation_counts_two_to_the_depth_leaves(run_erlang, depth, thread
     ("parallel_thread_ring", {"actors": 3, "tokens": 2, "hops": 6},
      "got 'tokens_ended=2 wrong_end=1 wrong_hops=1 repeated=0 uneven_agents=1'"),
     ("actor_creation", {"depth": 2}, "got 'leaves=8 agents=7', expected 'leaves=4 agents=7'"),
+    ("savina_count", {"increments": 10}, "got 'start=1 increments=10 retrieves=1 results=1 result=11'"),
+    ("savina_fjthrput", {"messages": 5, "actors": 2}, "result_sum=3.2910191538134757', expected"),
 ])
 def test_a_wrong_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch, kernel, params, wrong):
     monkeypatch.setenv(FAULT_ENV, "wrong_answer")
     with pytest.raises(runner.PointFailed) as caught:
         run_erlang(kernel, **params)
     assert caught.value.kind == "failure" and wrong in str(caught.value)
+
+
+@pytest.mark.parametrize("kernel, params, threads", [
+    ("savina_pingpong", {"pings": 1000}, 2),
+    ("savina_count", {"increments": 5000}, 1),
+    ("savina_threadring", {"actors": 10, "pings": 1000}, 2),
+    ("savina_threadring", {"actors": 1, "pings": 3}, 1),  # a ring of one: its own next member
+    ("savina_fjthrput", {"messages": 50, "actors": 7}, 2),
+    ("savina_fjcreate", {"workers": 300}, 1),
+    ("savina_chameneos", {"creatures": 10, "meetings": 500}, 2),
+    ("savina_big", {"actors": 10, "pings": 100, "seed": 3}, 1),
+])
+def test_savinas_micro_benchmarks_answer_as_ours(run_erlang, kernel, params, threads):
+    sample = run_erlang(kernel, **params, threads=threads)
+    ours = list(runner.run_point(Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                                 if v is not None})))[0]
+    assert sample.verified and sample.answer == ours.answer
+    assert sample.messages_processed == ours.messages_processed
 
 
 def test_a_wrong_answer_printed_is_refused_by_labctl_as_verification(run_erlang, monkeypatch):

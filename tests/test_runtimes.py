@@ -423,6 +423,12 @@ def go_cache(tmp_path_factory):
     ("savina_count", {"increments": 5000}),  # past the mailbox's capacity: the producer waits
     ("savina_count", {"increments": 0}),
     ("service", {"requests": 300, "rate": 100_000, "arrivals": "poisson", "routing": "random", "servers": 3}),
+    ("savina_fjthrput", {"messages": 50, "actors": 7}),
+    ("savina_fjcreate", {"workers": 300}),
+    ("savina_threadring", {"actors": 10, "pings": 1000}),
+    ("savina_threadring", {"actors": 1, "pings": 3}),  # a ring of one: its own next member
+    ("savina_chameneos", {"creatures": 10, "meetings": 500}),
+    ("savina_big", {"actors": 10, "pings": 100, "seed": 3}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -462,7 +468,8 @@ def test_the_shipped_peers_are_valid():
     shipped = runtimes.peer_folders()[0]
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
-    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "service"}
+    assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
+                               "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

@@ -26,7 +26,7 @@ fi
 processes=262144
 depth=$(param depth 0)
 [ "$depth" -gt 26 ] && depth=26  # past the cap below either way (the kernel allows 24)
-for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0); do
+for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0); do
     need=$((need + 1024))
     [ "$need" -gt "$processes" ] && processes=$need
 done

@@ -55,7 +55,25 @@ kernels() ->
                           <<"work_ns">> => {0, 0, 1000000000},
                           <<"late_bound_us">> => {100, 1, 1000000},
                           <<"threads">> => {1, 1, 1024}},
-                        fun service/1}}.
+                        fun service/1},
+      <<"savina_pingpong">> => {#{<<"pings">> => {40000, 1, 1000000000}, <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_pingpong(param(<<"pings">>, P)) end},
+      <<"savina_count">> => {#{<<"increments">> => {1000000, 0, 10000000000}, <<"threads">> => {1, 1, 1024}},
+                             fun(P) -> savina_count(param(<<"increments">>, P)) end},
+      <<"savina_threadring">> => {#{<<"actors">> => {100, 1, 1000000}, <<"pings">> => {100000, 0, 10000000000},
+                                    <<"threads">> => {1, 1, 1024}},
+                                  fun(P) -> savina_threadring(param(<<"actors">>, P), param(<<"pings">>, P)) end},
+      <<"savina_fjthrput">> => {#{<<"messages">> => {10000, 1, 1000000000}, <<"actors">> => {60, 1, 1000000},
+                                  <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_fjthrput(param(<<"messages">>, P), param(<<"actors">>, P)) end},
+      <<"savina_fjcreate">> => {#{<<"workers">> => {40000, 1, 100000000}, <<"threads">> => {1, 1, 1024}},
+                                fun(P) -> savina_fjcreate(param(<<"workers">>, P)) end},
+      <<"savina_chameneos">> => {#{<<"creatures">> => {100, 2, 1000000}, <<"meetings">> => {200000, 0, 1000000000},
+                                   <<"threads">> => {1, 1, 1024}},
+                                 fun(P) -> savina_chameneos(param(<<"creatures">>, P), param(<<"meetings">>, P)) end},
+      <<"savina_big">> => {#{<<"actors">> => {120, 1, 1000000}, <<"pings">> => {20000, 0, 1000000000},
+                             <<"seed">> => {0, 0, 1000000000}, <<"threads">> => {1, 1, 1024}},
+                           fun(P) -> savina_big(param(<<"actors">>, P), param(<<"pings">>, P), param(<<"seed">>, P)) end}}.
 
 param(Name, Params) -> maps:get(Name, Params).
 
@@ -848,3 +866,374 @@ record_spread(_, Records, Records) -> ok;
 record_spread(H, I, Records) ->
     histogram_record(H, (I * 7919) rem 5000000 + 1),
     record_spread(H, I + 1, Records).
+
+%% --- Savina's micro benchmarks ------------------------------------------------------------
+%% Savina's actors as processes, each its own mailbox, receiving by pattern; the messages are
+%% Savina's, the counts and answers our kernels' (native/kernels/savina/<name>.hpp), computed here
+%% and checked as every kernel here is. Each process counts what it handled and reports its
+%% tally to this process when it exits (a message more, not counted, as ours read their agents'
+%% tallies after the run). The phase runs from the first process spawned to the clock read where
+%% the last message is handled, as ours. Differences from Savina, beyond ours (each kernel's
+%% description): the VM and its schedulers exist before the clock, where Savina's runIteration
+%% makes its actor system; Erlang's mailboxes are unbounded, as Akka's; one sample per run.
+
+%% savina_pingpong: ping sends a SendPing, pong answers SendPong, ping sends itself a Ping
+%% before the next, until `pings`; then Stop, and pong's Stop ends the run.
+savina_pingpong(Pings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Pong = spawn(fun() -> sp_pong(Self, 0) end),
+    Ping = spawn(fun() -> sp_ping(Self, Pong, Pings, {0, 0, 0}) end),
+    Ping ! start,
+    receive {pong_done, End, SendPing, Stop} -> ok end,
+    receive {ping_done, Starts, PingsSelf, SendPong, Left} -> ok end,
+    Tally = {Starts, PingsSelf + lie(), SendPing, SendPong, Stop, Left},
+    {End - Start, Starts + PingsSelf + SendPing + SendPong + Stop, sp_answer(Tally),
+     sp_answer({1, Pings - 1, Pings, Pings, 1, 0}), #{}}.
+
+sp_answer({Start, Ping, SendPing, SendPong, Stop, Left}) ->
+    lists:flatten(io_lib:format("start=~b ping=~b send_ping=~b send_pong=~b stop=~b pings_left=~b",
+                                [Start, Ping, SendPing, SendPong, Stop, Left])).
+
+sp_ping(Main, Pong, Left, {Starts, Pings, SendPongs}) ->
+    receive
+        start -> Pong ! {send_ping, self()}, sp_ping(Main, Pong, Left - 1, {Starts + 1, Pings, SendPongs});
+        ping -> Pong ! {send_ping, self()}, sp_ping(Main, Pong, Left - 1, {Starts, Pings + 1, SendPongs});
+        send_pong when Left > 0 -> self() ! ping, sp_ping(Main, Pong, Left, {Starts, Pings, SendPongs + 1});
+        send_pong -> Pong ! stop, Main ! {ping_done, Starts, Pings, SendPongs + 1, Left}
+    end.
+
+sp_pong(Main, SendPings) ->
+    receive
+        {send_ping, Ping} -> Ping ! send_pong, sp_pong(Main, SendPings + 1);
+        stop -> Main ! {pong_done, erlang:monotonic_time(nanosecond), SendPings, 1}
+    end.
+
+%% savina_count: the producer's start sends `increments` Increments and a Retrieve to the
+%% counter, whose Result ends the run.
+savina_count(Increments) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Counter = spawn(fun() -> sc_counter(0) end),
+    Producer = spawn(fun() -> sc_producer(Self, Counter, Increments) end),
+    Producer ! increment,
+    receive {count_done, End, Counted, Retrieves, Result} -> ok end,
+    Tally = {1, Counted, Retrieves, 1, Result + lie()},
+    {End - Start, 1 + Counted + Retrieves + 1, sc_answer(Tally),
+     sc_answer({1, Increments, 1, 1, Increments}), #{}}.
+
+sc_answer({Start, Increments, Retrieves, Results, Result}) ->
+    lists:flatten(io_lib:format("start=~b increments=~b retrieves=~b results=~b result=~b",
+                                [Start, Increments, Retrieves, Results, Result])).
+
+sc_producer(Main, Counter, Increments) ->
+    receive increment -> ok end,  % the start, Savina's IncrementMessage to the producer
+    [Counter ! increment || _ <- lists:seq(1, Increments)],
+    Counter ! {retrieve, self()},
+    receive {result, Count, Counted} ->
+        Main ! {count_done, erlang:monotonic_time(nanosecond), Counted, 1, Count}
+    end.
+
+sc_counter(Count) ->
+    receive
+        increment -> sc_counter(Count + 1);
+        {retrieve, Producer} -> Producer ! {result, Count, Count}  % it counted each increment
+    end.
+
+%% savina_threadring: each member's Data names its next; Ping(R) counts down around the ring,
+%% Ping(0) starts the Exits, Exit(N) counted down as each member exits. The Exit(0) reaches the
+%% first member to have exited: Akka's dead letter, which that process stays to take (it knows
+%% it is first: its Exit carried `actors`), the run's end.
+savina_threadring(Actors, Pings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Ring = list_to_tuple([spawn(fun() -> tr_member(Self, I, Actors, none, false, {0, 0, 0, 0, 0}) end)
+                          || I <- lists:seq(0, Actors - 1)]),
+    [element(I + 1, Ring) ! {data, element((I + 1) rem Actors + 1, Ring)} || I <- lists:seq(0, Actors - 1)],
+    element(1, Ring) ! {ping, Pings},
+    receive {dead_letter, End} -> ok end,
+    Counts = maps:from_list([receive {member, I, C} -> {I, C} end || _ <- lists:seq(1, Actors)]),
+    Stops = Pings + 1,
+    Want = fun(I) -> {1, Stops div Actors + if I < Stops rem Actors -> 1; true -> 0 end, 1,
+                      if I =:= Stops rem Actors -> 1; true -> 0 end,
+                      if I =:= Pings rem Actors -> 1; true -> 0 end} end,
+    {Data, Ps, Exits, Dead, _} = lists:foldl(
+        fun(I, {A, B, C, D, E}) -> {A1, B1, C1, D1, E1} = maps:get(I, Counts),
+                                   {A + A1, B + B1, C + C1, D + D1, E + E1} end,
+        {0, lie(), 0, 0, 0}, lists:seq(0, Actors - 1)),
+    LastAt = lists:foldl(fun(I, At) -> case maps:get(I, Counts) of {_, _, _, _, 1} -> I; _ -> At end end,
+                         -1, lists:seq(0, Actors - 1)),
+    Uneven = length([I || I <- lists:seq(0, Actors - 1), maps:get(I, Counts) =/= Want(I)]),
+    {End - Start, Data + Ps + Exits + Dead, tr_answer(Data, Ps, Exits, Dead, LastAt, Uneven),
+     tr_answer(Actors, Pings + 1, Actors, 1, Pings rem Actors, 0), #{}}.
+
+tr_answer(Data, Pings, Exits, Dead, LastAt, Uneven) ->
+    lists:flatten(io_lib:format("data=~b pings=~b exits=~b dead_letters=~b last_ping_at=~b uneven_actors=~b",
+                                [Data, Pings, Exits, Dead, LastAt, Uneven])).
+
+tr_member(Main, I, Actors, Next, Exited, {Data, Pings, Exits, Dead, Last}) ->
+    receive
+        {data, N} -> tr_member(Main, I, Actors, N, Exited, {Data + 1, Pings, Exits, Dead, Last});
+        {ping, 0} -> Next ! {exit, Actors}, tr_member(Main, I, Actors, Next, Exited, {Data, Pings + 1, Exits, Dead, Last + 1});
+        {ping, R} -> Next ! {ping, R - 1}, tr_member(Main, I, Actors, Next, Exited, {Data, Pings + 1, Exits, Dead, Last});
+        {exit, _} when Exited ->
+            Main ! {dead_letter, erlang:monotonic_time(nanosecond)},
+            Main ! {member, I, {Data, Pings, Exits, Dead + 1, Last}};
+        {exit, Left} ->
+            Left > 0 andalso (Next ! {exit, Left - 1}),
+            Now = {Data, Pings, Exits + 1, Dead, Last},
+            case Left of
+                Actors -> tr_member(Main, I, Actors, Next, true, Now);  % the first: it takes the dead letter
+                _ -> Main ! {member, I, Now}
+            end
+    end.
+
+%% savina_fjthrput and savina_fjcreate: Savina's job, the square of sin(37.2) (math:sin is C's sin,
+%% as ours), the angle in the message; results summed into the answer, printed as C's "%.17g".
+-define(THETA, 37.2).
+fj_job(Theta) -> S = math:sin(Theta), S * S.
+
+repeated_sum(Value, Count) -> repeated_sum(Value, Count, 0.0).
+repeated_sum(_, 0, Sum) -> Sum;
+repeated_sum(Value, Count, Sum) -> repeated_sum(Value, Count - 1, Sum + Value).
+
+%% C's "%.17g": 17 significant digits, fixed unless the exponent is below -4 or 17 and above,
+%% trailing zeros (and a bare point) dropped.
+g17(X) ->
+    [Mantissa, Exp] = string:split(float_to_list(X, [{scientific, 16}]), "e"),
+    E = list_to_integer(Exp),
+    {Sign, Digits} = case Mantissa of [$- | M] -> {"-", M -- "."}; M -> {"", M -- "."} end,
+    Trim = fun(S) -> string:trim(string:trim(S, trailing, "0"), trailing, ".") end,
+    Sign ++ if E < -4; E >= 17 ->
+                    Trim([hd(Digits), $. | tl(Digits)]) ++ io_lib:format("e~c~2..0b", [if E < 0 -> $-; true -> $+ end, abs(E)]);
+               E < 0 -> Trim("0." ++ lists:duplicate(-E - 1, $0) ++ Digits);
+               true -> Trim(lists:sublist(Digits, E + 1) ++ "." ++ lists:nthtail(E + 1, Digits))
+            end.
+
+%% savina_fjthrput: this process (Savina's main thread) spawns `actors` workers and a sink, then
+%% sends `messages` rounds of one job to each worker in turn; each worker reports its tally to
+%% the sink after its last job, and the sink adds the workers' sums in the workers' order.
+savina_fjthrput(Messages, Actors) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    Sink = spawn(fun() -> ft_sink(Self, Actors, 0, 0, 0, #{}) end),
+    Workers = [spawn(fun() -> ft_worker(Sink, I, Messages, 0, 0, 0.0) end) || I <- lists:seq(0, Actors - 1)],
+    ft_send(Workers, Messages),
+    receive {fj_done, End, Jobs, Done, Bad, Sum} -> ok end,
+    {End - Start, Jobs + Done, ft_answer(Jobs, Done, Bad, Sum + lie()),
+     ft_answer(Actors * Messages, Actors, 0, repeated_sum(repeated_sum(fj_job(?THETA), Messages), Actors)), #{}}.
+
+ft_answer(Jobs, Done, Bad, Sum) ->
+    lists:flatten(io_lib:format("jobs=~b workers_done=~b bad_results=~b result_sum=~s", [Jobs, Done, Bad, g17(Sum)])).
+
+ft_send(_, 0) -> ok;
+ft_send(Workers, Left) -> [W ! {job, ?THETA} || W <- Workers], ft_send(Workers, Left - 1).
+
+ft_worker(Sink, I, Messages, Jobs, Bad, Sum) ->
+    receive
+        {job, Theta} ->
+            R = fj_job(Theta),
+            Bad1 = Bad + if R > 0 -> 0; true -> 1 end,
+            case Jobs + 1 of
+                Messages -> Sink ! {tally, I, Messages, Bad1, Sum + R};  % Savina's worker exits
+                J -> ft_worker(Sink, I, Messages, J, Bad1, Sum + R)
+            end
+    end.
+
+ft_sink(Main, Actors, Done, Jobs, Bad, Sums) ->
+    receive
+        {tally, I, J, B, S} ->
+            Sums1 = Sums#{I => S},
+            case Done + 1 of
+                Actors ->
+                    Sum = lists:foldl(fun(K, Acc) -> Acc + maps:get(K, Sums1) end, 0.0, lists:seq(0, Actors - 1)),
+                    Main ! {fj_done, erlang:monotonic_time(nanosecond), Jobs + J, Actors, Bad + B, Sum};
+                D -> ft_sink(Main, Actors, D, Jobs + J, Bad + B, Sums1)
+            end
+    end.
+
+%% savina_fjcreate: this process spawns each worker and sends it one job; the worker does it,
+%% reports to the sink and exits. The sink is spawned before the clock, as ours starts its sink
+%% before the phase.
+savina_fjcreate(Workers) ->
+    Self = self(),
+    Sink = spawn(fun() -> fc_sink(Self, Workers, 0, 0, 0, 0.0, #{}) end),
+    Start = erlang:monotonic_time(nanosecond),
+    fc_fork(Sink, 0, Workers),
+    receive {fc_done, End, Done, Repeated, Bad, Sum} -> ok end,
+    {End - Start, 2 * Done, fc_answer(Done, Repeated, Bad, Sum + lie()),
+     fc_answer(Workers, 0, 0, repeated_sum(fj_job(?THETA), Workers)), #{}}.
+
+fc_answer(Done, Repeated, Bad, Sum) ->
+    lists:flatten(io_lib:format("workers_done=~b repeated=~b bad_results=~b result_sum=~s",
+                                [Done, Repeated, Bad, g17(Sum)])).
+
+fc_fork(_, N, N) -> ok;
+fc_fork(Sink, I, N) ->
+    W = spawn(fun() -> receive {job, Theta} -> Sink ! {done, I, fj_job(Theta)} end end),
+    W ! {job, ?THETA},
+    fc_fork(Sink, I + 1, N).
+
+fc_sink(Main, Workers, Done, Repeated, Bad, Sum, Seen) ->
+    receive
+        {done, I, R} ->
+            Repeated1 = Repeated + case maps:is_key(I, Seen) of true -> 1; false -> 0 end,
+            Bad1 = Bad + if R > 0 -> 0; true -> 1 end,
+            case Done + 1 of
+                Workers -> Main ! {fc_done, erlang:monotonic_time(nanosecond), Workers, Repeated1, Bad1, Sum + R};
+                D -> fc_sink(Main, Workers, D, Repeated1, Bad1, Sum + R, Seen#{I => true})
+            end
+    end.
+
+%% savina_chameneos: the mall process spawns the creatures when it starts; each asks the mall for
+%% a meeting ({meet, Id, Colour, Pid}: Savina's MeetMsg carries its sender) when it starts and
+%% after each meeting. The mall pairs a request with the one waiting (forwarding it to the waiting
+%% creature), and after `meetings` answers each request with Exit; each creature then reports its
+%% count, and the last report ends the run. As chameneos.hpp's Mall and Creature.
+savina_chameneos(Creatures, Meetings) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    spawn(fun() -> ch_mall(Self, Creatures, Meetings) end),
+    receive {ch_done, End, Answer, Handled} -> ok end,
+    {End - Start, Handled, Answer, ch_answer(Meetings, Creatures + 2 * Meetings, Creatures, 2 * Meetings,
+                                             Creatures, 0, true), #{}}.
+
+ch_answer(Made, Requests, Exits, Counted, Reports, Wrong, Kept) ->
+    lists:flatten(io_lib:format("meetings=~b requests=~b exits=~b counted=~b reports=~b wrong_changes=~b "
+                                "colour_invariant=~s", [Made, Requests, Exits, Counted, Reports, Wrong,
+                                                        if Kept -> "kept"; true -> "broken" end])).
+
+%% Colours: 0 red, 1 yellow, 2 blue, 3 faded.
+ch_complement(Mine, Other) when Mine =:= 3; Other =:= 3 -> 3;
+ch_complement(Same, Same) -> Same;
+ch_complement(Mine, Other) -> 3 - Mine - Other.
+
+ch_mall(Main, Creatures, Meetings) ->
+    Mall = self(),
+    [spawn(fun() -> ch_creature(Mall, I, I rem 3, 0, 0, 0) end) || I <- lists:seq(0, Creatures - 1)],
+    ch_mall(Main, Creatures, Meetings, none, #{made => 0, requests => 0 + lie(), exits => 0, reports => 0,
+                                               bad => 0, counted => 0, handled => 0, wrong => 0,
+                                               finals => {0, 0, 0}, reported => #{}}).
+
+ch_mall(Main, Creatures, Meetings, Waiting, #{made := Made, requests := Requests} = S) ->
+    receive
+        {meet, _, _, Pid} when Made =:= Meetings ->
+            Pid ! exit,
+            ch_mall(Main, Creatures, Meetings, Waiting, S#{requests := Requests + 1, exits := maps:get(exits, S) + 1});
+        {meet, _, _, _} = Request when Waiting =:= none ->
+            ch_mall(Main, Creatures, Meetings, Request, S#{requests := Requests + 1});
+        {meet, _, _, _} = Request ->
+            {meet, _, _, WaitingPid} = Waiting,
+            WaitingPid ! Request,
+            ch_mall(Main, Creatures, Meetings, none, S#{requests := Requests + 1, made := Made + 1});
+        {count, Id, Met, Colour, Wrong, Handled} ->
+            #{reports := Reports, bad := Bad, reported := Reported, finals := Finals} = S,
+            Bad1 = Bad + case maps:is_key(Id, Reported) of true -> 1; false -> 0 end
+                + case Colour of 3 -> 1; _ -> 0 end,
+            Finals1 = case Colour of 3 -> Finals; _ -> setelement(Colour + 1, Finals, element(Colour + 1, Finals) + 1) end,
+            S1 = S#{reports := Reports + 1, bad := Bad1, reported := Reported#{Id => true}, finals := Finals1,
+                    counted := maps:get(counted, S) + Met, wrong := maps:get(wrong, S) + Wrong,
+                    handled := maps:get(handled, S) + Handled},
+            case Reports + 1 of
+                Creatures ->
+                    End = erlang:monotonic_time(nanosecond),
+                    Start = lists:foldl(fun(I, T) -> setelement(I rem 3 + 1, T, element(I rem 3 + 1, T) + 1) end,
+                                        {0, 0, 0}, lists:seq(0, Creatures - 1)),
+                    Mod3 = fun(A, B) -> (A + 3 * (B + 1) - B) rem 3 end,
+                    {F0, F1, F2} = Finals1,
+                    {S0, S1c, S2} = Start,
+                    Kept = Mod3(F0, F1) =:= Mod3(S0, S1c) andalso Mod3(F1, F2) =:= Mod3(S1c, S2)
+                        andalso Waiting =:= none,
+                    #{made := M, requests := R, exits := E, counted := C, reports := Rp, bad := B, wrong := W,
+                      handled := H} = S1,
+                    Main ! {ch_done, End, ch_answer(M, R, E, C, Rp - B, W, Kept), R + Rp + H};
+                _ -> ch_mall(Main, Creatures, Meetings, Waiting, S1)
+            end
+    end.
+
+ch_creature(Mall, Id, Colour, Met, Wrong, Handled) ->
+    Mall ! {meet, Id, Colour, self()},
+    ch_creature_wait(Mall, Id, Colour, Met, Wrong, Handled).
+
+ch_creature_wait(Mall, Id, Colour, Met, Wrong, Handled) ->
+    receive
+        {meet, _, Other, Partner} ->  % the mall's forward of its partner's request
+            Now = ch_complement(Colour, Other),
+            Partner ! {change, Now, Colour},
+            ch_creature(Mall, Id, Now, Met + 1, Wrong, Handled + 1);
+        {change, To, PartnerWas} ->
+            Wrong1 = Wrong + case ch_complement(Colour, PartnerWas) of To -> 0; _ -> 1 end,
+            ch_creature(Mall, Id, To, Met + 1, Wrong1, Handled + 1);
+        exit ->
+            Mall ! {count, Id, Met, Colour, Wrong, Handled + 1}
+    end.
+
+%% savina_big: `actors` processes, each given the others' pids (a setup message before its start,
+%% not counted: Savina's NeighborMessage, ours a shared table); each start (Savina's Pong(-1))
+%% sends a Ping to a neighbour its 16-bit generator draws, each Pong the next, until it has sent
+%% `pings`; then it reports to this process (the sink), whose last report ends the run. Each
+%% answers every Ping with a Pong, and after the run tells how many it got.
+savina_big(Actors, Pings, Seed) ->
+    Self = self(),
+    Start = erlang:monotonic_time(nanosecond),
+    All = list_to_tuple([spawn(fun() -> receive {neighbours, T} -> big_actor(Self, T, I, Pings, Seed + I, -1, 0, 0, 0, 0) end end)
+                         || I <- lists:seq(0, Actors - 1)]),
+    [P ! {neighbours, All} || P <- tuple_to_list(All)],
+    [P ! {pong, -1} || P <- tuple_to_list(All)],
+    {Finished, Repeated, Sent, Pongs, Wrong} = big_sink(Actors, 0, 0, 0, 0, 0, #{}),
+    End = erlang:monotonic_time(nanosecond),
+    [P ! stop || P <- tuple_to_list(All)],
+    Pinged = [receive {pinged, I, C} -> C end || I <- lists:seq(0, Actors - 1)],
+    Plan = big_plan(Actors, Pings, Seed),
+    Received = lists:sum(Pinged) + lie(),
+    Uneven = length([x || {C, P} <- lists:zip(Pinged, Plan), C =/= P]),
+    {End - Start, Actors + Received + Pongs + Finished,
+     big_answer(Finished, Repeated, Sent, Pongs, Wrong, Uneven, lists:max(Pinged)),
+     big_answer(Actors, 0, Actors * Pings, Actors * Pings, 0, 0, lists:max(Plan)), #{}}.
+
+big_answer(Finished, Repeated, Pings, Pongs, Wrong, Uneven, Most) ->
+    lists:flatten(io_lib:format("finished=~b repeated=~b pings=~b pongs=~b wrong_pongs=~b uneven_actors=~b "
+                                "most_pinged=~b", [Finished, Repeated, Pings, Pongs, Wrong, Uneven, Most])).
+
+big_next(Value) -> (Value * 1309 + 13849) band 65535.
+
+big_plan(Actors, Pings, Seed) ->
+    Counts = lists:foldl(
+               fun(I, Acc) -> big_draw(Seed + I, Pings, Actors, Acc) end,
+               maps:from_list([{J, 0} || J <- lists:seq(0, Actors - 1)]), lists:seq(0, Actors - 1)),
+    [maps:get(J, Counts) || J <- lists:seq(0, Actors - 1)].
+
+big_draw(_, 0, _, Acc) -> Acc;
+big_draw(Value, Left, Actors, Acc) ->
+    V = big_next(Value),
+    big_draw(V, Left - 1, Actors, maps:update_with(V rem Actors, fun(C) -> C + 1 end, Acc)).
+
+big_sink(Actors, Finished, Repeated, Sent, Pongs, Wrong, Seen) when Finished =:= Actors ->
+    _ = Seen, {Finished, Repeated, Sent, Pongs, Wrong};
+big_sink(Actors, Finished, Repeated, Sent, Pongs, Wrong, Seen) ->
+    receive
+        {finished, I, S, P, W} ->
+            big_sink(Actors, Finished + 1, Repeated + case maps:is_key(I, Seen) of true -> 1; false -> 0 end,
+                     Sent + S, Pongs + max(P - 1, 0), Wrong + W, Seen#{I => true})
+    end.
+
+big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged) ->
+    receive
+        {ping, From} ->
+            element(From + 1, All) ! {pong, I},
+            big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged + 1);
+        {pong, From} ->
+            Wrong1 = Wrong + if From =:= Expected -> 0; true -> 1 end,
+            case Sent of
+                Pings ->
+                    Sink ! {finished, I, Sent, Pongs + 1, Wrong1},
+                    big_actor(Sink, All, I, Pings, Value, -1, Sent, Pongs + 1, Wrong1, Pinged);
+                _ ->
+                    V = big_next(Value),
+                    To = V rem tuple_size(All),
+                    element(To + 1, All) ! {ping, I},
+                    big_actor(Sink, All, I, Pings, V, To, Sent + 1, Pongs + 1, Wrong1, Pinged)
+            end;
+        stop ->
+            Sink ! {pinged, I, Pinged}
+    end.

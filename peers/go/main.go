@@ -1,5 +1,5 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service,
-// savina_pingpong or savina_count) on the Go runtime and reports how long it took.
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service or one
+// of Savina's seven micro benchmarks) on the Go runtime and reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -105,6 +105,46 @@ var kernels = map[string]struct {
 				sleep: p.texts["work"] == "sleep", routing: p.texts["routing"],
 			})
 		},
+	},
+	"savina_fjthrput": {
+		params: map[string]param{
+			"messages": {def: 10000, min: 1, max: 1000000000},
+			"actors":   {def: 60, min: 1, max: 1000000},
+			"threads":  {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaFjThrput(p.ints["messages"], p.ints["actors"]) },
+	},
+	"savina_fjcreate": {
+		params: map[string]param{
+			"workers": {def: 40000, min: 1, max: 100000000},
+			"threads": {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaFjCreate(p.ints["workers"]) },
+	},
+	"savina_threadring": {
+		params: map[string]param{
+			"actors":  {def: 100, min: 1, max: 1000000},
+			"pings":   {def: 100000, min: 0, max: 10000000000},
+			"threads": {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaThreadRing(p.ints["actors"], p.ints["pings"]) },
+	},
+	"savina_chameneos": {
+		params: map[string]param{
+			"creatures": {def: 100, min: 2, max: 1000000},
+			"meetings":  {def: 200000, min: 0, max: 1000000000},
+			"threads":   {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaChameneos(p.ints["creatures"], p.ints["meetings"]) },
+	},
+	"savina_big": {
+		params: map[string]param{
+			"actors":  {def: 120, min: 1, max: 1000000},
+			"pings":   {def: 20000, min: 0, max: 1000000000},
+			"seed":    {def: 0, min: 0, max: 1000000000},
+			"threads": {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaBig(p.ints["actors"], p.ints["pings"], p.ints["seed"]) },
 	},
 }
 
