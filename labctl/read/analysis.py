@@ -48,6 +48,12 @@ def counted(samples: pd.DataFrame) -> list[Metric]:
     return [lookup(name) for name in COUNTS if name in samples and samples[name].notna().any()]
 
 
+def per_agent(samples: pd.DataFrame) -> list[Metric]:
+    """bytes_per_agent (labctl.vocabulary.metrics), where these samples have values of it: a
+    column of `show` beside the counts."""
+    return [lookup("bytes_per_agent")] if "bytes_per_agent" in samples and samples["bytes_per_agent"].notna().any() else []
+
+
 def kernel_metric(samples: pd.DataFrame) -> Metric:
     """Time when every run of the kernel did the same work, throughput when the work varies (a
     size axis, or a kernel that runs for a fixed time)."""
