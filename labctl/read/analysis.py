@@ -755,6 +755,13 @@ BOUND_PERCENTILE = "latency_p99_ns"
 BOUND_FACTOR = 10
 
 
+def open_loop(spec: Kernel | None) -> bool:
+    """Whether a kernel offers a load (OFFERED, a parameter) and records latencies from each
+    request's due time (BOUND_PERCENTILE, a metric): its time is the schedule's length, set by
+    the load, never a figure of merit, and its load is no size of work."""
+    return spec is not None and spec.param(OFFERED) is not None and BOUND_PERCENTILE in spec.metrics
+
+
 def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per kernel whose samples offer a load and record latency percentiles: a row per point, its
     `configuration` (its varying parameters but the load, in words), the offered `rate`, the
