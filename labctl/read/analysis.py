@@ -19,7 +19,7 @@ import pandas as pd
 from labctl.read import results
 from labctl.vocabulary import stats
 from labctl.vocabulary.metrics import COUNTS, REFUSED_WHEN, Metric, lookup
-from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param
+from labctl.vocabulary.schema import OFFERED, OPEN_LOOP_LATENCY, OURS, RUNTIME, Floor, Kernel, Param
 from labctl.vocabulary.text import show
 
 # Short names of parameters in labels and legends.
@@ -746,20 +746,12 @@ def turns(samples: pd.DataFrame) -> list[Turns]:
 # percentiles from each request's due time (the service kernel): its curve of latency against
 # load per configuration, and where each configuration saturates.
 
-OFFERED = "rate"
 ANSWERED = "answered_per_s"
 LATENCY_PERCENTILES = ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")
-BOUND_PERCENTILE = "latency_p99_ns"
+BOUND_PERCENTILE = OPEN_LOOP_LATENCY
 # A configuration's latency bound: this many times its unloaded p99 (its p99 at its lightest load
 # that is a latency figure).
 BOUND_FACTOR = 10
-
-
-def open_loop(spec: Kernel | None) -> bool:
-    """Whether a kernel offers a load (OFFERED, a parameter) and records latencies from each
-    request's due time (BOUND_PERCENTILE, a metric): its time is the schedule's length, set by
-    the load, never a figure of merit, and its load is no size of work."""
-    return spec is not None and spec.param(OFFERED) is not None and BOUND_PERCENTILE in spec.metrics
 
 
 def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:

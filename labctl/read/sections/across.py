@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from labctl.read import analysis
-from labctl.read.analysis import AXES, format_axis, label, open_loop, params_of, runtime_ranking, suite_summary, varying
+from labctl.read.analysis import AXES, format_axis, label, params_of, runtime_ranking, suite_summary, varying
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import assignments, blocks, named, title
 from labctl.vocabulary.schema import OURS, RUNTIME
@@ -42,7 +42,7 @@ def runtimes(run: ReportData, machine: Machine) -> list[str]:
     (analysis.runtime_ranking)."""
     rows, marked = [], 0
     for kernel, (metric, table) in machine.timed_views().items():
-        if open_loop(run.catalogue.kernels.get(kernel)):
+        if run.catalogue.open_loop(kernel):
             continue  # its time is its schedule's: runtimes are ranked at equal load by latency_under_load
         vary = varying(table, kernel)
         configuring = {p.name for p in params_of(table, kernel) if p.configuration}  # the work is the setting's

@@ -18,7 +18,6 @@ from labctl.read.analysis import (
     heatmap_panels,
     label,
     latency_curves,
-    open_loop,
     point_table,
     saturation,
     scenarios,
@@ -47,7 +46,7 @@ def summary(run: ReportData) -> list[str]:
         return []
     # An open-loop kernel's time is its schedule's length, set by its offered load, which is no
     # size of work: it is ranked by its latency under load (latency_under_load), not here.
-    loaded = sorted({view.kernel for view in run.views if open_loop(run.catalogue.kernels.get(view.kernel))})
+    loaded = sorted({view.kernel for view in run.views if run.catalogue.open_loop(view.kernel)})
     left_out = [f"Open-loop kernels ({printable(', '.join(loaded))}) are left out: their time is the "
                 "length of the schedule their offered load sets, no figure of merit; \"Latency under "
                 "load\" ranks their configurations."] if loaded else []
