@@ -128,6 +128,11 @@ def test_the_report_draws_latency_against_load_and_tables_saturation_and_refusal
     assert labctl("sweep", str(tmp_path / "service.toml"), "--db", str(db)).returncode == 0
     assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
     report = (out / "report.md").read_text()
+    # The summary's best and worst times leave the open-loop kernel out, saying so: its time is
+    # the schedule its rate sets, and a rate is no size of work.
+    summary = report[report.index("## Summary"):report.index("\n## ", report.index("## Summary") + 1)]
+    assert "Open-loop kernels (service) are left out" in summary
+    assert "| service" not in summary
     section = report[report.index("## Latency under load: service"):]
     assert "![service: latency percentiles against offered load](figures/service-latency-load.png)" in section
     assert (out / "figures" / "service-latency-load.png").stat().st_size > 0
@@ -184,3 +189,20 @@ params = { requests = 3000, late_bound_us = 1, rate = 1e9 }
     report = (out / "report.md").read_text()
     assert "## Latency under load: service" in report
     assert "No latency figure (the generator fell behind): one configuration at 1,000,000,000/s." in report
+
+
+def test_plan_estimates_a_service_point_as_its_requests_over_its_rate():
+    from labctl.plan import experiment
+    from labctl.run import runner
+
+    def estimate(requests: int, rate: int) -> float:
+        plan = experiment.parse(f'name = "s"\nrepeats = 3\nwarmup = 1\n[[grid]]\nkernel = "service"\n'
+                                f'params = {{ requests = {requests}, rate = {rate}, dispatcher = "one_thread" }}\n',
+                                "s.toml")
+        found = runner.estimate(plan)
+        assert (found.known, found.guessed, found.scaled) == (1, 0, 0)  # the schedule, never a guess
+        return found.seconds
+
+    start = estimate(1, 10**9)  # a schedule of a nanosecond: the worker's start alone
+    assert estimate(30000, 10000) - start == pytest.approx(4 * 3.0)  # 4 runs of 3 s
+    assert estimate(30000, 1000000) - start == pytest.approx(4 * 0.03)  # the same work, 100x the rate

@@ -19,7 +19,7 @@ import pandas as pd
 from labctl.read import results
 from labctl.vocabulary import stats
 from labctl.vocabulary.metrics import COUNTS, REFUSED_WHEN, Metric, lookup
-from labctl.vocabulary.schema import OURS, RUNTIME, Floor, Kernel, Param
+from labctl.vocabulary.schema import OFFERED, OPEN_LOOP_LATENCY, OURS, RUNTIME, Floor, Kernel, Param
 from labctl.vocabulary.text import show
 
 # Short names of parameters in labels and legends.
@@ -46,6 +46,12 @@ def counted(samples: pd.DataFrame) -> list[Metric]:
     """The counts (instructions, cache misses...; labctl.vocabulary.metrics.COUNTS) these samples have
     values of, in that order: what the instructions and counters measures add beside the time."""
     return [lookup(name) for name in COUNTS if name in samples and samples[name].notna().any()]
+
+
+def per_agent(samples: pd.DataFrame) -> list[Metric]:
+    """bytes_per_agent (labctl.vocabulary.metrics), where these samples have values of it: a
+    column of `show` beside the counts."""
+    return [lookup("bytes_per_agent")] if "bytes_per_agent" in samples and samples["bytes_per_agent"].notna().any() else []
 
 
 def kernel_metric(samples: pd.DataFrame) -> Metric:
@@ -740,10 +746,9 @@ def turns(samples: pd.DataFrame) -> list[Turns]:
 # percentiles from each request's due time (the service kernel): its curve of latency against
 # load per configuration, and where each configuration saturates.
 
-OFFERED = "rate"
 ANSWERED = "answered_per_s"
 LATENCY_PERCENTILES = ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")
-BOUND_PERCENTILE = "latency_p99_ns"
+BOUND_PERCENTILE = OPEN_LOOP_LATENCY
 # A configuration's latency bound: this many times its unloaded p99 (its p99 at its lightest load
 # that is a latency figure).
 BOUND_FACTOR = 10

@@ -49,6 +49,7 @@ def load(db: str | Path, run: int | str | None = None) -> pd.DataFrame:
         row["verified"] = verified(sample["answer"], sample["expected"])
         row["cpu_ns"] = sum(sample["thread_cpu_ns"])
         row.update(_cost_of_a_message(row["cpu_ns"], sample["messages_processed"], sample["counts"]))
+        row["bytes_per_agent"] = _bytes_per_agent(sample["counts"])
         row["machine"], row["host"] = machine_line(sample["machine"]), sample["machine"].get("hostname")
         for name, value in sample["params"].items():
             row[name] = value
@@ -81,6 +82,21 @@ def _cost_of_a_message(cpu_ns: int, messages: int, counts: dict) -> dict[str, fl
         working = counts["thread_ns"] - counts["idle_ns"]
     return {"cpu_per_message_ns": cpu_ns / messages if messages > 0 else None,
             "waiting_cpu_share": None if working is None else min(1.0, max(0.0, (cpu_ns - working) / cpu_ns))}
+
+
+# The fewest agents a phase creates for its memory per agent to be given: below it the runtime's
+# fixed cost (threads' stacks, pools' first blocks) is most of the growth (skynet here: 16 MiB
+# over its baseline at 11,111 agents, 1,524 B an agent; 246 B at 111,111 and at 1,111,111).
+MANY_AGENTS = 100_000
+
+
+def _bytes_per_agent(counts: dict) -> float | None:
+    """bytes_per_agent (labctl.vocabulary.metrics) of a sample: its rss_growth_kb over the agents it
+    created, where it created MANY_AGENTS or more; absent otherwise."""
+    growth, agents = counts.get("rss_growth_kb"), counts.get("agents_created")
+    if growth is None or agents is None or agents < MANY_AGENTS:
+        return None
+    return growth * 1024 / agents
 
 
 def _metric_columns(known: Catalogue, samples: list[dict]) -> dict[str, str]:

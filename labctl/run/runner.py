@@ -40,6 +40,7 @@ from labctl.store import Store, StoreError, now
 from labctl.vocabulary import text
 from labctl.vocabulary.point import Point
 from labctl.vocabulary.sample import Sample
+from labctl.vocabulary.schema import OFFERED
 from labctl.vocabulary.text import printable
 
 
@@ -655,6 +656,11 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
             size = kernels.work(point.kernel, point.params)
         except kernels.ParamError:  # a kernel of a stored run that is not this build's
             size = 0.0
+        if catalogue.open_loop(point.kernel):
+            # Its run lasts its schedule: its requests at its offered rate, whatever a message costs.
+            result.known += 1
+            result.seconds += start_s + runs * _schedule_s(point.params)
+            continue
         if not size and point.params.get("duration_s"):
             result.known += 1  # a fixed time of the clock's, under valgrind too
             result.seconds += start_s + runs * float(point.params["duration_s"])
@@ -676,6 +682,12 @@ def estimate(plan: Plan, store: Store | None = None) -> Estimate:
             ns_per_message = guess_ns_per_message(catalogue, point.kernel, point.params)
         result.seconds += start_s + runs * max(size, 1.0) * ns_per_message * measure.slowdown / 1e9
     return result
+
+
+def _schedule_s(params: dict) -> float:
+    """The length of an open-loop point's schedule: its requests at its offered rate (OFFERED)."""
+    rate = float(params.get(OFFERED) or 0)
+    return float(params.get("requests") or 0) / rate if rate > 0 else 0.0
 
 
 def _configuration(kernel: str, params: dict) -> dict:

@@ -34,6 +34,7 @@ COUNT = "count"  # a whole number of events: instructions, misses, switches
 RATE = "messages/s"
 MESSAGES = "messages"
 KIB = "KiB"
+BYTES = "bytes"
 SHARE = "share"  # a part of a whole, 0 to 1, read as a percentage
 NUMBER = ""  # a number of no declared unit: a kernel's own figure (agents, hops per second)
 
@@ -84,6 +85,8 @@ class Metric:
             return f"{value:,.0f} KiB"
         if self.unit == SHARE:
             return f"{value:.0%}"
+        if self.unit == BYTES:
+            return f"{value:,.0f} B"
         return number(value)
 
     def scale(self, values: Iterable[float]) -> tuple[float, str]:
@@ -115,6 +118,12 @@ SAMPLE = _declare(
     # time beyond the threads' working time (their time less their idle time), over CPU time.
     Metric("cpu_per_message_ns", NS, LOWER, "CPU per message"),
     Metric("waiting_cpu_share", SHARE, LOWER, "CPU spent waiting"),
+    # The memory of an agent, on the kernels that create many (labctl.read.results.MANY_AGENTS or
+    # more): the worker's peak RSS over its baseline (rss_growth_kb), over the agents the phase
+    # created. Created, not alive at the peak, which the runtime does not count: where agents end before
+    # the last is made it counts what the runtime kept of the ended ones, per agent made; where all
+    # are alive at once (actor_creation's tree) it is what one alive costs.
+    Metric("bytes_per_agent", BYTES, LOWER, "memory per agent"),
     Metric("messages_processed", MESSAGES, NEITHER, "messages processed"),
     Metric("peak_rss_kb", KIB, LOWER, "peak RSS"),
     Metric("voluntary_switches", COUNT, LOWER, "voluntary switches"),
@@ -145,6 +154,9 @@ RUNTIME = _declare(
     Metric("idle_ns", NS, NEITHER, "idle time"),
     Metric("thread_ns", NS, NEITHER, "thread time"),
     Metric("span_ns", NS, NEITHER, "counted span"),
+    # Not the runtime's but the worker's (labctl.run.worker): its peak RSS (getrusage's, by the end
+    # of the phase) over its RSS just before its first phase, after the extension was loaded.
+    Metric("rss_growth_kb", KIB, NEITHER, "peak RSS over baseline"),
 )
 REGISTRY: dict[str, Metric] = {**SAMPLE, **COUNTED, **RUNTIME}
 COUNTS: tuple[str, ...] = tuple(COUNTED)

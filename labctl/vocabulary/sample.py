@@ -94,7 +94,7 @@ JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 # the kind, labctl.vocabulary.text.machine_line; host: its host name).
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
-           "cpu_ns", "cpu_per_message_ns", "waiting_cpu_share", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
+           "cpu_ns", "cpu_per_message_ns", "waiting_cpu_share", "bytes_per_agent", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
            "involuntary_switches", *metrics.COUNTS, *metrics.RUNTIME_COUNTS, "unsupported", "schedule_dependent", "recorded_at",
            "machine", "host"]
 # The columns labctl.read.results.points gives every point besides its parameters.

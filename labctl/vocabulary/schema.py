@@ -139,6 +139,13 @@ class Dispatcher:
     thread_per_agent: bool  # it starts a thread per agent (active_obj)
 
 
+# An open-loop kernel (the service kernel) offers a load, the parameter OFFERED (requests per
+# second), and records latencies from each request's due time (OPEN_LOOP_LATENCY among them): its
+# time is the length of the schedule its load sets, not a figure of merit, and its load no size.
+OFFERED = "rate"
+OPEN_LOOP_LATENCY = "latency_p99_ns"
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str
@@ -158,6 +165,11 @@ class Kernel:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def open_loop(self) -> bool:
+        """Whether it offers a load and records latencies from each request's due time (OFFERED)."""
+        return self.param(OFFERED) is not None and OPEN_LOOP_LATENCY in self.metrics
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -344,6 +356,11 @@ class Catalogue:
     def params(self, kernel: str) -> tuple[Param, ...]:
         spec = self.kernels.get(kernel)
         return spec.params if spec else ()
+
+    def open_loop(self, kernel: str) -> bool:
+        """Whether `kernel` is open loop (Kernel.open_loop); False for a kernel it does not know."""
+        spec = self.kernels.get(kernel)
+        return spec is not None and spec.open_loop
 
     def merged(self, other: Catalogue) -> Catalogue:
         """Both runs' kernels (the first's where both have one), studies, references and groups."""

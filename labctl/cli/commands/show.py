@@ -61,17 +61,20 @@ def show_json(row: RunRow, points: list[PointRow], samples: pd.DataFrame) -> dic
     table = analysis.point_table(samples, analysis.TIME).set_index("point") if not samples.empty else None
     counts = {metric.name: analysis.point_table(samples, metric).set_index("point")
               for metric in analysis.counted(samples)} if not samples.empty else {}
+    memory = {metric.name: analysis.point_table(samples, metric).set_index("point")
+              for metric in analysis.per_agent(samples)} if not samples.empty else {}
 
     def figures(point: int) -> dict:
         if table is None or point not in table.index:
             return {"n": 0, "median_ns": None, "ci_low_ns": None, "ci_high_ns": None, "cv": None,
                     "noisy": None, "msgs_per_s": None, "schedule_dependent": None, "refused": None,
-                    "counts": {}}
+                    "counts": {}, "bytes_per_agent": None}
         t = table.loc[point]
         return {"n": int(t["n"]), "median_ns": t["median"], "ci_low_ns": t["ci_low"], "ci_high_ns": t["ci_high"],
                 "cv": t["cv"], "noisy": bool(t["noisy"]), "msgs_per_s": t["rate_median"],
                 "schedule_dependent": bool(t["schedule_dependent"]), "refused": t["refused"] or None,
-                "counts": {name: c.loc[point, "median"] for name, c in counts.items() if point in c.index}}
+                "counts": {name: c.loc[point, "median"] for name, c in counts.items() if point in c.index},
+                "bytes_per_agent": next((c.loc[point, "median"] for c in memory.values() if point in c.index), None)}
 
     run = {name: getattr(row, name) for name in (
         "id", "name", "source", "description", "status", "started_at", "finished_at", "seed", "command",
@@ -120,7 +123,7 @@ def _print_medians(samples: pd.DataFrame, points: list[PointRow], catalogue: Cat
     table = analysis.point_table(samples, analysis.TIME).sort_values("position")
     measured = {p.id: p for p in points}
     counts = {metric.column: analysis.point_table(samples, metric).set_index("point")
-              for metric in analysis.counted(samples)}
+              for metric in [*analysis.counted(samples), *analysis.per_agent(samples)]}
     columns = {name: [] for name in ("n", "median", "95% CI", "cv", "msgs/s",
                                      *(metrics.lookup(name).words for name in counts), "")}
     for _, point in table.iterrows():

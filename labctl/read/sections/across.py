@@ -42,6 +42,8 @@ def runtimes(run: ReportData, machine: Machine) -> list[str]:
     (analysis.runtime_ranking)."""
     rows, marked = [], 0
     for kernel, (metric, table) in machine.timed_views().items():
+        if run.catalogue.open_loop(kernel):
+            continue  # its time is its schedule's: runtimes are ranked at equal load by latency_under_load
         vary = varying(table, kernel)
         configuring = {p.name for p in params_of(table, kernel) if p.configuration}  # the work is the setting's
         for setting, best in runtime_ranking(table, kernel, metric):

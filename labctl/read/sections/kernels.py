@@ -44,18 +44,26 @@ def summary(run: ReportData) -> list[str]:
     """The best and the worst configuration of each kernel, and how far apart they are."""
     if not run.views:
         return []
+    # An open-loop kernel's time is its schedule's length, set by its offered load, which is no
+    # size of work: it is ranked by its latency under load (latency_under_load), not here.
+    loaded = sorted({view.kernel for view in run.views if run.catalogue.open_loop(view.kernel)})
+    left_out = [f"Open-loop kernels ({printable(', '.join(loaded))}) are left out: their time is the "
+                "length of the schedule their offered load sets, no figure of merit; \"Latency under "
+                "load\" ranks their configurations."] if loaded else []
     # A row per scenario (the kernel's own parameters: its work), so that best and worst are
     # configurations doing the same work, never one scenario's figure over another's.
     rows = [[*([view.on] if run.several else []),
              named(view.kernel, scenario) + (f" ({view.measure})" if view.measure else ""),
              len(part), *_best_and_worst(view, part)]
-            for view in run.views for scenario, part in scenarios(view.table, view.kernel)]
+            for view in run.views if view.kernel not in loaded
+            for scenario, part in scenarios(view.table, view.kernel)]
     headers = [*(["machine"] if run.several else []), "kernel", "points", "best", "worst", "worst/best"]
     return blocks("## Summary",
                   "The best and the worst configuration of each kernel in this run, for each of its "
                   "scenarios (the work its own parameters set) apart (medians; time when every run "
                   "did the same work, throughput otherwise).",
-                  markdown_table(headers, rows, {1 + run.several, 4 + run.several}),
+                  *left_out,
+                  *([markdown_table(headers, rows, {1 + run.several, 4 + run.several})] if rows else []),
                   *_underused(run))
 
 
