@@ -514,7 +514,9 @@ const Registration registration(Kernel{
         "Savina starts the traversal at the first request past the budget while the tree still "
         "grows and ends with Terminate messages and the actor system's shutdown, here the tree "
         "is complete before the traversal (every node traversed once) and the tallies back up "
-        "the tree (ours) end it; Savina's busy loops (busywait x 40,000 empty increments, which "
+        "the tree (ours) end it; Savina's GenerateTree, TryGenerateChildren, Traverse and "
+        "Terminate are one shared object each (their .ONLY), sent again and again, where each "
+        "send here makes its message; Savina's busy loops (busywait x 40,000 empty increments, which "
         "the JIT may remove) are busywait x work_scale LCG steps; urgency only marks nodes, as in "
         "Savina's Akka version, which never sends UrgentTraverse (no priorities here either).",
     .sources = {{"savina", "19. Unbalanced Cobwebbed Tree (uct)"}},
