@@ -175,6 +175,29 @@ def test_the_report_draws_latency_against_load_and_tables_saturation_and_refusal
     assert "generator fell behind: no latency figure" in " ".join(shown.stdout.split())
 
 
+@on_caf
+def test_the_report_puts_ours_and_caf_side_by_side_at_equal_offered_load(labctl, tmp_path):
+    (tmp_path / "runtimes.toml").write_text('''
+name = "service-runtimes"
+description = "the service kernel on ours and on CAF at one load"
+repeats = 1
+warmup = 0
+
+[[grid]]
+kernel = "service"
+params = { requests = 200, servers = 2, late_bound_us = 1_000_000, rate = 20_000.0, threads = 1 }
+axes = { runtime = ["labctl", "caf"] }
+''')
+    db, out = tmp_path / "s.db", tmp_path / "report"
+    assert labctl("sweep", str(tmp_path / "runtimes.toml"), "--db", str(db)).returncode == 0
+    assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    section = (out / "report.md").read_text().split("## Latency under load: service", 1)[1]
+    table = section[section.index("| configuration |"):].split("\n\n")[0].splitlines()
+    # A line per runtime, each verified and a latency figure (a bound of a second is never missed).
+    assert [row.split(" | ")[0].removeprefix("| ") for row in table[2:]] == ["runtime=caf", "runtime=labctl"]
+    assert all(row.endswith(" | - |") for row in table[2:])
+
+
 def test_saturation_bounds_each_configuration_by_ten_times_its_unloaded_p99():
     import pandas as pd
 
