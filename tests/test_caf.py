@@ -37,6 +37,7 @@ SMALL = {
     "savina_fjthrput": {"messages": 200, "actors": 6},
     "savina_fjcreate": {"workers": 100},
     "savina_big": {"actors": 10, "pings": 100, "seed": 7},
+    "service": {"requests": 300, "rate": 20_000, "late_bound_us": 1_000_000},
     "chat": {"clients": 16, "directories": 2, "turns": 4, "iterations": 2, "compute_repeats": 10,
              "leave": 0, "seed": 2},
 }

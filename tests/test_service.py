@@ -1,6 +1,7 @@
 """The service kernel: an open-loop generator whose every request is answered exactly once, whose
 latencies are counted from when each request was due, and whose point is refused as a latency
-figure when the generator fell behind its schedule."""
+figure when the generator fell behind its schedule; on ours and on CAF (caf_service, built in
+where CAF is installed), which share every rule but the runtime's (service.hpp)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ FALLS_BEHIND = {"requests": 3000, "rate": 1e9, "late_bound_us": 1}
 # One it always keeps: a send is late only past a second.
 KEEPS_UP = {"rate": 20_000, "late_bound_us": 1_000_000}
 
+# The service on each runtime built into the extension, ours and CAF's where it was built in, each
+# with one runtime thread beside the generator's (ours by default: one_thread), so that on 2
+# cores the generator need not wait for one.
+CAF_BUILT_IN = any(k["name"] == "caf_service" for k in _native.kernels())
+on_caf = pytest.mark.skipif(not CAF_BUILT_IN, reason="labctl._native was built without CAF (libcaf-dev)")
+BUILT_IN = [pytest.param("service", {}, id="service"),
+            pytest.param("caf_service", {"threads": 1}, marks=on_caf, id="caf_service")]
+
 
 @pytest.mark.parametrize("routing", ["round_robin", "random", "hot"])
 @pytest.mark.parametrize("arrivals", ["constant", "poisson"])
@@ -30,14 +39,27 @@ def test_every_request_is_answered_exactly_once(routing, arrivals, dispatcher):
     assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
 
 
+@on_caf
+@pytest.mark.parametrize("routing", ["round_robin", "random", "hot"])
+@pytest.mark.parametrize("arrivals", ["constant", "poisson"])
+@pytest.mark.parametrize("threads, policy", [(1, "stealing"), (2, "stealing"), (2, "sharing")])
+def test_every_request_is_answered_exactly_once_on_caf(routing, arrivals, threads, policy):
+    params = {"requests": 1500, "rate": 300_000, "servers": 5, "routing": routing, "arrivals": arrivals,
+              "threads": threads, "policy": policy}
+    result = _native.run("caf_service", params)
+    expected = oracles.service(params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
 def test_the_oracle_counts_each_id_once_and_sums_them():
     # 4 requests: ids 0..3, 0+1+2+3 = 6; a request and its answer each.
     assert oracles.service({"requests": 4}) == oracles.Oracle(
         "requests=4 answered=4 repeated=0 missing=0 unknown=0 id_sum=6", 8)
 
 
-def test_latencies_are_counted_from_the_due_time_and_ordered():
-    metrics = _native.run("service", {"requests": 400, **KEEPS_UP})["metrics"]
+@pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
+def test_latencies_are_counted_from_the_due_time_and_ordered(kernel, one_thread):
+    metrics = _native.run(kernel, {"requests": 400, **KEEPS_UP, **one_thread})["metrics"]
     assert metrics["generator_behind"] == 0
     values = [metrics[name] for name in LATENCIES]
     assert 0 < values[0] and values == sorted(values)
@@ -46,9 +68,11 @@ def test_latencies_are_counted_from_the_due_time_and_ordered():
     assert 10_000 < metrics["sent_per_s"] <= 20_000 * 1.0001
 
 
-def test_a_spinning_server_adds_its_work_to_every_latency():
+@pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
+def test_a_spinning_server_adds_its_work_to_every_latency(kernel, one_thread):
     # 200 us of CPU per request: no answer can come sooner after it was due.
-    metrics = _native.run("service", {"requests": 20, "work_ns": 200_000, **KEEPS_UP, "rate": 2000})["metrics"]
+    params = {"requests": 20, "work_ns": 200_000, **KEEPS_UP, "rate": 2000, **one_thread}
+    metrics = _native.run(kernel, params)["metrics"]
     assert metrics["latency_p50_ns"] >= 200_000
 
 
@@ -64,8 +88,9 @@ def test_a_hot_server_queues_what_round_robin_spreads():
     assert spread["latency_p50_ns"] < hot["latency_p50_ns"] / 2
 
 
-def test_a_generator_that_falls_behind_is_refused_as_a_latency_figure():
-    result = _native.run("service", FALLS_BEHIND)
+@pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
+def test_a_generator_that_falls_behind_is_refused_as_a_latency_figure(kernel, one_thread):
+    result = _native.run(kernel, {**FALLS_BEHIND, **one_thread})
     metrics = result["metrics"]
     assert metrics["generator_behind"] == 1
     assert metrics["generator_late_share"] > 0.01
@@ -76,8 +101,10 @@ def test_a_generator_that_falls_behind_is_refused_as_a_latency_figure():
     assert result["answer"] == oracles.service(FALLS_BEHIND).answer
 
 
-def test_run_says_a_point_whose_generator_fell_behind_is_no_latency_figure(labctl):
-    result = labctl("run", "service", *(f"--{k.replace('_', '-')}={v}" for k, v in FALLS_BEHIND.items()))
+@pytest.mark.parametrize("runtime", ["labctl", pytest.param("caf", marks=on_caf)])
+def test_run_says_a_point_whose_generator_fell_behind_is_no_latency_figure(labctl, runtime):
+    result = labctl("run", "service", f"--runtime={runtime}",
+                    *(f"--{k.replace('_', '-')}={v}" for k, v in FALLS_BEHIND.items()))
     assert result.returncode == 0, result.stderr
     assert "generator fell behind: no latency figure" in " ".join(result.stdout.split())
 
@@ -100,8 +127,9 @@ def test_a_thread_per_agent_dispatcher_refuses_more_servers_than_threads_it_may_
         kernels.resolve("service", {"servers": 10_000, "dispatcher": "active_obj"})
 
 
-def test_a_histogram_record_costs_a_few_nanoseconds_and_is_reported():
-    metrics = _native.run("service", {"requests": 10, **KEEPS_UP})["metrics"]
+@pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
+def test_a_histogram_record_costs_a_few_nanoseconds_and_is_reported(kernel, one_thread):
+    metrics = _native.run(kernel, {"requests": 10, **KEEPS_UP, **one_thread})["metrics"]
     assert 0 < metrics["histogram_record_ns"] < 1000
 
 
@@ -149,6 +177,29 @@ def test_the_report_draws_latency_against_load_and_tables_saturation_and_refusal
             "1,000,000,000/s.") in section
     shown = labctl("show", "1", "--db", str(db))
     assert "generator fell behind: no latency figure" in " ".join(shown.stdout.split())
+
+
+@on_caf
+def test_the_report_puts_ours_and_caf_side_by_side_at_equal_offered_load(labctl, tmp_path):
+    (tmp_path / "runtimes.toml").write_text('''
+name = "service-runtimes"
+description = "the service kernel on ours and on CAF at one load"
+repeats = 1
+warmup = 0
+
+[[grid]]
+kernel = "service"
+params = { requests = 200, servers = 2, late_bound_us = 1_000_000, rate = 20_000.0, threads = 1 }
+axes = { runtime = ["labctl", "caf"] }
+''')
+    db, out = tmp_path / "s.db", tmp_path / "report"
+    assert labctl("sweep", str(tmp_path / "runtimes.toml"), "--db", str(db)).returncode == 0
+    assert labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    section = (out / "report.md").read_text().split("## Latency under load: service", 1)[1]
+    table = section[section.index("| configuration |"):].split("\n\n")[0].splitlines()
+    # A line per runtime, each verified and a latency figure (a bound of a second is never missed).
+    assert [row.split(" | ")[0].removeprefix("| ") for row in table[2:]] == ["runtime=caf", "runtime=labctl"]
+    assert all(row.endswith(" | - |") for row in table[2:])
 
 
 def test_saturation_bounds_each_configuration_by_ten_times_its_unloaded_p99():

@@ -8,10 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <thread>
 #include <vector>
 
-#include "../../runtime/wait.hpp"
 #include "../framework/dispatcher_params.hpp"
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
@@ -20,17 +18,6 @@
 
 namespace labctl::kernels::service {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::int64_t since_epoch_ns(Clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-// What the collector hands over when the last answer is in: when it came.
-struct Done {
-    Clock::time_point last_answer;
-};
 
 // Counts every answer by id and records its latency; sets `done` with the last.
 class Collector final : public rt::Agent {
@@ -42,8 +29,7 @@ public:
 
 private:
     void on_reply(const Reply& reply) {
-        const Clock::time_point now = Clock::now();
-        if (answers_.count(reply.id, since_epoch_ns(now) - reply.due_ns)) done_.set(Done{now});
+        if (const std::optional<Done> last = collect(answers_, reply)) done_.set(*last);
     }
 
     Answers answers_;
@@ -67,23 +53,6 @@ private:
     Collector& collector_;
 };
 
-// The generator's wait for a request's due time: asleep while it is far (kind to a shared
-// machine at light loads), then spinning on the clock for the last stretch, since a sleep wakes
-// tens of microseconds late. Returns the time it went on at.
-Clock::time_point wait_until(Clock::time_point due) {
-    constexpr auto kSpin = std::chrono::microseconds(100);
-    Clock::time_point now = Clock::now();
-    if (due - now > 2 * kSpin) {
-        std::this_thread::sleep_until(due - kSpin);
-        now = Clock::now();
-    }
-    while (now < due) {
-        rt::cpu_relax();
-        now = Clock::now();
-    }
-    return now;
-}
-
 Result run(const Params& params) {
     const Setup setup = make_setup(params);
     const Schedule schedule = make_schedule(setup);
@@ -92,8 +61,7 @@ Result run(const Params& params) {
     std::vector<Server*> servers;
     Collector* collector = nullptr;
     Lateness lateness(setup.late_bound);
-    Clock::time_point started;
-    Clock::time_point last_send;
+    Sent sent;
     std::optional<std::string> answer;
     std::optional<Histogram> latency;
     Result result;
@@ -109,14 +77,9 @@ Result run(const Params& params) {
                 for (std::uint32_t i = 0; i < setup.servers; ++i)
                     servers.push_back(&coop.make_agent_with_binder<Server>(dispatchers.binder(i), setup, *collector));
             });
-            started = Clock::now();
-            for (std::uint64_t i = 0; i < setup.requests; ++i) {
-                const Clock::time_point due = started + std::chrono::nanoseconds(schedule.due_ns[i]);
-                const Clock::time_point now = wait_until(due);
-                lateness.record((now - due).count());
-                rt::send<Request>(*servers[schedule.server[i]], i, since_epoch_ns(due));
-            }
-            last_send = Clock::now();
+            sent = generate(schedule, lateness, [&](std::uint32_t server, std::uint64_t id, std::int64_t due_ns) {
+                rt::send<Request>(*servers[server], id, due_ns);
+            });
         },
         // The collector's last write happened before it set the completion: reading it here is
         // ordered after it. Here, before the stop, which destroys the agents.
@@ -125,11 +88,7 @@ Result run(const Params& params) {
             latency = collector->answers().latency();
         });
 
-    result.messages_processed = 2 * setup.requests;
-    result.answer = *answer;
-    result.expected = expected(setup.requests);
-    result.metrics = metrics(*latency, lateness, setup.requests, (last_send - started).count(),
-                             (done.last_answer - started).count(), histogram_record_ns());
+    report(result, setup.requests, *answer, *latency, lateness, sent, done);
     return result;
 }
 

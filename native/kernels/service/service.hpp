@@ -1,20 +1,23 @@
 // What a service kernel on any runtime shares: its parameters, the schedule of intended send
 // times and the server each request goes to (both from the parameters and the seed), the
-// messages, the collector's count of every request id, the answer and its format, the rule that
-// refuses a point whose generator fell behind, and the metrics, so that a port is verified,
-// measured and refused the same way.
+// generator's loop that keeps to it, the messages, the collector's count of every request id, the
+// answer and its format, the rule that refuses a point whose generator fell behind, and the
+// metrics, so that a port (caf_service) is verified, measured and refused the same way.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "../../runtime/wait.hpp"
 #include "../framework/histogram.hpp"
 #include "../framework/kernel.hpp"
 
@@ -89,6 +92,12 @@ inline Schedule make_schedule(const Setup& s) {
     return schedule;
 }
 
+using Clock = std::chrono::steady_clock;
+
+inline std::int64_t since_epoch_ns(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 // A request: its id and when it was due (steady clock, ns since its epoch), which its latency is
 // measured from, wherever it was sent.
 struct Request {
@@ -101,6 +110,11 @@ struct Reply {
     explicit Reply(const Request& request) : id(request.id), due_ns(request.due_ns) {}
     std::uint64_t id;
     std::int64_t due_ns;
+};
+
+// What the collector hands over when the last answer is in: when it came.
+struct Done {
+    Clock::time_point last_answer;
 };
 
 // The cost of a request at its server: a spin on the clock for `work_time` (CPU), or a sleep
@@ -164,6 +178,14 @@ private:
     std::uint64_t id_sum_ = 0;
 };
 
+// The collector's handling of an answer, on any runtime: its latency runs from when its request
+// was due to now; returns the Done with that time when it was the last answer.
+inline std::optional<Done> collect(Answers& answers, const Reply& reply) noexcept {
+    const Clock::time_point now = Clock::now();
+    if (!answers.count(reply.id, since_epoch_ns(now) - reply.due_ns)) return std::nullopt;
+    return Done{now};
+}
+
 // What a correct run answers: every request once.
 inline std::string expected(std::uint64_t requests) {
     return Answers::format(requests, requests, 0, 0, 0, requests * (requests - 1) / 2);
@@ -189,6 +211,45 @@ private:
     Histogram lag_{kSignificantDigits};
     std::uint64_t late_ = 0;
 };
+
+// The generator's wait for a request's due time: asleep while it is far (kind to a shared
+// machine at light loads), then spinning on the clock for the last stretch, since a sleep wakes
+// tens of microseconds late. Returns the time it went on at.
+inline Clock::time_point wait_until(Clock::time_point due) {
+    constexpr auto kSpin = std::chrono::microseconds(100);
+    Clock::time_point now = Clock::now();
+    if (due - now > 2 * kSpin) {
+        std::this_thread::sleep_until(due - kSpin);
+        now = Clock::now();
+    }
+    while (now < due) {
+        rt::cpu_relax();
+        now = Clock::now();
+    }
+    return now;
+}
+
+// When the generator started (every due time is after it) and when its last send had left.
+struct Sent {
+    Clock::time_point started;
+    Clock::time_point last_send;
+};
+
+// The generator's loop, in whatever thread the runtime's kernel runs it: waits for each request's
+// due time, records how late it went on in `lateness`, and sends it with send(server, id, due_ns)
+// (due_ns on the steady clock, since its epoch), whatever the service does (open loop).
+template <class Send>
+Sent generate(const Schedule& schedule, Lateness& lateness, Send&& send) {
+    Sent sent{.started = Clock::now(), .last_send = {}};
+    for (std::uint64_t i = 0; i < schedule.due_ns.size(); ++i) {
+        const Clock::time_point due = sent.started + std::chrono::nanoseconds(schedule.due_ns[i]);
+        const Clock::time_point now = wait_until(due);
+        lateness.record((now - due).count());
+        send(schedule.server[i], i, since_epoch_ns(due));
+    }
+    sent.last_send = Clock::now();
+    return sent;
+}
 
 // The mean cost of one Histogram::record, measured in the run (as ping_pong measures a clock
 // read): values spread over the histogram's range as latencies are, each read back so the loop
@@ -226,6 +287,17 @@ inline std::vector<Metric> metrics(const Histogram& latency, const Lateness& lat
     if (answer_span_ns > 0) out.push_back({"answered_per_s", double(requests) * 1e9 / double(answer_span_ns)});
     out.push_back({"histogram_record_ns", record_ns});
     return out;
+}
+
+// A run's answer and figures in `result`, from what the collector counted (its answer and
+// latencies, read once the last answer was in) and the generator's lateness and spans.
+inline void report(Result& result, std::uint64_t requests, std::string answer, const Histogram& latency,
+                   const Lateness& lateness, const Sent& sent, const Done& done) {
+    result.messages_processed = 2 * requests;
+    result.answer = std::move(answer);
+    result.expected = expected(requests);
+    result.metrics = metrics(latency, lateness, requests, (sent.last_send - sent.started).count(),
+                             (done.last_answer - sent.started).count(), histogram_record_ns());
 }
 
 inline std::vector<MetricSpec> metric_specs() {
