@@ -429,6 +429,8 @@ def go_cache(tmp_path_factory):
     ("savina_threadring", {"actors": 1, "pings": 3}),  # a ring of one: its own next member
     ("savina_chameneos", {"creatures": 10, "meetings": 500}),
     ("savina_big", {"actors": 10, "pings": 100, "seed": 3}),
+    ("savina_logmap", {"terms": 100, "series": 5}),
+    ("savina_logmap", {"terms": 50, "series": 3, "start_rate": 3.9, "increment": 0.03}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -469,7 +471,8 @@ def test_the_shipped_peers_are_valid():
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
-                               "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service"}
+                               "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
+                               "savina_logmap"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

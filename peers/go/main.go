@@ -1,5 +1,6 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service or one
-// of Savina's seven micro benchmarks) on the Go runtime and reports how long it took.
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service, one of
+// Savina's seven micro benchmarks or one of its concurrency benchmarks) on the Go runtime and
+// reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -145,6 +146,18 @@ var kernels = map[string]struct {
 			"threads": {def: 1, min: 1, max: 1024},
 		},
 		run: func(p values) result { return savinaBig(p.ints["actors"], p.ints["pings"], p.ints["seed"]) },
+	},
+	"savina_logmap": {
+		params: map[string]param{
+			"terms":      {def: 25000, min: 1, max: 100000000},
+			"series":     {def: 10, min: 1, max: 100000},
+			"start_rate": {real: true, fdef: 3.46, fmin: 0, fmax: 4},
+			"increment":  {real: true, fdef: 0.0025, fmin: 0, fmax: 1},
+			"threads":    {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaLogmap(p.ints["terms"], p.ints["series"], p.reals["start_rate"], p.reals["increment"])
+		},
 	},
 }
 

@@ -1,0 +1,188 @@
+// Savina's concurrency benchmarks 8-15 that labctl can verify through the peer protocol
+// (savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict,
+// savina_concsll) on goroutines, in savina.go's idiom: each actor is a goroutine owning its
+// mailbox channel, receiving one message at a time in a type switch. The messages are Savina's,
+// the counts and the answers our kernels' (native/kernels/savina/<name>.cpp), whose answers do
+// not depend on the schedule, checked by labctl against the kernel's expectation. Each measured
+// phase starts where ours does (the actors' making) and ends with the last message handled; each
+// actor counts the messages it handles in a slot of its own, summed once the run has ended.
+// Differences from Savina beyond savina.go's (bounded mailboxes, the scheduler made before the
+// clock, one sample per run) are told at each kernel. Savina's philosopher and barber are not
+// here: their message counts depend on the schedule (denials, turned-away customers), so our
+// kernels state no expectation a peer could be checked against.
+package main
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// FNV-1a over 64-bit words (random.hpp's fnv_fold).
+const (
+	fnvBasis uint64 = 0xcbf29ce484222325
+	fnvPrime uint64 = 0x100000001b3
+)
+
+func fnvFold(hash, word uint64) uint64 { return (hash ^ word) * fnvPrime }
+
+// mix64 is SplitMix64's finalizer (random.hpp's mix64).
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// splitMix64 is random.hpp's SplitMix64: its state starts at mix64(seed*65536 + stream).
+type splitMix64 struct{ state uint64 }
+
+func newSplitMix64(seed uint64, stream uint32) splitMix64 {
+	return splitMix64{mix64(seed*65536 + uint64(stream))}
+}
+
+func (r *splitMix64) next() uint64 {
+	r.state += 0x9E3779B97F4A7C15
+	return mix64(r.state)
+}
+
+// busyWork is random.hpp's busy_work: `steps` steps of a 64-bit LCG from `steps`.
+func busyWork(steps uint32) uint64 {
+	x := uint64(steps)
+	for k := uint32(0); k < steps; k++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
+func sum(counts []int64) int64 {
+	var total int64
+	for _, c := range counts {
+		total += c
+	}
+	return total
+}
+
+// ---- savina_logmap (14. Logistic Map) ----
+
+type (
+	lmStartMsg    struct{}
+	lmNextTermMsg struct{}
+	lmGetTermMsg  struct{}
+	lmComputeMsg  struct {
+		term  float64
+		reply chan<- float64
+	}
+	lmSeriesDoneMsg struct {
+		id       int
+		computed int64
+		hash     uint64
+		last     float64
+	}
+)
+
+// lmComputer is Savina's RateComputer: each Compute answered with the next term at its rate.
+func lmComputer(rate float64, self <-chan message, handled *int64) {
+	for m := range self {
+		c := m.(lmComputeMsg)
+		*handled++
+		c.reply <- rate * c.term * (1 - c.term) // Savina's computeNextTerm, its order of operations
+	}
+}
+
+// lmWorker is Savina's SeriesWorker. For a NextTerm it sends its term to its computer and waits
+// for the Result on a reply channel of its own (Go's request and reply): the requests that come
+// meanwhile wait in its mailbox and are taken up after, oldest first, where ours holds them in a
+// queue of its own (and Savina's re-sends each to itself). On GetTerm it reports its series.
+func lmWorker(id int, term float64, self <-chan message, computer chan<- message, master chan<- message,
+	handled *int64) {
+	reply := make(chan float64, 1)
+	var computed int64
+	hash := fnvBasis
+	for m := range self {
+		*handled++
+		switch m.(type) {
+		case lmNextTermMsg:
+			computer <- lmComputeMsg{term, reply}
+			term = <-reply
+			*handled++ // the Result
+			computed++
+			hash = fnvFold(hash, math.Float64bits(term))
+		case lmGetTermMsg:
+			master <- lmSeriesDoneMsg{id, computed, hash, term}
+			return
+		}
+	}
+}
+
+// lmMaster is Savina's Master: on Start, `terms` rounds of NextTerm to every worker, then a
+// GetTerm to each; it folds the reports in series order, whatever order they come in.
+func lmMaster(terms int64, self <-chan message, workers []chan message, handled *int64, done chan<- string) {
+	series := len(workers)
+	hashes := make([]uint64, series)
+	last := make([]float64, series)
+	seen := make([]bool, series)
+	var reported, computed int64
+	for m := range self {
+		*handled++
+		switch m := m.(type) {
+		case lmStartMsg:
+			for t := int64(0); t < terms; t++ {
+				for _, w := range workers {
+					w <- lmNextTermMsg{}
+				}
+			}
+			for _, w := range workers {
+				w <- lmGetTermMsg{}
+			}
+		case lmSeriesDoneMsg:
+			reported++
+			computed += m.computed
+			if m.id >= 0 && m.id < series && !seen[m.id] {
+				seen[m.id] = true
+				hashes[m.id], last[m.id] = m.hash, m.last
+			}
+			if reported != int64(series) {
+				continue
+			}
+			hash, final := fnvBasis, 0.0
+			for i := 0; i < series; i++ {
+				hash = fnvFold(hash, hashes[i])
+				final += last[i]
+			}
+			done <- fmt.Sprintf("series_reported=%d terms_computed=%d terms_hash=%016x final_sum=%s",
+				reported, computed, hash, formatSum(final))
+			return
+		}
+	}
+}
+
+// savina_logmap: the master, `series` rate computers and `series` workers made under the clock
+// (as Savina's runIteration makes them), then Start. Series i has rate start_rate + i*increment
+// and starts at term i*increment. Differences as ours (no Stop messages, hashed terms, the last
+// terms summed in series order), and the worker's wait on a reply channel told at lmWorker.
+func savinaLogmap(terms, series int64, startRate, increment float64) result {
+	if last := float64(series-1) * increment; last > 1 {
+		fail("param increment times (series - 1) must be at most 1 (series i starts at term i*increment), got %g", last)
+	} else if startRate+last > 4 {
+		fail("param start_rate + (series - 1) * increment must be at most 4, got %g", startRate+last)
+	}
+	handled := make([]int64, 1+2*series) // the master's, the computers', the workers'
+	done := make(chan string)
+	start := time.Now()
+	master := make(chan message, mailboxCapacity) // Start and the reports
+	workers := make([]chan message, series)
+	for i := range workers {
+		computer := make(chan message, 1) // one Compute at a time: its worker waits for the reply
+		// float64(...) rounds the product alone, as ours: no fused multiply-add, whatever the target.
+		go lmComputer(startRate+float64(float64(i)*increment), computer, &handled[1+i])
+		workers[i] = make(chan message, mailboxCapacity) // the master's flood of NextTerms
+		go lmWorker(i, float64(i)*increment, workers[i], computer, master, &handled[1+int(series)+i])
+	}
+	go lmMaster(terms, master, workers, &handled[0], done)
+	master <- lmStartMsg{}
+	answer := <-done
+	elapsed := time.Since(start).Nanoseconds()
+	// Every computer's count was written before its last reply, every worker's before its
+	// report, every report handled before done: the counts are final.
+	return result{ElapsedNs: max64(elapsed, 1), Messages: sum(handled), Answer: answer}
+}
