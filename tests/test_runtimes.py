@@ -431,6 +431,10 @@ def go_cache(tmp_path_factory):
     ("savina_big", {"actors": 10, "pings": 100, "seed": 3}),
     ("savina_logmap", {"terms": 100, "series": 5}),
     ("savina_logmap", {"terms": 50, "series": 3, "start_rate": 3.9, "increment": 0.03}),
+    ("savina_banking", {"accounts": 10, "transactions": 100}),
+    # 1250 credits to each source, past its mailbox's capacity: the teller takes completions meanwhile
+    ("savina_banking", {"accounts": 10, "transactions": 10_000, "seed": 7}),
+    ("savina_banking", {"accounts": 10, "transactions": 0}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -472,7 +476,7 @@ def test_the_shipped_peers_are_valid():
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
-                               "savina_logmap"}
+                               "savina_logmap", "savina_banking"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

@@ -159,6 +159,17 @@ var kernels = map[string]struct {
 			return savinaLogmap(p.ints["terms"], p.ints["series"], p.reals["start_rate"], p.reals["increment"])
 		},
 	},
+	"savina_banking": {
+		params: map[string]param{
+			"accounts":     {def: 1000, min: 10, max: 1000000},
+			"transactions": {def: 50000, min: 0, max: 100000000},
+			"seed":         {def: 123456, min: 0, max: 4294967295},
+			"threads":      {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaBanking(p.ints["accounts"], p.ints["transactions"], p.ints["seed"])
+		},
+	},
 }
 
 // fail reports bad input on stderr and exits with status 2.

@@ -15,6 +15,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -185,4 +186,175 @@ func savinaLogmap(terms, series int64, startRate, increment float64) result {
 	// Every computer's count was written before its last reply, every worker's before its
 	// report, every report handled before done: the counts are final.
 	return result{ElapsedNs: max64(elapsed, 1), Messages: sum(handled), Answer: answer}
+}
+
+// ---- savina_banking (15. Bank Transaction) ----
+
+// bankInitialBalance and bankAmountLimit are ours (banking.cpp): integer cents.
+const (
+	bankInitialBalance int64  = 1_000_000_000_000
+	bankAmountLimit    uint64 = 100_000
+)
+
+type bankTransaction struct {
+	source, destination uint32
+	amount              int64
+}
+
+// bankDraw is banking.cpp's draw: a source below (accounts / 10) * 8, a destination above it.
+func bankDraw(r *splitMix64, accounts uint32) bankTransaction {
+	source := uint32(r.next() % uint64(accounts/10*8))
+	step := uint32(r.next() % uint64(accounts-source))
+	if step == 0 {
+		step = 1
+	}
+	return bankTransaction{source, source + step, int64(r.next() % bankAmountLimit)}
+}
+
+func bankDigest(account uint32, balance int64) uint64 {
+	return mix64(uint64(balance) + mix64(uint64(account)))
+}
+
+type (
+	bankStartMsg  struct{}
+	bankCreditMsg struct {
+		id          int64
+		amount      int64
+		destination chan<- message
+	}
+	bankDebitMsg struct {
+		id, amount int64
+		reply      chan<- int64 // the creditor's reply channel: the Reply carries the id
+	}
+	bankCompletedMsg struct{ id int64 }
+	bankStopMsg      struct{}
+)
+
+// bankAccount's counts, read once the run has ended.
+type bankAccountTally struct {
+	balance                           int64
+	credits, debits, handled, stopped int64
+}
+
+// bankAccount is Savina's Account. A Credit takes the amount from its balance, sends the
+// destination a Debit and waits for the Reply on a reply channel of its own: every other message
+// waits in its mailbox meanwhile and is taken up after, in order, which is ours' stash (and
+// Savina's, whose account re-sends each stashed message to itself). A Debit adds the amount and
+// replies. The last account to stop ends the run.
+func bankAccount(self <-chan message, teller chan<- message, t *bankAccountTally, running *int64,
+	done chan<- struct{}) {
+	reply := make(chan int64, 1)
+	t.balance = bankInitialBalance
+	for m := range self {
+		t.handled++
+		switch m := m.(type) {
+		case bankCreditMsg:
+			t.credits++
+			t.balance -= m.amount
+			m.destination <- bankDebitMsg{m.id, m.amount, reply}
+			id := <-reply // the Reply's id, not the one awaited, goes to the teller
+			t.handled++
+			teller <- bankCompletedMsg{id}
+		case bankDebitMsg:
+			t.debits++
+			t.balance += m.amount
+			m.reply <- m.id
+		case bankStopMsg:
+			t.stopped++
+			if atomic.AddInt64(running, -1) == 0 {
+				close(done)
+			}
+			return
+		}
+	}
+}
+
+// bankTeller is Savina's Teller: on Start every transaction's Credit, then a Stop to every
+// account once all are complete. It takes completions while it sends (a select): with bounded
+// mailboxes, a teller that only sent could wait on an account's full mailbox while the accounts
+// wait on its own, where Savina's teller sends every credit first into unbounded mailboxes.
+func bankTeller(transactions int64, seed uint64, self <-chan message, accounts []chan message,
+	completed, repeated, handled *int64) {
+	random := newSplitMix64(seed, 0)
+	seen := make([]bool, transactions)
+	complete := func(m message) {
+		*handled++
+		id := m.(bankCompletedMsg).id
+		if seen[id] {
+			*repeated++
+		}
+		seen[id] = true
+		*completed++
+	}
+	stopAll := func() {
+		for _, a := range accounts {
+			a <- bankStopMsg{}
+		}
+	}
+	<-self // Start
+	*handled++
+	for t := int64(0); t < transactions; t++ {
+		tx := bankDraw(&random, uint32(len(accounts)))
+		credit := bankCreditMsg{t, tx.amount, accounts[tx.destination]}
+		for sent := false; !sent; {
+			select {
+			case accounts[tx.source] <- credit:
+				sent = true
+			case m := <-self:
+				complete(m)
+			}
+		}
+	}
+	if transactions == 0 {
+		stopAll()
+		return
+	}
+	for m := range self {
+		complete(m)
+		if *completed == transactions {
+			stopAll()
+			return
+		}
+	}
+}
+
+// savina_banking: the teller and `accounts` accounts made under the clock, then Start; the run
+// ends when the last account has handled its Stop. Differences as ours (integer cents, a
+// SplitMix64 stream from `seed`, ids in the messages, a stashed message handled in place), and
+// the account's wait and the teller's select told above.
+func savinaBanking(accounts, transactions, seed int64) result {
+	tallies := make([]bankAccountTally, accounts)
+	var completed, repeated, tellerHandled int64
+	running := accounts
+	done := make(chan struct{})
+	start := time.Now()
+	teller := make(chan message, mailboxCapacity) // Start and the completions
+	all := make([]chan message, accounts)
+	for i := range all {
+		all[i] = make(chan message, mailboxCapacity) // the teller's credits, others' debits
+		go bankAccount(all[i], teller, &tallies[i], &running, done)
+	}
+	go bankTeller(transactions, uint64(seed), teller, all, &completed, &repeated, &tellerHandled)
+	teller <- bankStartMsg{}
+	<-done
+	elapsed := time.Since(start).Nanoseconds()
+	// Every account's writes happened before its stop's count-down, the teller's before its
+	// Stops: the last count-down closed done after them all.
+	var credits, debits, stopped, total int64
+	var digest uint64
+	messages := tellerHandled
+	for i, t := range tallies {
+		messages += t.handled
+		credits += t.credits
+		debits += t.debits
+		stopped += t.stopped
+		total += t.balance
+		digest += bankDigest(uint32(i), t.balance)
+	}
+	return result{
+		ElapsedNs: max64(elapsed, 1),
+		Messages:  messages,
+		Answer: fmt.Sprintf("completed=%d repeated=%d credits=%d debits=%d stopped=%d total=%d digest=%d",
+			completed, repeated, credits, debits, stopped, total, digest),
+	}
 }
