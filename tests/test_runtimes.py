@@ -435,6 +435,8 @@ def go_cache(tmp_path_factory):
     # 1250 credits to each source, past its mailbox's capacity: the teller takes completions meanwhile
     ("savina_banking", {"accounts": 10, "transactions": 10_000, "seed": 7}),
     ("savina_banking", {"accounts": 10, "transactions": 0}),
+    ("savina_cigsmok", {"rounds": 200, "smokers": 10}),  # seed 0: Savina's own, rounds*smokers
+    ("savina_cigsmok", {"rounds": 50, "smokers": 1, "seed": 9}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -476,7 +478,7 @@ def test_the_shipped_peers_are_valid():
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
-                               "savina_logmap", "savina_banking"}
+                               "savina_logmap", "savina_banking", "savina_cigsmok"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

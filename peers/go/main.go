@@ -170,6 +170,15 @@ var kernels = map[string]struct {
 			return savinaBanking(p.ints["accounts"], p.ints["transactions"], p.ints["seed"])
 		},
 	},
+	"savina_cigsmok": {
+		params: map[string]param{
+			"rounds":  {def: 1000, min: 1, max: 100000000},
+			"smokers": {def: 200, min: 1, max: 1000000},
+			"seed":    {def: 0, min: 0, max: 4294967295},
+			"threads": {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaCigsmok(p.ints["rounds"], p.ints["smokers"], p.ints["seed"]) },
+	},
 }
 
 // fail reports bad input on stderr and exits with status 2.

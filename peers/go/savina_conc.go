@@ -358,3 +358,135 @@ func savinaBanking(accounts, transactions, seed int64) result {
 			completed, repeated, credits, debits, stopped, total, digest),
 	}
 }
+
+// ---- savina_cigsmok (13. Cigarette Smokers) ----
+
+// csPick is a round's pick, drawn as Savina's arbiter draws them (cigsmok.cpp's draw): the
+// smoker, then its spell of work, from Savina's PseudoRandom.
+func csPick(r *bigRandom, smokers uint64) (smoker uint64, work uint32) {
+	smoker = r.next(smokers)
+	work = uint32(r.next(1000) + 10)
+	return
+}
+
+type (
+	csStartMsg          struct{}
+	csStartSmokingMsg   struct{ work uint32 }
+	csStartedSmokingMsg struct{}
+	csExitMsg           struct{}
+	csTallyMsg          struct {
+		smoker                            int
+		smokes, exits, workUnits, handled int64
+		workSum                           uint64
+	}
+)
+
+// csSmoker is Savina's SmokerActor: on StartSmoking it tells the arbiter at once, then smokes
+// (busyWork, as ours, in place of Savina's busy-wait); on Exit it sends its tally (ours'
+// difference: Savina's smoker only exits).
+func csSmoker(index int, self <-chan message, arbiter chan<- message) {
+	var smokes, workUnits, handled int64
+	var workSum uint64
+	for m := range self {
+		handled++
+		switch m := m.(type) {
+		case csStartSmokingMsg:
+			arbiter <- csStartedSmokingMsg{}
+			smokes++
+			workUnits += int64(m.work)
+			workSum += busyWork(m.work)
+		case csExitMsg:
+			arbiter <- csTallyMsg{index, smokes, 1, workUnits, handled, workSum}
+			return
+		}
+	}
+}
+
+// csArbiter is Savina's ArbiterActor: Start and each StartedSmoking pick the next smoker, until
+// `rounds` rounds; then Exit to every smoker, and the tallies end the run (cigsmok.cpp's answer).
+// plan: each smoker's smokes as the seeded picks say, replayed before the clock (ours' model).
+func csArbiter(rounds uint64, seed uint64, plan []int64, self <-chan message, smokers []chan message,
+	done chan<- result) {
+	random := bigRandom{seed}
+	smokes := make([]int64, len(smokers))
+	var start, started, round, tallies, reported, smoked, startSmoking, exits, workUnits, handled int64
+	var workSum uint64
+	notify := func() {
+		s, work := csPick(&random, uint64(len(smokers)))
+		smokers[s] <- csStartSmokingMsg{work}
+	}
+	for m := range self {
+		switch m := m.(type) {
+		case csStartMsg:
+			start++
+			notify()
+		case csStartedSmokingMsg:
+			started++
+			if round++; uint64(round) >= rounds {
+				for _, s := range smokers {
+					s <- csExitMsg{}
+				}
+			} else {
+				notify()
+			}
+		case csTallyMsg:
+			tallies++
+			reported++
+			smoked += m.smokes
+			startSmoking += m.smokes
+			exits += m.exits
+			workUnits += m.workUnits
+			workSum += m.workSum
+			handled += m.handled
+			if m.smoker >= 0 && m.smoker < len(smokes) {
+				smokes[m.smoker] = m.smokes
+			}
+			if tallies != int64(len(smokers)) {
+				continue
+			}
+			hash := fnvBasis
+			var uneven int64
+			for i, c := range smokes {
+				hash = fnvFold(hash, uint64(c))
+				if c != plan[i] {
+					uneven++
+				}
+			}
+			done <- result{
+				Messages: start + started + tallies + handled,
+				Answer: fmt.Sprintf("smokers_reported=%d smokes=%d uneven_smokers=%d smokes_hash=%016x "+
+					"work_units=%d work_sum=%d start=%d start_smoking=%d started_smoking=%d exit=%d tally=%d",
+					reported, smoked, uneven, hash, workUnits, workSum, start, startSmoking, started, exits, tallies),
+			}
+			return
+		}
+	}
+}
+
+// savina_cigsmok: the arbiter and `smokers` smokers made under the clock, then Start; the run
+// ends when the arbiter has every tally. Seed 0 is Savina's own, rounds*smokers. Differences
+// as ours (the synthetic work, the tallies).
+func savinaCigsmok(rounds, smokers, seed int64) result {
+	if seed == 0 {
+		seed = rounds * smokers
+	}
+	plan := make([]int64, smokers)
+	replay := bigRandom{uint64(seed)}
+	for r := int64(0); r < rounds; r++ {
+		s, _ := csPick(&replay, uint64(smokers))
+		plan[s]++
+	}
+	done := make(chan result)
+	start := time.Now()
+	arbiter := make(chan message, mailboxCapacity) // one StartedSmoking at a time, and the tallies
+	all := make([]chan message, smokers)
+	for i := range all {
+		all[i] = make(chan message, 2) // one StartSmoking at a time, then Exit
+		go csSmoker(i, all[i], arbiter)
+	}
+	go csArbiter(uint64(rounds), uint64(seed), plan, arbiter, all, done)
+	arbiter <- csStartMsg{}
+	res := <-done
+	res.ElapsedNs = max64(time.Since(start).Nanoseconds(), 1)
+	return res
+}
