@@ -437,6 +437,12 @@ def go_cache(tmp_path_factory):
     ("savina_banking", {"accounts": 10, "transactions": 0}),
     ("savina_cigsmok", {"rounds": 200, "smokers": 10}),  # seed 0: Savina's own, rounds*smokers
     ("savina_cigsmok", {"rounds": 50, "smokers": 1, "seed": 9}),
+    ("savina_bndbuffer", {"buffer_size": 50, "producers": 40, "consumers": 40, "items_per_producer": 20,
+                          "produce_cost": 1, "consume_cost": 1}),
+    # a buffer of one item past the producers': producers parked, the buffer full, one consumer
+    ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 1, "items_per_producer": 200,
+                          "produce_cost": 0, "consume_cost": 3}),
+    ("savina_bndbuffer", {"buffer_size": 10, "producers": 3, "consumers": 5, "items_per_producer": 0}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -478,7 +484,8 @@ def test_the_shipped_peers_are_valid():
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
-                               "savina_logmap", "savina_banking", "savina_cigsmok"}
+                               "savina_logmap", "savina_banking", "savina_cigsmok",
+                               "savina_bndbuffer"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

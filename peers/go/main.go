@@ -179,6 +179,21 @@ var kernels = map[string]struct {
 		},
 		run: func(p values) result { return savinaCigsmok(p.ints["rounds"], p.ints["smokers"], p.ints["seed"]) },
 	},
+	"savina_bndbuffer": {
+		params: map[string]param{
+			"buffer_size":        {def: 50, min: 2, max: 10000000},
+			"producers":          {def: 40, min: 1, max: 100000},
+			"consumers":          {def: 40, min: 1, max: 100000},
+			"items_per_producer": {def: 1000, min: 0, max: 100000000},
+			"produce_cost":       {def: 25, min: 0, max: 100000},
+			"consume_cost":       {def: 25, min: 0, max: 100000},
+			"threads":            {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaBndbuffer(p.ints["buffer_size"], p.ints["producers"], p.ints["consumers"],
+				p.ints["items_per_producer"], p.ints["produce_cost"], p.ints["consume_cost"])
+		},
+	},
 }
 
 // fail reports bad input on stderr and exits with status 2.

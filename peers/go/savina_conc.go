@@ -490,3 +490,209 @@ func savinaCigsmok(rounds, smokers, seed int64) result {
 	res.ElapsedNs = max64(time.Since(start).Nanoseconds(), 1)
 	return res
 }
+
+// ---- savina_bndbuffer (10. Producer-Consumer with Bounded Buffer) ----
+
+// bbProcessItem is Savina's processItem (bndbuffer.cpp's process_item): cost x 100 logarithms of
+// its PseudoRandom's doubles (one with cost 0), the generator seeded with the cost. Go's math.Log
+// may differ from glibc's in the last place: the items' values are not part of the answer.
+func bbProcessItem(current float64, cost int64) float64 {
+	result := current
+	random := bigRandom{uint64(cost)}
+	nextDouble := func() float64 { return 1.0 / float64(random.next(1<<16)+1) }
+	if cost > 0 {
+		for i := int64(0); i < cost; i++ {
+			for j := 0; j < 100; j++ {
+				result += math.Log(math.Abs(nextDouble()) + 0.01)
+			}
+		}
+	} else {
+		result += math.Log(math.Abs(nextDouble()) + 0.01)
+	}
+	return result
+}
+
+// bbSink keeps the synthetic work's results, so that no compiler drops it.
+var bbSink float64
+
+type (
+	bbProduceMsg struct{}
+	bbDataMsg    struct {
+		producer int
+		seq      int64
+		value    float64
+	}
+	bbAvailableMsg    struct{ consumer int }
+	bbProducerExitMsg struct{}
+	bbConsumerExitMsg struct{}
+)
+
+// bbSetup is what the manager, producers and consumers share, each writing its own slots.
+type bbSetup struct {
+	bufferSize, producers, consumers, items, produceCost, consumeCost int64
+	consumed                                                          []uint32 // times item producer*items+seq was consumed
+	produced, handled                                                 []int64  // the manager's slot, the producers', the consumers'
+	sinks                                                             []float64
+	consumersLeft                                                     int64 // the last to exit ends the run
+	done                                                              chan struct{}
+}
+
+// bbProducer is Savina's ProducerActor: each Produce makes the next item (its synthetic work) and
+// sends it to the manager; a Produce with every item made tells the manager it has exited.
+func bbProducer(id int, s *bbSetup, self <-chan message, manager chan<- message) {
+	slot := 1 + id
+	item := 0.0
+	var produced int64
+	for range self {
+		s.handled[slot]++
+		if produced == s.items {
+			s.produced[id], s.sinks[slot] = produced, item
+			manager <- bbProducerExitMsg{}
+			return
+		}
+		item = bbProcessItem(item, s.produceCost)
+		manager <- bbDataMsg{id, produced, item}
+		produced++
+	}
+}
+
+// bbConsumer is Savina's ConsumerActor: each item consumed (its synthetic work) and counted, then
+// the manager told it is free; the last consumer to handle its Exit ends the run.
+func bbConsumer(id int, s *bbSetup, self <-chan message, manager chan<- message) {
+	slot := 1 + int(s.producers) + id
+	item := 0.0
+	for m := range self {
+		s.handled[slot]++
+		switch m := m.(type) {
+		case bbDataMsg:
+			item = bbProcessItem(item+m.value, s.consumeCost)
+			if m.producer >= 0 && int64(m.producer) < s.producers && m.seq >= 0 && m.seq < s.items {
+				atomic.AddUint32(&s.consumed[int64(m.producer)*s.items+m.seq], 1)
+			}
+			manager <- bbAvailableMsg{id}
+		case bbConsumerExitMsg:
+			s.sinks[slot] = item
+			if atomic.AddInt64(&s.consumersLeft, -1) == 0 {
+				close(s.done)
+			}
+			return
+		}
+	}
+}
+
+// bbManager is Savina's ManagerActor: when it starts it makes the consumers (every one free) and
+// the producers and tells each producer to produce; it hands each item to the first free
+// consumer or keeps it in its buffer (a slice), and tells its producer to produce again unless the
+// buffer holds buffer_size - producers items or more (then the producer waits for room); once
+// every producer has exited and every consumer is free it tells the consumers to exit.
+func bbManager(s *bbSetup, self chan message, overBuffer *int64) {
+	consumers := make([]chan message, s.consumers)
+	var available []int // consumers, in the order they became free
+	for i := range consumers {
+		consumers[i] = make(chan message, 2) // one item at a time, then Exit
+		go bbConsumer(i, s, consumers[i], self)
+		available = append(available, i)
+	}
+	producers := make([]chan message, s.producers)
+	for i := range producers {
+		producers[i] = make(chan message, 1) // one Produce at a time
+		go bbProducer(i, s, producers[i], self)
+	}
+	for _, p := range producers {
+		p <- bbProduceMsg{}
+	}
+	adjusted := int(s.bufferSize - s.producers) // Savina's: room for an item from each producer in flight
+	var pending []bbDataMsg
+	var parked []int // producers waiting for room
+	var exited int64
+	tryExit := func() {
+		if exited == s.producers && int64(len(available)) == s.consumers {
+			for _, c := range consumers {
+				c <- bbConsumerExitMsg{}
+			}
+		}
+	}
+	for m := range self {
+		s.handled[0]++
+		switch m := m.(type) {
+		case bbDataMsg:
+			if len(available) == 0 {
+				pending = append(pending, m)
+				if int64(len(pending)) > s.bufferSize {
+					*overBuffer++
+				}
+			} else {
+				consumers[available[0]] <- m
+				available = available[1:]
+			}
+			if len(pending) >= adjusted {
+				parked = append(parked, m.producer)
+			} else {
+				producers[m.producer] <- bbProduceMsg{}
+			}
+		case bbAvailableMsg:
+			if len(pending) == 0 {
+				available = append(available, m.consumer)
+				tryExit()
+			} else {
+				consumers[m.consumer] <- pending[0]
+				pending = pending[1:]
+				if len(parked) > 0 {
+					producers[parked[0]] <- bbProduceMsg{}
+					parked = parked[1:]
+				}
+			}
+		case bbProducerExitMsg:
+			exited++
+			tryExit()
+		}
+	}
+}
+
+// savina_bndbuffer: the manager made under the clock, which makes the others when it starts (as
+// Savina's); the run ends when the last consumer has handled its Exit. Differences as ours
+// (producers and consumers named by index, items carrying their sequence number).
+func savinaBndbuffer(bufferSize, producers, consumers, items, produceCost, consumeCost int64) result {
+	if bufferSize <= producers {
+		fail("param buffer_size (%d) must exceed producers (%d): the manager keeps room for an item "+
+			"from each producer in flight", bufferSize, producers)
+	}
+	if producers*items > 1_000_000_000 {
+		fail("param producers * items_per_producer must be at most 1000000000 (each item is tracked)")
+	}
+	agents := 1 + producers + consumers
+	s := &bbSetup{bufferSize: bufferSize, producers: producers, consumers: consumers, items: items,
+		produceCost: produceCost, consumeCost: consumeCost, consumed: make([]uint32, producers*items),
+		produced: make([]int64, producers), handled: make([]int64, agents), sinks: make([]float64, agents),
+		consumersLeft: consumers, done: make(chan struct{})}
+	var overBuffer int64
+	start := time.Now()
+	manager := make(chan message, mailboxCapacity) // items, availabilities and exits
+	go bbManager(s, manager, &overBuffer)
+	<-s.done
+	elapsed := time.Since(start).Nanoseconds()
+	// The producers' writes came before their exits, the manager's before its Exits, the
+	// consumers' before their count-down: the last closed done after them all.
+	var produced, shortProducers, consumed, once int64
+	for _, p := range s.produced {
+		produced += p
+		if p != items {
+			shortProducers++
+		}
+	}
+	for _, times := range s.consumed {
+		consumed += int64(times)
+		if times == 1 {
+			once++
+		}
+	}
+	for _, x := range s.sinks {
+		bbSink += x
+	}
+	return result{
+		ElapsedNs: max64(elapsed, 1),
+		Messages:  sum(s.handled),
+		Answer: fmt.Sprintf("produced=%d consumed=%d consumed_once=%d short_producers=%d over_buffer=%d",
+			produced, consumed, once, shortProducers, overBuffer),
+	}
+}
