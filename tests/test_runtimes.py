@@ -443,6 +443,12 @@ def go_cache(tmp_path_factory):
     ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 1, "items_per_producer": 200,
                           "produce_cost": 0, "consume_cost": 3}),
     ("savina_bndbuffer", {"buffer_size": 10, "producers": 3, "consumers": 5, "items_per_producer": 0}),
+    ("savina_concdict", {"workers": 5, "messages_per_worker": 200, "keys": 1000}),
+    ("savina_concdict", {"workers": 3, "messages_per_worker": 300, "write_percent": 60, "keys": 50, "seed": 4}),
+    ("savina_concsll", {"workers": 5, "messages_per_worker": 200}),
+    ("savina_concsll", {"workers": 3, "messages_per_worker": 200, "write_percent": 50, "size_percent": 20,
+                        "seed": 5}),
+    ("savina_concsll", {"workers": 2, "messages_per_worker": 0}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -485,7 +491,7 @@ def test_the_shipped_peers_are_valid():
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
                                "savina_logmap", "savina_banking", "savina_cigsmok",
-                               "savina_bndbuffer"}
+                               "savina_bndbuffer", "savina_concdict", "savina_concsll"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

@@ -194,6 +194,34 @@ var kernels = map[string]struct {
 				p.ints["items_per_producer"], p.ints["produce_cost"], p.ints["consume_cost"])
 		},
 	},
+	"savina_concdict": {
+		params: map[string]param{
+			"workers":             {def: 20, min: 1, max: 10000},
+			"messages_per_worker": {def: 10000, min: 0, max: 1000000000},
+			"write_percent":       {def: 10, min: 0, max: 100},
+			"keys":                {def: 524287, min: 1, max: 100000000},
+			"seed":                {def: 1, min: 0, max: 4294967295},
+			"threads":             {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaConcdict(p.ints["workers"], p.ints["messages_per_worker"], p.ints["write_percent"],
+				p.ints["keys"], p.ints["seed"])
+		},
+	},
+	"savina_concsll": {
+		params: map[string]param{
+			"workers":             {def: 20, min: 1, max: 10000},
+			"messages_per_worker": {def: 8000, min: 0, max: 100000000},
+			"write_percent":       {def: 10, min: 0, max: 100},
+			"size_percent":        {def: 1, min: 0, max: 100},
+			"seed":                {def: 1, min: 0, max: 4294967295},
+			"threads":             {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaConcsll(p.ints["workers"], p.ints["messages_per_worker"], p.ints["write_percent"],
+				p.ints["size_percent"], p.ints["seed"])
+		},
+	},
 }
 
 // fail reports bad input on stderr and exits with status 2.

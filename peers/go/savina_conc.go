@@ -696,3 +696,290 @@ func savinaBndbuffer(bufferSize, producers, consumers, items, produceCost, consu
 			produced, consumed, once, shortProducers, overBuffer),
 	}
 }
+
+// ---- savina_concdict (8. Concurrent Dictionary) and savina_concsll (9. Concurrent Sorted
+// Linked List): workers, a master and one server agent ----
+
+type (
+	srvDoWorkMsg  struct{}
+	srvReplyMsg   struct{ value uint64 }
+	srvEndWorkMsg struct{ replies int64 }
+	srvEndMsg     struct{ replies int64 }
+)
+
+// srvWorker is Savina's worker of both: on DoWork and on each Reply it sends its next request
+// (next makes it, carrying the worker's mailbox), one outstanding at a time; after `messages`
+// it tells the master it is done with its count of replies.
+func srvWorker(messages int64, next func(self chan<- message) message, self chan message, server,
+	master chan<- message, handled *int64) {
+	var sent, replies int64
+	for m := range self {
+		*handled++
+		if _, ok := m.(srvReplyMsg); ok {
+			replies++
+		}
+		if sent == messages {
+			master <- srvEndWorkMsg{replies}
+			return
+		}
+		sent++
+		server <- next(self)
+	}
+}
+
+// srvMaster is Savina's master of both: it starts every worker (one DoWork each, Savina's
+// onPostStart) and, once every one is done, tells the server to end with the replies' total.
+func srvMaster(self <-chan message, workers []chan message, server chan<- message, handled *int64) {
+	for _, w := range workers {
+		w <- srvDoWorkMsg{}
+	}
+	var ended, replies int64
+	for m := range self {
+		*handled++
+		replies += m.(srvEndWorkMsg).replies
+		if ended++; ended == int64(len(workers)) {
+			server <- srvEndMsg{replies}
+			return
+		}
+	}
+}
+
+// runServed makes `workers` workers, each with its request maker, and the master under the
+// clock (the server already made by the caller, under it too), and returns the server's
+// answer, the elapsed time and every agent's handled messages but the server's.
+func runServed(workers int, messages int64, next func(worker int) func(self chan<- message) message,
+	server chan message, start time.Time, done <-chan string) (string, int64, int64) {
+	handled := make([]int64, workers+1)
+	master := make(chan message, mailboxCapacity) // the workers' ends
+	all := make([]chan message, workers)
+	for i := range all {
+		all[i] = make(chan message, 1) // DoWork, then one Reply at a time
+		go srvWorker(messages, next(i), all[i], server, master, &handled[i])
+	}
+	go srvMaster(master, all, server, &handled[workers])
+	answer := <-done
+	elapsed := time.Since(start).Nanoseconds()
+	// Every worker's count was written before its end, the master's before the server's End.
+	return answer, max64(elapsed, 1), sum(handled)
+}
+
+type (
+	cdWriteMsg struct {
+		sender     chan<- message
+		key, value uint32
+	}
+	cdReadMsg struct {
+		sender chan<- message
+		key    uint32
+	}
+)
+
+// cdEntryDigest is concdict.cpp's entry_digest: one entry's share of the digest (a sum).
+func cdEntryDigest(key, value uint32) uint64 { return mix64(uint64(key)<<32 | uint64(value)) }
+
+// cdGenerator is concdict.cpp's Generator: worker w writes only keys k with k % workers == w.
+type cdGenerator struct {
+	random                      splitMix64
+	workers, writePercent, keys uint64
+	worker, ownKeys             uint64
+}
+
+func newCdGenerator(workers, writePercent, keys, seed uint64, worker uint32) cdGenerator {
+	return cdGenerator{newSplitMix64(seed, worker), workers, writePercent, keys, uint64(worker),
+		(keys - uint64(worker) + workers - 1) / workers}
+}
+
+func (g *cdGenerator) next() (write bool, key, value uint32) {
+	if g.random.next()%100 < g.writePercent {
+		key = uint32(g.worker + g.workers*(g.random.next()%g.ownKeys))
+		return true, key, uint32(g.random.next() >> 32)
+	}
+	return false, uint32(g.random.next() % g.keys), 0
+}
+
+// cdDictionary is Savina's DictionaryActor: a Go map, a write or a read answered with a Reply;
+// on End it digests its contents and the run ends.
+func cdDictionary(initial map[uint32]uint32, self <-chan message, handled *int64, done chan<- string) {
+	data := make(map[uint32]uint32, len(initial))
+	for k, v := range initial { // Savina's dictionary copies the initial map when made
+		data[k] = v
+	}
+	var reads, writes int64
+	for m := range self {
+		*handled++
+		switch m := m.(type) {
+		case cdWriteMsg:
+			writes++
+			data[m.key] = m.value
+			m.sender <- srvReplyMsg{uint64(m.value)}
+		case cdReadMsg:
+			reads++
+			m.sender <- srvReplyMsg{uint64(data[m.key])} // 0 where absent, as ours
+		case srvEndMsg:
+			var digest uint64
+			for k, v := range data {
+				digest += cdEntryDigest(k, v)
+			}
+			done <- fmt.Sprintf("reads=%d writes=%d replies=%d size=%d digest=%d",
+				reads, writes, m.replies, len(data), digest)
+			return
+		}
+	}
+}
+
+// savina_concdict: the dictionary, `workers` workers and the master made under the clock (the
+// initial map {k: k} filled before it, as Savina fills it while parsing its arguments); the run
+// ends when the dictionary has handled End. Differences as ours (each worker's SplitMix64 stream,
+// its own keys to write, 32-bit keys and values), in a Go map.
+func savinaConcdict(workers, messages, writePercent, keys, seed int64) result {
+	if keys < workers {
+		fail("param keys (%d) must be at least workers (%d): each worker writes its own keys", keys, workers)
+	}
+	initial := make(map[uint32]uint32, keys)
+	for k := uint32(0); k < uint32(keys); k++ {
+		initial[k] = k
+	}
+	var serverHandled int64
+	done := make(chan string)
+	start := time.Now()
+	server := make(chan message, mailboxCapacity) // one request from each worker at most, and End
+	go cdDictionary(initial, server, &serverHandled, done)
+	next := func(worker int) func(self chan<- message) message {
+		g := newCdGenerator(uint64(workers), uint64(writePercent), uint64(keys), uint64(seed), uint32(worker))
+		return func(self chan<- message) message {
+			write, key, value := g.next()
+			if write {
+				return cdWriteMsg{self, key, value}
+			}
+			return cdReadMsg{self, key}
+		}
+	}
+	answer, elapsed, handled := runServed(int(workers), messages, next, server, start, done)
+	return result{ElapsedNs: elapsed, Messages: handled + serverHandled, Answer: answer}
+}
+
+type (
+	slWriteMsg struct {
+		sender chan<- message
+		value  uint32
+	}
+	slContainsMsg struct {
+		sender chan<- message
+		value  uint32
+	}
+	slSizeMsg struct{ sender chan<- message }
+)
+
+// slNode is a node of Savina's SortedLinkedList.
+type slNode struct {
+	value uint32
+	next  *slNode
+}
+
+// slList is Savina's SortedLinkedList (concsll.cpp's SortedList): an insert after the last
+// element not greater than it, a membership test walking until it finds the value, a size that
+// walks it all.
+type slList struct{ head *slNode }
+
+func (l *slList) add(value uint32) {
+	node := &slNode{value: value}
+	if l.head == nil || value < l.head.value {
+		node.next, l.head = l.head, node
+		return
+	}
+	before := l.head
+	for before.next != nil && !(value < before.next.value) {
+		before = before.next
+	}
+	node.next, before.next = before.next, node
+}
+
+func (l *slList) contains(value uint32) bool {
+	for n := l.head; n != nil; n = n.next {
+		if n.value == value {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *slList) size() uint64 {
+	var count uint64
+	for n := l.head; n != nil; n = n.next {
+		count++
+	}
+	return count
+}
+
+// slOperation is concsll.cpp's next_operation: a draw below 100; under size_percent a size query,
+// under size_percent + write_percent an insert, else a membership test.
+func slOperation(r *splitMix64, sizePercent, writePercent uint64, self chan<- message) message {
+	draw := r.next() % 100
+	switch {
+	case draw < sizePercent:
+		return slSizeMsg{self}
+	case draw < sizePercent+writePercent:
+		return slWriteMsg{self, uint32(r.next() >> 32)}
+	default:
+		return slContainsMsg{self, uint32(r.next() >> 32)}
+	}
+}
+
+// slListActor is Savina's SortedListActor: each request answered with a Reply; on End it walks
+// its list (length, order, digest) and the run ends.
+func slListActor(self <-chan message, handled *int64, done chan<- string) {
+	var list slList
+	var contains, writes, sizes int64
+	for m := range self {
+		*handled++
+		switch m := m.(type) {
+		case slWriteMsg:
+			writes++
+			list.add(m.value)
+			m.sender <- srvReplyMsg{uint64(m.value)}
+		case slContainsMsg:
+			contains++
+			found := uint64(0)
+			if list.contains(m.value) {
+				found = 1
+			}
+			m.sender <- srvReplyMsg{found}
+		case slSizeMsg:
+			sizes++
+			m.sender <- srvReplyMsg{list.size()}
+		case srvEndMsg:
+			var length, unsorted, digest uint64
+			for n := list.head; n != nil; n, length = n.next, length+1 {
+				if n.next != nil && n.next.value < n.value {
+					unsorted++
+				}
+				digest += mix64(length<<32 | uint64(n.value))
+			}
+			done <- fmt.Sprintf("contains=%d writes=%d sizes=%d replies=%d length=%d unsorted=%d digest=%d",
+				contains, writes, sizes, m.replies, length, unsorted, digest)
+			return
+		}
+	}
+}
+
+// savina_concsll: the list agent, `workers` workers and the master made under the clock; the run
+// ends when the list has handled End. Differences as ours (each worker's SplitMix64 stream,
+// 32-bit values).
+func savinaConcsll(workers, messages, writePercent, sizePercent, seed int64) result {
+	if writePercent+sizePercent > 100 {
+		fail("param write_percent (%d) plus size_percent (%d) must be at most 100", writePercent, sizePercent)
+	}
+	var serverHandled int64
+	done := make(chan string)
+	start := time.Now()
+	server := make(chan message, mailboxCapacity) // one request from each worker at most, and End
+	go slListActor(server, &serverHandled, done)
+	next := func(worker int) func(self chan<- message) message {
+		r := newSplitMix64(uint64(seed), uint32(worker))
+		return func(self chan<- message) message {
+			return slOperation(&r, uint64(sizePercent), uint64(writePercent), self)
+		}
+	}
+	answer, elapsed, handled := runServed(int(workers), messages, next, server, start, done)
+	return result{ElapsedNs: elapsed, Messages: handled + serverHandled, Answer: answer}
+}
