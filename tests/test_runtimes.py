@@ -429,6 +429,14 @@ def go_cache(tmp_path_factory):
     ("savina_threadring", {"actors": 1, "pings": 3}),  # a ring of one: its own next member
     ("savina_chameneos", {"creatures": 10, "meetings": 500}),
     ("savina_big", {"actors": 10, "pings": 100, "seed": 3}),
+    ("savina_logmap", {"terms": 100, "series": 5}),
+    ("savina_banking", {"accounts": 10, "transactions": 100}),
+    ("savina_cigsmok", {"rounds": 200, "smokers": 10}),  # seed 0: Savina's own, rounds*smokers
+    ("savina_bndbuffer", {"buffer_size": 50, "producers": 40, "consumers": 40, "items_per_producer": 20,
+                          "produce_cost": 1, "consume_cost": 1}),
+    ("savina_concdict", {"workers": 3, "messages_per_worker": 300, "write_percent": 60, "keys": 50, "seed": 4}),
+    ("savina_concsll", {"workers": 3, "messages_per_worker": 200, "write_percent": 50, "size_percent": 20,
+                        "seed": 5}),
 ])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
@@ -439,6 +447,25 @@ def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, p
                                                  if v is not None})))[0]
     assert sample.verified and sample.answer == ours.answer
     assert sample.messages_processed == ours.messages_processed
+
+
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+@pytest.mark.parametrize("kernel, params", [
+    ("savina_logmap", {"terms": 50, "series": 3, "start_rate": 3.9, "increment": 0.03}),  # the reals reach it
+    # 1250 credits to each source, past its mailbox's capacity: the teller takes completions meanwhile
+    ("savina_banking", {"accounts": 10, "transactions": 10_000, "seed": 7}),
+    ("savina_banking", {"accounts": 10, "transactions": 0}),
+    ("savina_cigsmok", {"rounds": 50, "smokers": 1, "seed": 9}),  # one smoker picked every round
+    # room for one item past the producers': producers parked, the buffer full, one consumer
+    ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 1, "items_per_producer": 200,
+                          "produce_cost": 0, "consume_cost": 3}),
+])
+def test_the_go_peers_concurrency_benchmarks_verify_at_their_edges(go_cache, monkeypatch, kernel, params):
+    # Verified: the answer and the message count are what our kernel's expectation says.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": 2})
+    [sample] = list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+    assert sample.verified and sample.answer == sample.expected
 
 
 @pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
@@ -469,7 +496,9 @@ def test_the_shipped_peers_are_valid():
     assert (shipped / "go" / "peer.toml").is_file()
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
-                               "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service"}
+                               "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
+                               "savina_logmap", "savina_banking", "savina_cigsmok",
+                               "savina_bndbuffer", "savina_concdict", "savina_concsll"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

@@ -1,5 +1,6 @@
-// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service or one
-// of Savina's seven micro benchmarks) on the Go runtime and reports how long it took.
+// Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service, one of
+// Savina's seven micro benchmarks or one of its concurrency benchmarks) on the Go runtime and
+// reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -145,6 +146,81 @@ var kernels = map[string]struct {
 			"threads": {def: 1, min: 1, max: 1024},
 		},
 		run: func(p values) result { return savinaBig(p.ints["actors"], p.ints["pings"], p.ints["seed"]) },
+	},
+	"savina_logmap": {
+		params: map[string]param{
+			"terms":      {def: 25000, min: 1, max: 100000000},
+			"series":     {def: 10, min: 1, max: 100000},
+			"start_rate": {real: true, fdef: 3.46, fmin: 0, fmax: 4},
+			"increment":  {real: true, fdef: 0.0025, fmin: 0, fmax: 1},
+			"threads":    {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaLogmap(p.ints["terms"], p.ints["series"], p.reals["start_rate"], p.reals["increment"])
+		},
+	},
+	"savina_banking": {
+		params: map[string]param{
+			"accounts":     {def: 1000, min: 10, max: 1000000},
+			"transactions": {def: 50000, min: 0, max: 100000000},
+			"seed":         {def: 123456, min: 0, max: 4294967295},
+			"threads":      {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaBanking(p.ints["accounts"], p.ints["transactions"], p.ints["seed"])
+		},
+	},
+	"savina_cigsmok": {
+		params: map[string]param{
+			"rounds":  {def: 1000, min: 1, max: 100000000},
+			"smokers": {def: 200, min: 1, max: 1000000},
+			"seed":    {def: 0, min: 0, max: 4294967295},
+			"threads": {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaCigsmok(p.ints["rounds"], p.ints["smokers"], p.ints["seed"]) },
+	},
+	"savina_bndbuffer": {
+		params: map[string]param{
+			"buffer_size":        {def: 50, min: 2, max: 10000000},
+			"producers":          {def: 40, min: 1, max: 100000},
+			"consumers":          {def: 40, min: 1, max: 100000},
+			"items_per_producer": {def: 1000, min: 0, max: 100000000},
+			"produce_cost":       {def: 25, min: 0, max: 100000},
+			"consume_cost":       {def: 25, min: 0, max: 100000},
+			"threads":            {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaBndbuffer(p.ints["buffer_size"], p.ints["producers"], p.ints["consumers"],
+				p.ints["items_per_producer"], p.ints["produce_cost"], p.ints["consume_cost"])
+		},
+	},
+	"savina_concdict": {
+		params: map[string]param{
+			"workers":             {def: 20, min: 1, max: 10000},
+			"messages_per_worker": {def: 10000, min: 0, max: 1000000000},
+			"write_percent":       {def: 10, min: 0, max: 100},
+			"keys":                {def: 524287, min: 1, max: 100000000},
+			"seed":                {def: 1, min: 0, max: 4294967295},
+			"threads":             {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaConcdict(p.ints["workers"], p.ints["messages_per_worker"], p.ints["write_percent"],
+				p.ints["keys"], p.ints["seed"])
+		},
+	},
+	"savina_concsll": {
+		params: map[string]param{
+			"workers":             {def: 20, min: 1, max: 10000},
+			"messages_per_worker": {def: 8000, min: 0, max: 100000000},
+			"write_percent":       {def: 10, min: 0, max: 100},
+			"size_percent":        {def: 1, min: 0, max: 100},
+			"seed":                {def: 1, min: 0, max: 4294967295},
+			"threads":             {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaConcsll(p.ints["workers"], p.ints["messages_per_worker"], p.ints["write_percent"],
+				p.ints["size_percent"], p.ints["seed"])
+		},
 	},
 }
 
