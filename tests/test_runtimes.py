@@ -413,8 +413,9 @@ def go_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("go-cache")  # built once for the module's Go tests
 
 
-@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
-@pytest.mark.parametrize("kernel, params", [
+# Each case once, on one thread and on two in turn (a covering set: every kernel on one thread
+# count, each thread count on half the kernels, both on the kernels with two cases).
+GO_CASES = [
     ("skynet", {"leaves": 1000, "branching": 10}),
     ("skynet", {"leaves": 37, "branching": 3}),
     ("ping_pong", {"messages": 2000}),
@@ -437,8 +438,11 @@ def go_cache(tmp_path_factory):
     ("savina_concdict", {"workers": 3, "messages_per_worker": 300, "write_percent": 60, "keys": 50, "seed": 4}),
     ("savina_concsll", {"workers": 3, "messages_per_worker": 200, "write_percent": 50, "size_percent": 20,
                         "seed": 5}),
-])
-@pytest.mark.parametrize("threads", [1, 2])
+]
+
+
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+@pytest.mark.parametrize("kernel, params, threads", [(*case, 1 + i % 2) for i, case in enumerate(GO_CASES)])
 def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, params, threads):
     monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
     resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": threads})
