@@ -105,6 +105,14 @@ def test_kernels_describe_gives_each_parameter_its_default_allowed_values_and_th
     assert "round_trip_p99_ns round trip p99 (ns, lower is better)" in joined
 
 
+def test_kernels_describe_gives_a_kernels_share_and_flag_their_declared_directions(labctl):
+    # The naming rule would call both "higher is better": a share of late sends is better lower,
+    # a flag neither.
+    joined = " ".join(labctl("kernels", "--describe", "service").stdout.split())
+    assert "generator_late_share share of sends late (share, lower is better)" in joined
+    assert "generator_behind generator fell behind (1) or kept up (0) generator_lag" in joined
+
+
 def test_an_unknown_kernel_is_one_line_naming_the_closest_and_every_kernel(labctl):
     refused = labctl("kernels", "--describe", "skynt")
     assert refused.returncode == 2 and refused.stdout == ""

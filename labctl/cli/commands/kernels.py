@@ -118,8 +118,9 @@ def _print_description(kernel: Kernel) -> None:
     stdout.print("\n[bold]Metrics[/bold] (its own, beside every sample's time, messages and counts):")
     for name in kernel.metrics:
         metric = metrics.lookup(name)
-        unit = f"{metric.unit}, " if metric.unit else ""
-        wrapped(f"{name}  {metric.words} ({unit}{metric.better} is better)", "  ")
+        said = [metric.unit] if metric.unit else []
+        said += [f"{metric.better} is better"] if metric.better else []
+        wrapped(f"{name}  {metric.words}" + (f" ({', '.join(said)})" if said else ""), "  ")
     if not kernel.metrics:
         stdout.print("  none")
 
