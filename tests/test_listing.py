@@ -110,7 +110,7 @@ def test_kernels_describe_gives_a_kernels_share_and_flag_their_declared_directio
     # a flag neither.
     joined = " ".join(labctl("kernels", "--describe", "service").stdout.split())
     assert "generator_late_share share of sends late (share, lower is better)" in joined
-    assert "generator_behind generator fell behind (1) or kept up (0) generator_lag" in joined
+    assert "generator_behind generator fell behind (1) or kept up (0) latency_p50_ns" in joined
 
 
 def test_an_unknown_kernel_is_one_line_naming_the_closest_and_every_kernel(labctl):
