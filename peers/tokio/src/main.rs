@@ -11,7 +11,9 @@
 //! "actors with tokio" pattern); whoever sends to one holds a Sender. `threads` = 1 runs them on
 //! the current-thread scheduler (the program's main thread), more on the multi-threaded
 //! scheduler with that many workers. Each kernel's root is spawned as a task, so on the
-//! multi-threaded scheduler every actor runs on a worker, none on the main thread.
+//! multi-threaded scheduler every actor runs on a worker, none on the main thread. Savina's two
+//! fork-join benchmarks send from a thread of their own outside the runtime instead, as ours and
+//! Savina's main thread do (src/savina/fork_join.rs).
 
 mod ping_pong;
 mod savina;

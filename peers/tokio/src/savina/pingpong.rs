@@ -3,7 +3,7 @@
 //! (carrying its own Sender, as Akka's carries the sender's ActorRef) and counts a ping down; pong
 //! answers each SendPing with SendPong to the Sender it carries; on each SendPong ping, while it
 //! has pings left, sends itself a Ping, whose handling sends the next SendPing; after the last
-//! pong it sends Stop, pong's end. 3N+1 messages (pingpong.hpp).
+//! pong it sends Stop to the Sender that SendPong carries, pong's end. 3N+1 messages (pingpong.hpp).
 //!
 //! Measured phase (elapsed_ns), as ours: the two actors made (pong, then ping with pong's Sender)
 //! and started, the Start, and every message until pong's task has ended on the Stop. The kernel's
@@ -19,7 +19,7 @@ use crate::{fault, nanos, on_runtime, wrong_answer, Fault, Params, Reply};
 enum ToPing {
     Start,
     Ping, // ping's note to itself to send the next SendPing
-    SendPong(#[allow(dead_code)] UnboundedSender<ToPong>),
+    SendPong(UnboundedSender<ToPong>),
 }
 
 enum ToPong {
@@ -69,12 +69,12 @@ async fn ping(pings: i64, me: UnboundedSender<ToPing>, mut inbox: UnboundedRecei
                 tally.ping += 1;
                 send_ping(&mut left);
             }
-            ToPing::SendPong(_) => {
+            ToPing::SendPong(sender) => {
                 tally.send_pong += 1;
                 if left > 0 {
                     let _ = me.send(ToPing::Ping);
                 } else {
-                    let _ = pong.send(ToPong::Stop);
+                    let _ = sender.send(ToPong::Stop);
                     break; // Savina's ping exits after its Stop
                 }
             }
