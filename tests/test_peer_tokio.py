@@ -1,12 +1,15 @@
 """The tokio peer (peers/tokio/): built at first use by cargo, offline, from Debian's packaged
-crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here on
-tokio's current-thread scheduler (threads = 1) and its multi-threaded one (threads = 2); a wrong
-answer caught by its own check and, when it lies after that check, by labctl's; bad input refused
-in one line. Skipped where cargo or librust-tokio-dev is missing."""
+crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here, and
+Savina's seven micro benchmarks against our kernels' own runs, on tokio's current-thread scheduler
+(threads = 1) and its multi-threaded one (threads = 2); a wrong answer caught by its own check and,
+when it lies after that check, by labctl's; bad input refused in one line. Skipped where cargo or
+librust-tokio-dev is missing."""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -105,6 +108,56 @@ def test_the_tokio_peer_answers_as_our_kernels_do(program, monkeypatch):
         assert theirs.answer == ours.answer and theirs.messages_processed == ours.messages_processed
 
 
+# Savina's micro benchmarks at small sizes, and each one's edges: one ping, nothing to count, one
+# worker, a ring of one (its own next member) and a ping that ends where it starts, no meeting, an
+# actor pinging itself, no ping.
+SAVINA = [
+    ("savina_pingpong", {"pings": 1000}),
+    ("savina_pingpong", {"pings": 1}),
+    ("savina_count", {"increments": 5000}),
+    ("savina_count", {"increments": 0}),
+    ("savina_fjthrput", {"messages": 50, "actors": 7}),
+    ("savina_fjthrput", {"messages": 3, "actors": 1}),
+    ("savina_fjcreate", {"workers": 300}),
+    ("savina_threadring", {"actors": 10, "pings": 1000}),
+    ("savina_threadring", {"actors": 1, "pings": 3}),
+    ("savina_threadring", {"actors": 7, "pings": 0}),
+    ("savina_chameneos", {"creatures": 10, "meetings": 500}),
+    ("savina_chameneos", {"creatures": 3, "meetings": 0}),
+    ("savina_big", {"actors": 10, "pings": 100, "seed": 3}),
+    ("savina_big", {"actors": 1, "pings": 5}),  # an actor pinging itself
+    ("savina_big", {"actors": 4, "pings": 0}),
+]
+
+
+@functools.cache
+def ours(kernel: str, frozen: tuple) -> tuple[str, int]:
+    """Our kernel's answer and message count at these parameters, from a run of it."""
+    params = dict(frozen)
+    [sample] = runner.run_point(Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                               if v is not None}))
+    assert sample.verified
+    return sample.answer, sample.messages_processed
+
+
+@pytest.mark.parametrize("kernel, params", SAVINA)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_savinas_micro_benchmarks_answer_as_ours(program, monkeypatch, kernel, params, threads):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point(kernel, {**params, "threads": threads})
+    assert sample.verified and sample.answer == sample.expected
+    assert (sample.answer, sample.messages_processed) == ours(kernel, tuple(sorted(params.items())))
+    assert sample.elapsed_ns > 0 and sample.metrics == {}
+
+
+def test_the_fork_join_job_is_the_c_librarys_sine_to_the_last_digit(program):
+    # Savina's job, sin(37.2) squared: the workers' sums printed with 17 digits, as ours.
+    done = subprocess.run([program[1]], check=True, capture_output=True, text=True, timeout=30,
+                          input=json.dumps({"kernel": "savina_fjcreate", "params": {"workers": 1}}))
+    assert json.loads(done.stdout)["answer"] == \
+        f"workers_done=1 repeated=0 bad_results=0 result_sum={math.sin(37.2) ** 2:.17g}"
+
+
 def test_thread_ring_without_hops_reports_no_time_per_hop(program, monkeypatch):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
     [sample] = run_point("thread_ring", {"actors": 3, "hops": 0, "threads": 2})
@@ -126,6 +179,22 @@ def test_ping_pong_without_latency_samples_reports_no_percentile(program, monkey
     # One hop too many: the token ends one agent on, and agent 2 is visited once more than planned.
     ("thread_ring", {"actors": 5, "hops": 11, "threads": 2},
      "got 'tokens_ended=1 wrong_end=1 wrong_hops=1 repeated=0 uneven_agents=1'"),
+    # Savina's: ping makes one ping more, the producer one Increment more, the jobs' angle is off,
+    # the ping starts one higher, the mall makes one meeting more, each actor one ping more.
+    ("savina_pingpong", {"pings": 10, "threads": 1},
+     "got 'start=1 ping=10 send_ping=11 send_pong=11 stop=1 pings_left=0'"),
+    ("savina_count", {"increments": 10, "threads": 2},
+     "got 'start=1 increments=11 retrieves=1 results=1 result=11'"),
+    ("savina_fjthrput", {"messages": 5, "actors": 2, "threads": 2},
+     "got 'jobs=10 workers_done=2 bad_results=0 result_sum=1.5101007046138635'"),
+    ("savina_fjcreate", {"workers": 30, "threads": 1},
+     "got 'workers_done=30 repeated=0 bad_results=0 result_sum=4.5303021138415902'"),
+    ("savina_threadring", {"actors": 5, "pings": 11, "threads": 2},
+     "got 'data=5 pings=13 exits=5 dead_letters=1 last_ping_at=2 uneven_actors=3'"),
+    ("savina_chameneos", {"creatures": 4, "meetings": 10, "threads": 2},
+     "got 'meetings=11 requests=26 exits=4 counted=22 reports=4 wrong_changes=0 colour_invariant=kept'"),
+    ("savina_big", {"actors": 4, "pings": 10, "threads": 1},
+     "got 'finished=4 repeated=0 pings=44 pongs=44 wrong_pongs=0 uneven_actors=4 most_pinged=11'"),
 ])
 def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, kernel, params, got):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -143,6 +212,20 @@ def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, k
      "expected 'pings=50 pongs=50 out_of_order=0 corrupt=0'"),
     ("thread_ring", {"actors": 5, "hops": 11, "threads": 1},
      "expected 'tokens_ended=1 wrong_end=0 wrong_hops=0 repeated=0 uneven_agents=0'"),
+    ("savina_pingpong", {"pings": 10, "threads": 2},
+     "expected 'start=1 ping=9 send_ping=10 send_pong=10 stop=1 pings_left=0'"),
+    ("savina_count", {"increments": 10, "threads": 1},
+     "expected 'start=1 increments=10 retrieves=1 results=1 result=10'"),
+    ("savina_fjthrput", {"messages": 5, "actors": 2, "threads": 1},
+     "expected 'jobs=10 workers_done=2 bad_results=0 result_sum=2.2910191538134757'"),
+    ("savina_fjcreate", {"workers": 30, "threads": 2},
+     "expected 'workers_done=30 repeated=0 bad_results=0 result_sum=6.8730574614404274'"),
+    ("savina_threadring", {"actors": 5, "pings": 11, "threads": 1},
+     "expected 'data=5 pings=12 exits=5 dead_letters=1 last_ping_at=1 uneven_actors=0'"),
+    ("savina_chameneos", {"creatures": 4, "meetings": 10, "threads": 1},
+     "expected 'meetings=10 requests=24 exits=4 counted=20 reports=4 wrong_changes=0 colour_invariant=kept'"),
+    ("savina_big", {"actors": 4, "pings": 10, "threads": 2},
+     "expected 'finished=4 repeated=0 pings=40 pongs=40 wrong_pongs=0 uneven_actors=0 most_pinged=10'"),
 ])
 def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, monkeypatch, kernel, params, expected):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -155,13 +238,18 @@ def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, mo
 
 @pytest.mark.parametrize("request_, message", [
     ({"kernel": "counting_actor", "params": {}},
-     "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring)"),
+     "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring, savina_pingpong, "
+     "savina_count, savina_fjthrput, savina_fjcreate, savina_threadring, savina_chameneos, savina_big)"),
     ({"kernel": "ping_pong", "params": {"messages": 3}}, "param messages=3 must be even (pings plus pongs)"),
     ({"kernel": "skynet", "params": {"leaves": 0}}, "param leaves=0 out of range [1, 100000000]"),
     ({"kernel": "skynet", "params": {"leaves": 1.5}}, "param leaves must be an integer"),
     ({"kernel": "thread_ring", "params": {"hops": "many"}}, "param hops must be an integer"),
     ({"kernel": "skynet", "params": {"fifo": 1}}, "unknown param 'fifo' for kernel skynet"),
     ({"kernel": "thread_ring", "params": {"threads": 0}}, "param threads=0 out of range [1, 1024]"),
+    # Our kernels' ranges: a chameneos of one creature would never meet.
+    ({"kernel": "savina_chameneos", "params": {"creatures": 1}}, "param creatures=1 out of range [2, 1000000]"),
+    ({"kernel": "savina_pingpong", "params": {"pings": 0}}, "param pings=0 out of range [1, 1000000000]"),
+    ({"kernel": "savina_big", "params": {"hops": 3}}, "unknown param 'hops' for kernel savina_big"),
     ({"params": {}}, "bad request: no kernel"),
     ({"kernel": "skynet", "params": {}, "extra": 1}, "bad request: unknown field 'extra'"),
 ])

@@ -506,7 +506,9 @@ def test_the_shipped_peers_are_valid():
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]
-    assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring"}
+    assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring", "savina_pingpong", "savina_count",
+                                  "savina_fjthrput", "savina_fjcreate", "savina_threadring", "savina_chameneos",
+                                  "savina_big"}
     assert not tokio.missing or tokio.missing.endswith("not found (apt-get install cargo librust-tokio-dev)")
 
 

@@ -1,5 +1,6 @@
-//! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong or thread_ring) on Rust's tokio
-//! and reports how long its measured phase took.
+//! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong, thread_ring or one of Savina's
+//! seven micro benchmarks, src/savina/) on Rust's tokio and reports how long its measured phase
+//! took.
 //!
 //! Protocol (docs/runtimes.md): labctl writes one JSON request {"kernel": ..., "params": {...}}
 //! on stdin; the program runs the kernel once, checks its answer as our kernel does, and prints
@@ -10,9 +11,12 @@
 //! "actors with tokio" pattern); whoever sends to one holds a Sender. `threads` = 1 runs them on
 //! the current-thread scheduler (the program's main thread), more on the multi-threaded
 //! scheduler with that many workers. Each kernel's root is spawned as a task, so on the
-//! multi-threaded scheduler every actor runs on a worker, none on the main thread.
+//! multi-threaded scheduler every actor runs on a worker, none on the main thread. Savina's two
+//! fork-join benchmarks send from a thread of their own outside the runtime instead, as ours and
+//! Savina's main thread do (src/savina/fork_join.rs).
 
 mod ping_pong;
+mod savina;
 mod skynet;
 mod thread_ring;
 
@@ -68,21 +72,27 @@ pub struct Reply {
 /// The request's integers, validated against the kernel's table.
 pub type Params = BTreeMap<String, i64>;
 
+/// The scheduler `threads` asks for: the current-thread one for 1 (it runs its tasks on the thread
+/// that blocks on it), else the multi-threaded one with `threads` workers.
+pub fn runtime(threads: i64) -> tokio::runtime::Runtime {
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads as usize).build()
+    };
+    runtime.unwrap_or_else(|error| {
+        eprintln!("{}: cannot start the tokio runtime: {}", PROGRAM, error);
+        exit(1)
+    })
+}
+
 /// Runs `root` as a task on the scheduler `threads` asks for, and returns its result.
 pub fn on_runtime<F>(threads: i64, root: F) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let runtime = if threads == 1 {
-        tokio::runtime::Builder::new_current_thread().build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(threads as usize).build()
-    };
-    let runtime = runtime.unwrap_or_else(|error| {
-        eprintln!("{}: cannot start the tokio runtime: {}", PROGRAM, error);
-        exit(1)
-    });
+    let runtime = runtime(threads);
     let task = runtime.spawn(root);
     match runtime.block_on(task) {
         Ok(output) => output,
@@ -141,6 +151,58 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         run: thread_ring::run,
+    },
+    Kernel {
+        name: "savina_pingpong",
+        params: &[Spec { name: "pings", default: 40_000, min: 1, max: 1_000_000_000 }, THREADS],
+        run: savina::pingpong::run,
+    },
+    Kernel {
+        name: "savina_count",
+        params: &[Spec { name: "increments", default: 1_000_000, min: 0, max: 10_000_000_000 }, THREADS],
+        run: savina::count::run,
+    },
+    Kernel {
+        name: "savina_fjthrput",
+        params: &[
+            Spec { name: "messages", default: 10_000, min: 1, max: 1_000_000_000 },
+            Spec { name: "actors", default: 60, min: 1, max: 1_000_000 },
+            THREADS,
+        ],
+        run: savina::fork_join::run_throughput,
+    },
+    Kernel {
+        name: "savina_fjcreate",
+        params: &[Spec { name: "workers", default: 40_000, min: 1, max: 100_000_000 }, THREADS],
+        run: savina::fork_join::run_creation,
+    },
+    Kernel {
+        name: "savina_threadring",
+        params: &[
+            Spec { name: "actors", default: 100, min: 1, max: 1_000_000 },
+            Spec { name: "pings", default: 100_000, min: 0, max: 10_000_000_000 },
+            THREADS,
+        ],
+        run: savina::threadring::run,
+    },
+    Kernel {
+        name: "savina_chameneos",
+        params: &[
+            Spec { name: "creatures", default: 100, min: 2, max: 1_000_000 },
+            Spec { name: "meetings", default: 200_000, min: 0, max: 1_000_000_000 },
+            THREADS,
+        ],
+        run: savina::chameneos::run,
+    },
+    Kernel {
+        name: "savina_big",
+        params: &[
+            Spec { name: "actors", default: 120, min: 1, max: 1_000_000 },
+            Spec { name: "pings", default: 20_000, min: 0, max: 1_000_000_000 },
+            Spec { name: "seed", default: 0, min: 0, max: 1_000_000_000 },
+            THREADS,
+        ],
+        run: savina::big::run,
     },
 ];
 
@@ -273,7 +335,8 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
         }
         params.insert(spec.name.to_string(), value);
     }
-    if let Some(messages) = params.get("messages") {
+    if kernel.name == "ping_pong" {
+        let messages = params["messages"];
         if messages % 2 != 0 {
             fail(&format!("param messages={} must be even (pings plus pongs)", messages));
         }
