@@ -5,8 +5,10 @@
 //
 // Nothing is counted per message on the path a message takes within a queue: a take is
 // counted where the consumer already walks the inbox's chain (EventQueue::take_inbox), idle time
-// where a thread already waits (IdleScope: one clock read per wait, that its spin's budget shares,
-// and one more at the end of a wait that spun a round or parked). Each field has one writer, the thread
+// where a thread already waits (IdleScope: no clock read of its own where a wait found work at its
+// first look or within its first round of pauses, but for one such wait in 16 timed at random; the
+// spin's read of its budget's start is the wait's start; one more at the end of a wait that spun past
+// its first round or parked, and one when a wait parks without having spun). Each field has one writer, the thread
 // itself, which updates it with a relaxed load and store (no read-modify-write, no fence); any
 // thread may read it with a relaxed load (the environment's snapshot at a phase's boundaries).
 #pragma once
@@ -101,7 +103,8 @@ struct ThreadStats {
     std::atomic<std::uint32_t> epoch{0};           // the epoch `inbox_largest` belongs to
     IdleClock idle;
 
-    // The owner, at the end of a wait that began at `wait.at` (IdleScope); `parked`: the wait's
+    // The owner, at the end of a wait that began at `wait.at` (IdleScope; `wait.read`: a wait that
+    // found work at its first look has no start and counts nothing); `parked`: the wait's
     // interval was opened (idle.begin) when it parked.
     void end_wait(const WaitStart& wait, bool parked) noexcept {
         if (parked) {
@@ -168,21 +171,31 @@ namespace detail {
 inline constinit thread_local ThreadStats t_stats LABCTL_FAST_TLS;
 }  // namespace detail
 
-// Marks the calling thread idle for its lifetime (a wait for work). Its start is the spin's:
-// `spin_until(ready, budget, idle.start())`. A reader of the thread's idle time (a phase's
-// boundary) sees a wait that parked as open from its start; one that did not park counts when it
-// ends: a reader during it misses at most its spin (spin_us).
+// Marks the calling thread idle for its lifetime (a wait for work). Its start is the spin's
+// (`spin_until(ready, budget, idle.start())` reads it once its first look has failed), or, where
+// it did not spin (spin_us 0), the moment it parks. A wait that found work at its first look
+// counts nothing: it lasted a look (a few ns), and reading the clock for it was most of what
+// accounting cost where work is usually there (a pool's worker between queues). A reader of the
+// thread's idle time (a phase's boundary) sees a wait that parked as open from its start; one
+// that did not park counts when it ends: a reader during it misses at most its spin (spin_us).
 class IdleScope {
 public:
-    IdleScope() noexcept : start_{std::chrono::steady_clock::now()} {}
-    ~IdleScope() { detail::t_stats.end_wait(start_, parked_); }
+    IdleScope() noexcept = default;
+    ~IdleScope() {
+        if (start_.read) detail::t_stats.end_wait(start_, parked_);
+    }
     IdleScope(const IdleScope&) = delete;
     IdleScope& operator=(const IdleScope&) = delete;
 
     WaitStart& start() noexcept { return start_; }
     // Before the thread parks (again): the wait's interval opens at its start, its end is timed.
     void parking() noexcept {
-        if (!parked_) detail::t_stats.idle.begin(ns_since_epoch(start_.at));
+        if (parked_) return;
+        if (!start_.read) {
+            start_.at = std::chrono::steady_clock::now();
+            start_.read = true;
+        }
+        detail::t_stats.idle.begin(ns_since_epoch(start_.at));
         parked_ = true;
     }
 

@@ -25,14 +25,15 @@ void yield_thread() noexcept;
 bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
 void futex_wake(std::atomic<std::uint32_t>& word, int waiters) noexcept;
 
-// The start of a wait, read once by the wait's timer (IdleScope, stats.hpp) and taken by its first
-// spin as the start of its budget: one clock read begins a wait, not two. `read_again`: the clock
-// was read again since (the spin went past its first round, or another spin of the same wait
-// began), or the wait parked; its end is then timed, where a short wait's may be estimated.
+// The start of a wait, read by its first spin where that spin goes past its first look (the
+// start of its budget) or, where it did not spin, when it parks (IdleScope::parking); a wait that
+// found work at its first look reads no clock at all, as a spin did before waits were timed.
+// `read_again`: the clock was read again since (the spin went past its first round, or another
+// spin of the same wait began); its end is then timed, where a short wait's may be estimated.
 struct WaitStart {
-    std::chrono::steady_clock::time_point at;
+    std::chrono::steady_clock::time_point at;  // valid where `read`
+    bool read = false;        // `at` holds the wait's start
     bool read_again = false;
-    bool spun = false;  // a spin of this wait began
 };
 
 // Spins until `ready()` holds or `budget` has passed; returns whether it holds.
@@ -41,16 +42,22 @@ struct WaitStart {
 // (a couple of microseconds, where a cross-thread reply lands) it yields between rounds: with
 // more runtime threads than cores (active_obj with 100 agents on 2) a thread that only paused
 // would hold its core for the whole budget while the thread that feeds it waits for a core.
-// The budget counts from the wait's start on its first spin; a later spin of the same wait (after
-// a race for the work it saw was lost) reads the clock for a budget of its own.
+// The first spin of a wait reads the clock after its first look fails: that read is the wait's
+// start and the start of the budget. A later spin of the same wait (after a race for the work it
+// saw was lost) reads the clock for a budget of its own.
 template <class Ready>
 bool spin_until(Ready&& ready, std::chrono::nanoseconds budget, WaitStart& wait) {
     if (ready()) return true;
     if (budget.count() <= 0) return false;
     constexpr unsigned kPauseRounds = 4;
-    if (wait.spun) wait.read_again = true;
-    const auto deadline = (wait.spun ? std::chrono::steady_clock::now() : wait.at) + budget;
-    wait.spun = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (wait.read) {
+        wait.read_again = true;
+    } else {
+        wait.at = now;
+        wait.read = true;
+    }
+    const auto deadline = now + budget;
     for (unsigned round = 0;; ++round) {
         for (int i = 0; i < 32; ++i) {
             cpu_relax();

@@ -1105,19 +1105,19 @@ TEST(a_threads_waits_count_their_length_and_short_ones_are_estimated_from_the_on
     const auto began = std::chrono::steady_clock::now();
     constexpr int kShort = 1000;
     for (int i = 0; i < kShort; ++i) {
-        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us};
+        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us, /*read=*/true};
         stats.end_wait(wait, /*parked=*/false);
     }
     const std::int64_t run = rt::ns_since_epoch(std::chrono::steady_clock::now()) - rt::ns_since_epoch(began);
     const std::int64_t shorts = stats.idle.read(0);
     CHECK(shorts >= kShort * 2000);
     CHECK(shorts <= kShort * 2000 + run * 2);
-    rt::WaitStart spun{std::chrono::steady_clock::now() - 3ms, /*read_again=*/true};
+    rt::WaitStart spun{std::chrono::steady_clock::now() - 3ms, /*read=*/true, /*read_again=*/true};
     stats.end_wait(spun, /*parked=*/false);
     const std::int64_t after_spin = stats.idle.read(0);
     CHECK(after_spin - shorts >= 3'000'000);
     CHECK(after_spin - shorts < 3'000'000 + 1'000'000'000);
-    rt::WaitStart parked{std::chrono::steady_clock::now() - 5ms, /*read_again=*/true};
+    rt::WaitStart parked{std::chrono::steady_clock::now() - 5ms, /*read=*/true, /*read_again=*/true};
     stats.idle.begin(rt::ns_since_epoch(parked.at));  // as IdleScope::parking opens it
     stats.end_wait(parked, /*parked=*/true);
     CHECK(stats.idle.read(0) - after_spin >= 5'000'000);
@@ -1128,19 +1128,53 @@ TEST(a_threads_waits_count_their_length_and_short_ones_are_estimated_from_the_on
 // short wait is timed, and here it lasted 5 ms (a thread descheduled mid-wait).
 TEST(a_preempted_short_wait_is_not_the_estimate_of_the_others, 30) {
     rt::ThreadStats stats;
-    rt::WaitStart preempted{std::chrono::steady_clock::now() - 5ms};
+    rt::WaitStart preempted{std::chrono::steady_clock::now() - 5ms, /*read=*/true};
     stats.end_wait(preempted, /*parked=*/false);
     const std::int64_t first = stats.idle.read(0);
     CHECK(first >= 5'000'000);
     constexpr int kShort = 1000;
     const auto began = std::chrono::steady_clock::now();
     for (int i = 0; i < kShort; ++i) {
-        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us};
+        rt::WaitStart wait{std::chrono::steady_clock::now() - 2us, /*read=*/true};
         stats.end_wait(wait, /*parked=*/false);
     }
     const std::int64_t run = rt::ns_since_epoch(std::chrono::steady_clock::now()) - rt::ns_since_epoch(began);
     // With the 5 ms in the mean, the thousand waits would count seconds.
     CHECK(stats.idle.read(0) - first <= kShort * 2000 + run * 2);
+}
+
+// Where a wait reads the clock: not at all where it finds work at its first look (it counts
+// nothing), at its spin's first round where it spins, and where it parks without having spun
+// (spin_us 0), when it parks: that wait counts from there to its end.
+TEST(a_wait_reads_the_clock_only_once_its_first_look_failed, 30) {
+    std::thread([] {
+        const rt::IdleClock& idle = rt::detail::t_stats.idle;
+        const std::int64_t before = idle.read(0);
+        {
+            rt::IdleScope wait;
+            CHECK(rt::spin_until([] { return true; }, 20us, wait.start()));
+            CHECK(!wait.start().read);
+        }
+        CHECK_EQ(idle.read(0), before);
+        {
+            rt::IdleScope wait;
+            int looks = 0;
+            CHECK(rt::spin_until([&] { return ++looks > 3; }, 1s, wait.start()));
+            CHECK(wait.start().read);
+            CHECK(!wait.start().read_again);  // within its first round: a short wait
+        }
+        const std::int64_t after_spin = idle.read(0);
+        CHECK(after_spin >= before);
+        {
+            rt::IdleScope wait;
+            CHECK(!rt::spin_until([] { return false; }, 0us, wait.start()));
+            CHECK(!wait.start().read);
+            wait.parking();
+            CHECK(wait.start().read);
+            std::this_thread::sleep_for(2ms);
+        }
+        CHECK(idle.read(0) - after_spin >= 2'000'000);
+    }).join();
 }
 
 // The environment's counts: a pool's threads exist for the whole span, an idle pool is idle for
