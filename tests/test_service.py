@@ -215,12 +215,16 @@ def test_saturation_bounds_each_configuration_by_ten_times_its_unloaded_p99():
         # b: its lightest point refused, so its unloaded p99 is its next one's, 20 us.
         ("b", 100.0, float("nan"), 100.0, "generator fell behind: no latency figure"),
         ("b", 200.0, 20_000.0, 200.0, ""), ("b", 300.0, 150_000.0, 250.0, ""),
+        # c: its p99 left out at 200/s (late sends), so the bound holds up to 100/s only.
+        ("c", 100.0, 10_000.0, 100.0, ""), ("c", 200.0, float("nan"), 200.0, ""), ("c", 300.0, 20_000.0, 290.0, ""),
     ], columns=["configuration", "rate", "latency_p99_ns", "answered_per_s", "refused"])
     table = saturation(curve).set_index("configuration")
     assert table.loc["a"].to_dict() == {"saturation_per_s": 310.0, "unloaded_p99_ns": 10_000.0, "bound_ns": 100_000.0,
-                                        "within_bound_rate": 300.0, "refused": 0}
+                                        "within_bound_rate": 300.0, "refused": 0, "p99_left_out": 0}
     assert table.loc["b"].to_dict() == {"saturation_per_s": 250.0, "unloaded_p99_ns": 20_000.0, "bound_ns": 200_000.0,
-                                        "within_bound_rate": 300.0, "refused": 1}
+                                        "within_bound_rate": 300.0, "refused": 1, "p99_left_out": 0}
+    assert table.loc["c"].to_dict() == {"saturation_per_s": 290.0, "unloaded_p99_ns": 10_000.0, "bound_ns": 100_000.0,
+                                        "within_bound_rate": 100.0, "refused": 0, "p99_left_out": 1}
 
 
 def test_a_run_whose_every_point_was_refused_still_has_its_section_saying_so(labctl, tmp_path):

@@ -757,8 +757,9 @@ BOUND_FACTOR = 10
 def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per kernel whose samples offer a load and record latency percentiles: a row per point, its
     `configuration` (its varying parameters but the load, in words), the offered `rate`, the
-    median of each of LATENCY_PERCENTILES over its samples that are latency figures (NaN where
-    none is), the median `answered_per_s`, and `refused` (refused(): why it is no latency figure,
+    median of each of LATENCY_PERCENTILES over its samples (NaN unless every sample has it: a run
+    leaves a percentile out where its generator's late sends were more than the share above it),
+    the median `answered_per_s`, and `refused` (refused(): why it is no latency figure,
     "" where it is one). Kernels without such samples are left out."""
     curves = {}
     for kernel, part in samples.groupby("kernel", sort=False):
@@ -773,8 +774,8 @@ def latency_curves(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
         for point, group in points:
             rows.append({"point": point, "configuration": label(group.iloc[0], others) or "one configuration",
                          OFFERED: float(group[OFFERED].iloc[0]),
-                         **{name: float(group[name].median()) if name in group else math.nan
-                            for name in LATENCY_PERCENTILES},
+                         **{name: float(group[name].median()) if name in group and group[name].notna().all()
+                            else math.nan for name in LATENCY_PERCENTILES},
                          ANSWERED: float(group[ANSWERED].median()) if ANSWERED in group else math.nan,
                          "refused": refused(group)})
         curves[kernel] = pd.DataFrame(rows).sort_values(["configuration", OFFERED], kind="stable")
@@ -785,21 +786,24 @@ def saturation(curve: pd.DataFrame) -> pd.DataFrame:
     """Per configuration of a latency_curves() table: `saturation_per_s`, the most requests per
     second it answered at any load; `unloaded_p99_ns`, its p99 at its lightest load that is a
     latency figure; `bound_ns`, BOUND_FACTOR times that; `within_bound_rate`, the highest offered
-    load up to which its p99 stays within the bound at every load that is a latency figure (NaN
-    where even its lightest is not one); and `refused`, how many of its points are no latency
-    figure."""
+    load up to which its p99 stands and stays within the bound at every load from that lightest
+    (NaN where even its lightest is not one); `refused`, how many of its points are no latency
+    figure; and `p99_left_out`, how many others have no p99 (their generator's late sends)."""
     rows = []
     for configuration, points in curve.groupby("configuration", sort=False):
         points = points.sort_values(OFFERED)
-        figures = points[points["refused"].eq("") & points[BOUND_PERCENTILE].notna()]
-        unloaded = float(figures[BOUND_PERCENTILE].iloc[0]) if not figures.empty else math.nan
+        figures = points[points["refused"].eq("")]
+        standing = figures[figures[BOUND_PERCENTILE].notna()]
+        unloaded = float(standing[BOUND_PERCENTILE].iloc[0]) if not standing.empty else math.nan
         bound = BOUND_FACTOR * unloaded
         within = math.nan
-        for _, point in figures.iterrows():
-            if point[BOUND_PERCENTILE] > bound:
+        from_unloaded = figures[figures[OFFERED] >= standing[OFFERED].min()] if not standing.empty else figures[:0]
+        for _, point in from_unloaded.iterrows():
+            if not point[BOUND_PERCENTILE] <= bound:  # over the bound, or left out (NaN)
                 break
             within = float(point[OFFERED])
         rows.append({"configuration": configuration, "saturation_per_s": float(points[ANSWERED].max()),
                      "unloaded_p99_ns": unloaded, "bound_ns": bound, "within_bound_rate": within,
-                     "refused": int((points["refused"] != "").sum())})
+                     "refused": int((points["refused"] != "").sum()),
+                     "p99_left_out": int(figures[BOUND_PERCENTILE].isna().sum())})
     return pd.DataFrame(rows)

@@ -1,11 +1,15 @@
 // The service kernel's histogram (kernels/framework/histogram.hpp) against HdrHistogram's
 // semantics, with oracles computed here: every value kept within its relative precision, the
 // value at a percentile the highest equivalent of the value of that rank, the exact max, and
-// values past the range counted at its top.
+// values past the range counted at its top; and the service's rule for which percentiles a run
+// reports.
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "../kernels/framework/histogram.hpp"
+#include "../kernels/service/service.hpp"
 #include "harness.hpp"
 
 namespace {
@@ -45,6 +49,42 @@ TEST(an_empty_histogram_has_no_value_and_a_value_past_its_range_counts_at_its_to
     CHECK_EQ(h.max(), std::int64_t{5'000'000});  // exact, past the range
     CHECK_EQ(h.value_at_percentile(50), std::int64_t{0});  // the negative one, at 0
     CHECK(h.value_at_percentile(100) >= 1'000'000);
+}
+
+
+// The service kernel's rule for its latency percentiles (service.hpp, kPercentiles): each stands
+// where the generator's late sends are at most the share of the sends above it.
+namespace service = labctl::kernels::service;
+
+// The percentiles metrics() reports of 1,000 sends, `late` of them later than the bound.
+std::vector<std::string> standing(std::uint64_t late) {
+    service::Lateness lateness(std::chrono::microseconds(100));
+    Histogram latency(2);
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        lateness.record(i < late ? 5'000'000 : 1'000);
+        latency.record(std::int64_t(i + 1) * 1000);
+    }
+    std::vector<std::string> names;
+    for (const auto& metric : service::metrics(latency, lateness, 1000, 1'000'000, 1'000'000, 1.0)) {
+        if (metric.name.starts_with("latency_")) names.push_back(metric.name);
+    }
+    return names;
+}
+
+TEST(a_percentile_of_the_service_stands_only_where_few_enough_sends_were_late, 10) {
+    using Names = std::vector<std::string>;
+    const Names all = {"latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns"};
+    CHECK(standing(0) == all);
+    // One late send of 1,000 (0.1%): the max is the generator's, p99.9 still stands.
+    CHECK(standing(1) == Names(all.begin(), all.end() - 1));
+    // 10 late (1%): p99 stands, p99.9 not; 11 (1.1%): p99 falls too; 100 (10%) p90 stands, 101 not.
+    CHECK(standing(10) == Names(all.begin(), all.begin() + 3));
+    CHECK(standing(11) == Names(all.begin(), all.begin() + 2));
+    CHECK(standing(100) == Names(all.begin(), all.begin() + 2));
+    CHECK(standing(101) == Names(all.begin(), all.begin() + 1));
+    // Half late: the median still stands; past half the generator fell behind and none does.
+    CHECK(standing(500) == Names(all.begin(), all.begin() + 1));
+    CHECK(standing(501).empty());
 }
 
 }  // namespace

@@ -360,7 +360,7 @@ def latency_under_load(run: ReportData, machine: Machine) -> list[str]:
     kernel): the percentiles against the load, a line per configuration, and a table of each
     configuration's saturation throughput and the highest load at which its p99 stays within
     BOUND_FACTOR times its unloaded p99. Points whose generator fell behind are named, never
-    drawn: they are no latency figure."""
+    drawn: they are no latency figure; so are those whose p99 was left out (late sends)."""
     lines: list[str] = []
     for kernel, curve in latency_curves(machine.samples).items():
         prefix = f"{machine.on}-" if machine.on else ""
@@ -368,8 +368,12 @@ def latency_under_load(run: ReportData, machine: Machine) -> list[str]:
                         "Each request's latency runs from when it was due to when its answer was "
                         "taken (open loop: a late send counts against the service, never for it), "
                         "kept in a high-dynamic-range histogram (2 significant digits); medians over "
-                        "each point's runs. A point whose generator fell behind its schedule (more "
-                        "than 1% of its sends late) is no latency figure and is left off the curve.")
+                        "each point's runs. A send later than late_bound_us after it was due is "
+                        "late: a percentile is left out where more of the sends were late than lie "
+                        "above it (p99: 1%; the max: any), in any of the point's runs, so that no "
+                        "percentile drawn is the generator's lateness; a point whose generator fell "
+                        "behind (more than half its sends late) is no latency figure and is left "
+                        "off the curve.")
         lines += figure(run, plot_latency_load(curve, kernel), f"{prefix}{file_name(kernel)}-latency-load",
                         f"{kernel}: latency percentiles against offered load")
         rows = []
@@ -377,14 +381,20 @@ def latency_under_load(run: ReportData, machine: Machine) -> list[str]:
             rows.append([printable(row["configuration"]), f"{row['saturation_per_s']:,.0f}/s",
                          or_dash(row["unloaded_p99_ns"], metrics.lookup(BOUND_PERCENTILE).format),
                          or_dash(row["within_bound_rate"], lambda v: f"{v:,.0f}/s"),
+                         str(row["p99_left_out"]) if row["p99_left_out"] else "-",
                          str(row["refused"]) if row["refused"] else "-"])
         lines += blocks(f"Saturation throughput: the most requests per second a configuration answered "
                         f"at any offered load. Bound: {BOUND_FACTOR}x the configuration's unloaded p99 "
                         f"(its p99 at its lightest load that is a latency figure); the load given is the "
-                        f"highest up to which every point's p99 stays within it.",
+                        f"highest up to which every point's p99 stands and stays within it.",
                         markdown_table(["configuration", "saturation throughput", "unloaded p99",
                                         f"highest load with p99 <= {BOUND_FACTOR}x unloaded",
-                                        "points refused (generator behind)"], rows))
+                                        "points without p99 (late sends)", "points refused (generator behind)"],
+                                       rows))
+        left_out = curve[(curve["refused"] == "") & curve[BOUND_PERCENTILE].isna()]
+        if not left_out.empty:
+            lines += blocks("No p99 (more than 1% of the sends late in a run): " + "; ".join(
+                f"{printable(row['configuration'])} at {row['rate']:,.0f}/s" for _, row in left_out.iterrows()) + ".")
         refused = curve[curve["refused"] != ""]
         if not refused.empty:
             lines += blocks("No latency figure (the generator fell behind): " + "; ".join(
