@@ -102,6 +102,7 @@ def test_the_boost_fiber_peer_gives_the_answer_arithmetic_predicts(program, monk
     assert set(sample.metrics) <= set(kernels.get(kernel).metrics)  # only figures our kernel declares
     if kernel == "skynet":
         assert sample.metrics["agents"] == messages + 1
+        assert sample.counts["agents_created"] == messages + 1 and sample.counts["rss_growth_kb"] >= 0
     elif kernel == "thread_ring":
         assert set(sample.metrics) == {"ns_per_hop"}
         assert sample.metrics["ns_per_hop"] == pytest.approx(sample.elapsed_ns / params["hops"])

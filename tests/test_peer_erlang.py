@@ -54,6 +54,8 @@ def test_skynet_sums_every_ordinal_over_every_process(run_erlang, leaves, branch
     assert sample.answer == f"sum={leaves * (leaves - 1) // 2} agents={agents}"
     assert sample.messages_processed == agents - 1
     assert sample.metrics["agents"] == agents and sample.elapsed_ns > 0
+    # Its memory, as ours (tests/test_memory_per_agent.py): the processes made, the RSS grown.
+    assert sample.counts["agents_created"] == agents and sample.counts["rss_growth_kb"] >= 0
 
 
 @pytest.mark.parametrize("threads", [1, 2])

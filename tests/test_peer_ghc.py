@@ -54,6 +54,7 @@ def test_skynet_on_ghc_sums_every_leaf_and_counts_every_agent(ghc_cache, leaves,
     assert sample.metrics["agents"] == agents
     assert sample.metrics["ns_per_agent"] == pytest.approx(sample.elapsed_ns / agents)
     assert set(sample.metrics) == {"agents", "ns_per_agent"} <= set(kernels.get("skynet").metrics)
+    assert sample.counts["agents_created"] == agents and sample.counts["rss_growth_kb"] >= 0
 
 
 @pytest.mark.parametrize("latency_samples", [10, 0])

@@ -90,6 +90,7 @@ def test_the_tokio_peer_gives_the_answer_arithmetic_predicts(program, monkeypatc
     if kernel == "skynet":
         assert sample.metrics["agents"] == messages + 1
         assert sample.metrics["ns_per_agent"] == pytest.approx(sample.elapsed_ns / (messages + 1))
+        assert sample.counts["agents_created"] == messages + 1 and sample.counts["rss_growth_kb"] >= 0
     elif kernel == "thread_ring":
         assert sample.metrics["ns_per_hop"] == pytest.approx(sample.elapsed_ns / params["hops"])
     else:

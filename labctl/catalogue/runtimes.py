@@ -448,6 +448,10 @@ class ExternalRun:
     voluntary_switches: int = 0
     involuntary_switches: int = 0
     cpu_ns: int = 0  # user + system time of the whole process
+    # Its memory, where it reported both: its resident set just before the kernel's set-up (KiB)
+    # and the agents (goroutines, processes, tasks) its phase made.
+    rss_before_kb: int | None = None
+    agents_created: int | None = None
 
 
 def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collection[str] = ()) -> ExternalRun:
@@ -534,7 +538,7 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
                                           f"{MAX_INTEGER}, got {value!r}"[:300]))
         return value
 
-    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics"}
+    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics", "rss_before_kb", "agents_created"}
     if unknown:
         raise ProtocolError(printable(f"{name}: unknown keys in its reply: {', '.join(sorted(unknown))}"[:300]))
     elapsed = integer("elapsed_ns", 1)
@@ -560,4 +564,6 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
             raise ProtocolError(printable(f"{name}: metric {key!r} must be a finite number of at "
                                           f"most {MAX_METRIC:g} in size, or null, got {value!r}"[:300]))
     return ExternalRun(elapsed, messages, answer,
-                       {k: float(v) for k, v in metrics.items() if v is not None})
+                       {k: float(v) for k, v in metrics.items() if v is not None},
+                       rss_before_kb=integer("rss_before_kb", 0) if "rss_before_kb" in reply else None,
+                       agents_created=integer("agents_created", 0) if "agents_created" in reply else None)

@@ -163,6 +163,10 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
     runtime_counts = {name: int(value) for name, value in result.get("runtime_counts", {}).items()
                       if name in metrics.RUNTIME_COUNTS}
     runtime_counts["rss_growth_kb"] = max(0, peak_rss_kb - baseline_kb)
+    # A runtime that counts no agents (CAF): the kernel's own figure of the agents its phase made
+    # (skynet's, actor_creation's, mixed's `agents`), for its memory per agent.
+    if "agents_created" not in runtime_counts and "agents" in result["metrics"]:
+        runtime_counts["agents_created"] = int(result["metrics"]["agents"])
     counted = measure.counts(result, counts_folder, phase)
     if counted is None:
         measured.counts = runtime_counts
@@ -202,12 +206,18 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
     if run.messages != expected["messages"]:
         raise native.VerificationError(f"{runtime.name}: {kernel}: reported {run.messages} messages, "
                                         f"expected {expected['messages']}")
-    return Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
-                  messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
-                  metrics=metrics.measured_only(run.metrics),
-                  thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
-                  pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
-                  involuntary_switches=run.involuntary_switches)
+    measured = Sample(kernel=kernel, params=params, index=0, warmup=False, elapsed_ns=run.elapsed_ns,
+                      messages_processed=run.messages, answer=run.answer, expected=expected["answer"],
+                      metrics=metrics.measured_only(run.metrics),
+                      thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
+                      pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
+                      involuntary_switches=run.involuntary_switches)
+    # Its memory per agent, as ours (labctl.read.results): its peak RSS over its own resident set
+    # before the kernel (the runtime's start-up is not the agents'), over the agents it made.
+    if run.rss_before_kb is not None and run.agents_created is not None:
+        measured.counts = {"rss_growth_kb": max(0, run.peak_rss_kb - run.rss_before_kb),
+                           "agents_created": run.agents_created}
+    return measured
 
 
 def parameter_names() -> set[str]:

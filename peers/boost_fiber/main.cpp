@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -288,9 +289,22 @@ std::string quoted(const std::string& text) {
     return out + "\"";
 }
 
-void print(const peer::Reply& reply) {
+// The process's resident set in KiB (VmRSS in /proc/self/status).
+std::uint64_t resident_kb() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+    }
+    peer::fail("/proc/self/status has no VmRSS");
+}
+
+// The reply, with the resident set (KiB) before the kernel's set-up: beside the fibers made,
+// labctl's memory per agent.
+void print(const peer::Reply& reply, std::uint64_t rss_before_kb) {
     std::string line = "{\"elapsed_ns\": " + std::to_string(reply.elapsed_ns) +
-                       ", \"messages\": " + std::to_string(reply.messages) + ", \"answer\": " + quoted(reply.answer);
+                       ", \"messages\": " + std::to_string(reply.messages) + ", \"answer\": " + quoted(reply.answer) +
+                       ", \"rss_before_kb\": " + std::to_string(rss_before_kb);
+    if (reply.agents_created > 0) line += ", \"agents_created\": " + std::to_string(reply.agents_created);
     if (!reply.metrics.empty()) {
         line += ", \"metrics\": {";
         for (std::size_t i = 0; i < reply.metrics.size(); ++i) {
@@ -310,8 +324,9 @@ int main() {
     if (input.find_first_not_of(" \t\r\n") == std::string::npos) peer::fail("empty request on stdin");
     const Request request = parse(input);
     peer::fault();  // a bad value is refused before any work
+    const std::uint64_t rss_before_kb = resident_kb();
     try {
-        print(request.kernel->run(request.params));
+        print(request.kernel->run(request.params), rss_before_kb);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "labctl-boost-fiber-peer: %s: %s\n", request.kernel->name, error.what());
         return 1;

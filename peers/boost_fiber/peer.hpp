@@ -41,6 +41,7 @@ struct Reply {
     std::uint64_t messages = 0;
     std::string answer;
     std::vector<std::pair<std::string, double>> metrics;
+    std::uint64_t agents_created = 0;  // the fibers its phase made, where it counts them (0: left out)
 };
 
 // Bad input: one line on stderr, nothing on stdout, exit 2.

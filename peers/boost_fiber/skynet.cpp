@@ -115,6 +115,7 @@ Reply skynet(const Params& params) {
     reply.elapsed_ns = std::max<std::int64_t>(1, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
     reply.messages = root.fibers - 1;
     reply.answer = injected == Fault::reply ? describe(root.sum + 1, root.fibers) : answer;
+    reply.agents_created = root.fibers;
     reply.metrics = {{"agents", double(root.fibers)},
                      {"ns_per_agent", double(reply.elapsed_ns) / double(root.fibers)}};
     return reply;

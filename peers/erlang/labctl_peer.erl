@@ -101,14 +101,28 @@ run() ->
         Online -> fail("the VM has ~b schedulers online, the request asks for threads=~b "
                        "(start it with erl +S ~b:~b)", [Online, Threads, Threads, Threads])
     end,
-    {Elapsed, Messages, Answer, Expected, Metrics} = Run(Params),
+    RssBefore = resident_kb(),
+    %% A kernel that counts the agents (processes) its phase made adds them: labctl's memory per agent.
+    {Elapsed, Messages, Answer, Expected, Metrics, Agents} =
+        case Run(Params) of
+            {E, M, A, X, Ms} -> {E, M, A, X, Ms, #{}};
+            {E, M, A, X, Ms, Made} -> {E, M, A, X, Ms, #{<<"agents_created">> => Made}}
+        end,
     %% Our kernels raise on a wrong answer and never return a timing: so does this.
     Answer =:= Expected orelse
         fail(1, "~s: wrong answer: got '~s', expected '~s'", [Kernel, Answer, Expected]),
     Printed = case Fault of misreport -> Answer ++ "0"; _ -> Answer end,
-    io:put_chars([encode(#{<<"elapsed_ns">> => Elapsed, <<"messages">> => Messages,
-                           <<"answer">> => list_to_binary(Printed), <<"metrics">> => Metrics}), $\n]),
+    io:put_chars([encode(Agents#{<<"elapsed_ns">> => Elapsed, <<"messages">> => Messages,
+                                 <<"answer">> => list_to_binary(Printed), <<"metrics">> => Metrics,
+                                 <<"rss_before_kb">> => RssBefore}), $\n]),
     halt(0).
+
+%% The VM's resident set in KiB (VmRSS in /proc/self/status), before the kernel's set-up.
+resident_kb() ->
+    {ok, Status} = file:read_file("/proc/self/status"),
+    [Line] = [L || L <- binary:split(Status, <<"\n">>, [global]), binary:match(L, <<"VmRSS:">>) =/= nomatch],
+    [_, Kb | _] = binary:split(Line, [<<" ">>, <<"\t">>], [global, trim_all]),
+    binary_to_integer(Kb).
 
 fail(Format, Args) -> fail(2, Format, Args).
 
@@ -292,7 +306,7 @@ skynet(Leaves, Branching) ->
     Elapsed = erlang:monotonic_time(nanosecond) - Start,
     {Elapsed, Agents - 1, skynet_answer(Sum, Agents),
      skynet_answer(Leaves * (Leaves - 1) div 2, tree_agents(Leaves, Branching)),
-     #{<<"agents">> => Agents, <<"ns_per_agent">> => Elapsed / Agents}}.
+     #{<<"agents">> => Agents, <<"ns_per_agent">> => Elapsed / Agents}, Agents}.
 
 skynet_answer(Sum, Agents) -> lists:flatten(io_lib:format("sum=~b agents=~b", [Sum, Agents])).
 

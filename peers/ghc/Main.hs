@@ -10,6 +10,7 @@ module Main (main) where
 import Control.Concurrent (runInUnboundThread, setNumCapabilities)
 import Control.Monad (forM, forM_, unless, when)
 import Data.Char (isSpace)
+import Data.List (stripPrefix)
 import System.Environment (lookupEnv)
 import System.IO (hFlush, hSetBinaryMode, stdin, stdout)
 
@@ -74,6 +75,14 @@ parse input = do
     _ -> return ()
   return (name, values)
 
+-- The process's resident set in KiB (VmRSS in /proc/self/status).
+residentKb :: IO Int
+residentKb = do
+  status <- readFile "/proc/self/status"
+  case [read (head (words rest)) | line <- lines status, Just rest <- [stripPrefix "VmRSS:" line]] of
+    kb : _ -> return kb
+    [] -> badInput "/proc/self/status has no VmRSS"
+
 main :: IO ()
 main = do
   hSetBinaryMode stdin False
@@ -87,6 +96,7 @@ main = do
   run <- maybe (badInput ("unknown kernel " ++ show name)) (return . snd) (lookup name kernels)
   -- main is a bound thread (an OS thread of its own): a kernel run there would hand each
   -- message to and from the forkIO threads across OS threads. Unbound, it is one of them.
+  rssBefore <- residentKb
   reply <- runInUnboundThread (run (map snd values) fault)
-  putStrLn (renderReply reply)
+  putStrLn (renderReply reply rssBefore)
   hFlush stdout

@@ -123,4 +123,5 @@ pingPong messages' probes fault = do
     , answer = got
     , metrics = [("round_trip_mean_ns", fromIntegral elapsed / fromIntegral roundTrips)] ++ latency
         ++ [("round_trip_samples", fromIntegral probes)] ++ clock
+    , agentsCreated = Nothing
     }

@@ -30,6 +30,7 @@ data Reply = Reply
   , messages :: Int
   , answer :: String
   , metrics :: [(String, Double)] -- a figure not measured is left out, never 0
+  , agentsCreated :: Maybe Int -- the agents (threads) its phase made, where it counts them
   }
 
 -- Bad input: a one-line message on stderr, nothing on stdout, exit 2.
@@ -145,9 +146,13 @@ number s =
    in if valid then Right (Number (sign ++ whole ++ fraction ++ expo), rest) else Left "bad number"
 
 -- The reply as one JSON line.
-renderReply :: Reply -> String
-renderReply r =
+-- The reply, with the resident set (KiB) the program had before the kernel's set-up: beside the
+-- agents made, labctl's memory per agent.
+renderReply :: Reply -> Int -> String
+renderReply r rssBeforeKb =
   "{\"elapsed_ns\":" ++ show (elapsedNs r) ++ ",\"messages\":" ++ show (messages r)
+    ++ ",\"rss_before_kb\":" ++ show rssBeforeKb
+    ++ maybe "" (\n -> ",\"agents_created\":" ++ show n) (agentsCreated r)
     ++ ",\"answer\":" ++ quote (answer r) ++ ",\"metrics\":{"
     ++ intercalate "," [quote name ++ ":" ++ finite v | (name, v) <- metrics r] ++ "}}"
   where

@@ -75,4 +75,5 @@ skynet leaves branching fault = do
     , messages = agents - 1 -- every agent but the root reports once
     , answer = got
     , metrics = [("agents", fromIntegral agents), ("ns_per_agent", fromIntegral elapsed / fromIntegral agents)]
+    , agentsCreated = Just agents
     }

@@ -31,6 +31,10 @@ type result struct {
 	Messages  int64              `json:"messages"`
 	Answer    string             `json:"answer"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	// The resident set before the kernel's set-up, and the agents (goroutines) its phase made,
+	// where it counts them (0: not counted, left out): labctl's memory per agent.
+	RssBeforeKb   int64 `json:"rss_before_kb"`
+	AgentsCreated int64 `json:"agents_created,omitempty"`
 }
 
 // param describes one parameter: an integer's default and allowed range; a real's (real set:
@@ -324,13 +328,28 @@ func main() {
 	}
 	name, params := parse(input)
 	runtime.GOMAXPROCS(int(params.ints["threads"]))
+	rssBefore := residentKb()
 	res := kernels[name].run(params)
+	res.RssBeforeKb = rssBefore
 	out, err := json.Marshal(res)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "labctl-go-peer: encoding result: %v\n", err)
 		os.Exit(1)
 	}
 	fmt.Println(string(out))
+}
+
+// residentKb: the process's resident set in KiB, from /proc/self/statm (its second field, in pages).
+func residentKb() int64 {
+	statm, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		fail("reading /proc/self/statm: %v", err)
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(statm), &size, &resident); err != nil {
+		fail("reading /proc/self/statm: %v", err)
+	}
+	return resident * int64(os.Getpagesize()) / 1024
 }
 
 // percentile returns sorted[min(int(p*(n-1)+0.5), n-1)], or 0 if empty.

@@ -55,9 +55,10 @@ func skynet(leaves, branching int64) result {
 	r := <-root
 	elapsed := time.Since(start).Nanoseconds()
 	return result{
-		ElapsedNs: elapsed,
-		Messages:  r.agents - 1,
-		Answer:    fmt.Sprintf("sum=%d agents=%d", r.sum, r.agents),
+		ElapsedNs:     elapsed,
+		Messages:      r.agents - 1,
+		Answer:        fmt.Sprintf("sum=%d agents=%d", r.sum, r.agents),
+		AgentsCreated: r.agents,
 		Metrics: map[string]float64{
 			"agents":       float64(r.agents),
 			"ns_per_agent": float64(elapsed) / float64(r.agents),

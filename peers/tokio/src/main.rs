@@ -61,7 +61,9 @@ pub fn fault() -> Fault {
     }
 }
 
-/// The one JSON line printed on stdout. A metric not measured is left out, never 0.
+/// The one JSON line printed on stdout. A metric not measured is left out, never 0. A kernel that
+/// counts the agents (tasks) its phase made names them AGENTS_CREATED among its metrics: printed at
+/// the top level, beside rss_before_kb, for labctl's memory per agent.
 pub struct Reply {
     pub elapsed_ns: u64,
     pub messages: u64,
@@ -356,15 +358,32 @@ fn quoted(text: &str) -> String {
     out
 }
 
-fn print(reply: &Reply) {
+pub const AGENTS_CREATED: &str = "agents_created";
+
+/// The process's resident set in KiB (VmRSS in /proc/self/status).
+fn resident_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_else(|error| fail(&format!("reading /proc/self/status: {}", error)));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| fail("/proc/self/status has no VmRSS"))
+}
+
+fn print(reply: &Reply, rss_before_kb: u64) {
     let mut line = format!(
-        "{{\"elapsed_ns\": {}, \"messages\": {}, \"answer\": {}",
+        "{{\"elapsed_ns\": {}, \"messages\": {}, \"answer\": {}, \"rss_before_kb\": {}",
         reply.elapsed_ns,
         reply.messages,
-        quoted(&reply.answer)
+        quoted(&reply.answer),
+        rss_before_kb
     );
-    if !reply.metrics.is_empty() {
-        let metrics: Vec<String> = reply.metrics.iter().map(|(name, value)| format!("{}: {:?}", quoted(name), value)).collect();
+    let (agents, metrics): (Vec<_>, Vec<_>) = reply.metrics.iter().partition(|(name, _)| *name == AGENTS_CREATED);
+    if let Some((_, made)) = agents.first() {
+        line += &format!(", \"agents_created\": {}", *made as u64);
+    }
+    if !metrics.is_empty() {
+        let metrics: Vec<String> = metrics.iter().map(|(name, value)| format!("{}: {:?}", quoted(name), value)).collect();
         line += &format!(", \"metrics\": {{{}}}", metrics.join(", "));
     }
     println!("{}}}", line);
@@ -380,5 +399,6 @@ fn main() {
     }
     let (kernel, params) = parse(&input);
     fault(); // a bad value is refused before any work
-    print(&(kernel.run)(&params));
+    let rss_before_kb = resident_kb();
+    print(&(kernel.run)(&params), rss_before_kb);
 }

@@ -99,6 +99,10 @@ pub fn run(params: &Params) -> Reply {
         elapsed_ns,
         messages: root.agents - 1,
         answer: if injected == Fault::Reply { describe(root.sum + 1, root.agents) } else { answer },
-        metrics: vec![("agents", root.agents as f64), ("ns_per_agent", elapsed_ns as f64 / root.agents as f64)],
+        metrics: vec![
+            ("agents", root.agents as f64),
+            ("ns_per_agent", elapsed_ns as f64 / root.agents as f64),
+            (crate::AGENTS_CREATED, root.agents as f64),
+        ],
     }
 }
