@@ -15,6 +15,31 @@
   var SVG = "http://www.w3.org/2000/svg";
   var WIDTH = 860, HEIGHT = 340, LEFT = 72, RIGHT = 16, TOP = 12, BOTTOM = 48;
   var COLOURS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#d4a72c", "#57606a"];
+  // Past eight lines a colour comes back with another marker and dash: 24 lines, no two alike.
+  var MARKERS = ["circle", "square", "diamond"];
+  var DASHES = ["", "6 3", "2 3"];
+
+  // The style of the k-th line: {colour, marker, dash}.
+  function style(k) {
+    var round = Math.floor(k / COLOURS.length) % MARKERS.length;
+    return {colour: COLOURS[k % COLOURS.length], marker: MARKERS[round], dash: DASHES[round]};
+  }
+
+  // A marker of `line`'s style at (cx, cy), of radius r: a point's (class point) or, in a
+  // legend's swatch, its picture (class "").
+  function marker(parent, line, cx, cy, r, kind) {
+    var attributes = {fill: line.colour, "class": kind};
+    if (line.marker === "square") {
+      attributes.x = cx - r; attributes.y = cy - r; attributes.width = 2 * r; attributes.height = 2 * r;
+      return node("rect", attributes, parent);
+    }
+    if (line.marker === "diamond") {
+      attributes.points = [[cx, cy - r * 1.3], [cx + r * 1.3, cy], [cx, cy + r * 1.3], [cx - r * 1.3, cy]].join(" ");
+      return node("polygon", attributes, parent);
+    }
+    attributes.cx = cx; attributes.cy = cy; attributes.r = r;
+    return node("circle", attributes, parent);
+  }
 
   function finite(v) { return typeof v === "number" && isFinite(v); }
 
@@ -95,7 +120,7 @@
 
   // -- a chart -------------------------------------------------------------------------------
 
-  // Draws `lines` (each {colour, label, points: [{x, y, low, high, title, href}]}) and `marks`
+  // Draws `lines` (each {colour, marker, dash, label, points: [{x, y, low, high, title, href}]}) and `marks`
   // (steps {kind: "step", x}, drifts {kind: "drift", from, to}) into a fresh SVG in `holder`.
   // `axis.labels`, where given, names the integer x positions (a category, a commit).
   function chart(holder, lines, marks, axis, state, redraw) {
@@ -158,14 +183,14 @@
       var shown = line.points.filter(function (p) { return finite(p.y) && (!state.ylog || p.y > 0); });
       if (shown.length > 1) {
         node("path", {d: shown.map(function (p, i) { return (i ? "L" : "M") + x(p.x).toFixed(1) + "," + y(p.y).toFixed(1); }).join(""),
-                      stroke: line.colour, "class": "line"}, svg);
+                      stroke: line.colour, "stroke-dasharray": line.dash || "none", "class": "line"}, svg);
       }
       shown.forEach(function (p) {
         if (finite(p.low) && finite(p.high) && (!state.ylog || p.low > 0)) {
           node("line", {x1: x(p.x), x2: x(p.x), y1: y(p.low), y2: y(p.high), stroke: line.colour, "class": "interval"}, svg);
         }
         var parent = p.href ? node("a", {href: p.href, "class": "point-link"}, svg) : svg;
-        var dot = node("circle", {cx: x(p.x), cy: y(p.y), r: 4, fill: line.colour, "class": "point"}, parent);
+        var dot = marker(parent, line, x(p.x), y(p.y), 4, "point");
         node("title", {}, dot, p.title);
       });
     });
@@ -229,6 +254,7 @@
   function runPlot(box, data, state) {
     var names = data.params;
     if (names.indexOf(state.x) < 0) state.x = data.x;
+    html("p", {"class": "plot-title"}, box, data.title);
     var controls = html("div", {"class": "controls"}, box);
     var holder = html("div", {"class": "holder"}, box);
     var legend = html("ul", {"class": "legend"}, box);
@@ -244,7 +270,9 @@
     names.forEach(function (name) {
       values[name] = [];
       data.points.forEach(function (p) { if (values[name].indexOf(p.params[name]) < 0) values[name].push(p.params[name]); });
+      // Numbers in order, words as the alphabet has them, "-" (does not apply) last.
       if (numeric(values[name])) values[name].sort(function (a, b) { return a - b; });
+      else values[name].sort(function (a, b) { return (a === "-") - (b === "-") || String(a).localeCompare(String(b)); });
     });
     names.forEach(function (name) {
       if (values[name].length < 2) return;
@@ -263,8 +291,8 @@
       });
     });
     update = buttons(controls, state, redraw);
-    // A line's colour is its configuration's among all, so hiding one never recolours the rest.
-    var colours = {};
+    // A line's style is its configuration's among all, so hiding one never restyles the rest.
+    var styles = {};
     function configuration(p) {
       return names.filter(function (n) { return n !== state.x; })
         .map(function (n) { return n + "=" + p.params[n]; }).join(" ");
@@ -281,10 +309,14 @@
       var lines = [], byName = {};
       data.points.forEach(function (p) {
         var name = configuration(p);
-        if (!(name in colours)) colours[name] = COLOURS[Object.keys(colours).length % COLOURS.length];
+        if (!(name in styles)) styles[name] = style(Object.keys(styles).length);
         var hidden = names.some(function (n) { return state.hide.indexOf(n + "=" + p.params[n]) >= 0; });
         if (hidden || !inRange(state, position(p))) return;
-        if (!(name in byName)) { byName[name] = {colour: colours[name], label: name, points: []}; lines.push(byName[name]); }
+        if (!(name in byName)) {
+          var s = styles[name];
+          byName[name] = {colour: s.colour, marker: s.marker, dash: s.dash, label: name, points: []};
+          lines.push(byName[name]);
+        }
         byName[name].points.push({x: position(p), y: p.median, low: p.low, high: p.high, title: p.title});
       });
       lines.forEach(function (line) { line.points.sort(function (a, b) { return a.x - b.x; }); });
@@ -295,7 +327,10 @@
       legend.textContent = "";
       lines.forEach(function (line) {
         var item = html("li", {}, legend);
-        html("span", {"class": "swatch", style: "background:" + line.colour}, item);
+        var swatch = node("svg", {"class": "swatch", viewBox: "0 0 28 10", width: 28, height: 10}, item);
+        node("line", {x1: 1, x2: 27, y1: 5, y2: 5, stroke: line.colour, "stroke-width": 2,
+                      "stroke-dasharray": line.dash || "none"}, swatch);
+        marker(swatch, line, 14, 5, 3.5, "");
         item.appendChild(document.createTextNode(line.label || data.kernel));
       });
       if (select) select.value = state.x;
@@ -328,7 +363,8 @@
       }).map(function (c) {
         return c.kind === "drift" ? {kind: "drift", from: c.start - 0.5, to: c.end - 0.5} : {kind: "step", x: c.start - 0.5};
       });
-      chart(holder, [{colour: COLOURS[0], label: "", points: points}], marks,
+      var only = style(0);
+      chart(holder, [{colour: only.colour, marker: only.marker, dash: only.dash, label: "", points: points}], marks,
             {title: data.title, x: "commit, oldest first", y: data.y, labels: labels, span: span()}, state, redraw);
       update();
       saveState(state);
