@@ -271,7 +271,7 @@ def test_a_run_page_plots_each_point_from_its_embedded_data_and_a_filter_hides_s
     dom = browser.dom(page)
     assert dom.count('class="point"') == 2 and dom.count('class="line"') == 1  # one configuration, leaves on x
     assert dom.count('class="interval"') == 2 and 'type="checkbox" value="leaves=100"' in dom
-    assert '<p class="plot-title">skynet: time per run</p>' in dom  # which kernel, said above its plot
+    assert f'<p class="plot-title">{plot["title"]}</p>' in dom and plot["title"].startswith("skynet: ")  # its kernel
     hidden = browser.dom(page, "hide=leaves%3D100&ylog=1")
     assert hidden.count('class="point"') == 1 and hidden.count('class="line"') == 0
     assert ">Linear y<" in hidden  # drawn on a log scale, its button offering linear back
