@@ -1294,16 +1294,17 @@ big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged) ->
 %% each answer checked here against a sequential model of its own that replays the seeded
 %% generators bit for bit (random.hpp's SplitMix64, Savina's PseudoRandom, the busy work's LCG,
 %% FNV-1a). As in Savina, the central actor (logmap's master, banking's teller, cigsmok's
-%% arbiter, bndbuffer's manager, the master of concdict and concsll) spawns the others when it
-%% starts, where ours makes every agent in one coop. Where Savina's actor stashes what comes while
-%% it waits for a reply (logmap's series worker, banking's account), the process waits for the
-%% reply in a selective receive, the reply tagged with a reference made just before the request
-%% (so the receive looks only at messages come since: the VM's optimisation of request and
-%% reply), and the messages meanwhile stay in its mailbox, taken up after in their order. 64-bit
-%% arithmetic (the generators, the digests, the busy work) is Erlang's exact integers masked to
-%% 64 bits; past 2^59 an integer is a bignum on the heap, so each step costs more than ours
-%% (here: a SplitMix64 finalizer about 190 ns, a busy-work step about 50 ns; ours about 2 and
-%% 1.2 ns). Savina's philosopher and barber are not here: their message counts depend on the
+%% arbiter, bndbuffer's manager, concdict's and concsll's master) spawns the others when it
+%% starts (but concdict's and concsll's server, spawned by the kernel's process), where ours makes
+%% every agent in one coop. Where Savina's actor stashes what comes while it waits for a reply
+%% (logmap's series worker, banking's account), the process waits for the reply in a selective
+%% receive, the reply tagged with a reference made just before the request (so the receive looks
+%% only at messages come since: the VM's optimisation of request and reply), and the messages
+%% meanwhile stay in its mailbox, taken up after in their order. 64-bit arithmetic (the
+%% generators, the digests) is Erlang's exact integers masked to 64 bits; past 2^59 an integer is
+%% a bignum on the heap, so a SplitMix64 finalizer costs about 190 ns here (ours a few), inside
+%% the phase where ours draws inside it; cigsmok's busy work keeps its state in small integers
+%% (busy_work). Savina's philosopher and barber are not here: their message counts depend on the
 %% schedule (denials, customers turned away), so our kernels state no expectation to check.
 
 -define(M64, 16#FFFFFFFFFFFFFFFF).
@@ -1327,11 +1328,31 @@ splitmix_next(State) ->
     {mix64(Next), Next}.
 
 %% random.hpp's busy_work: `steps` steps of a 64-bit LCG from `steps`, the synthetic work in
-%% place of Savina's busy-waits.
-busy_work(Steps) -> busy_work(Steps, Steps).
+%% place of Savina's busy-waits (cigsmok's spells). The state is kept in three limbs of 22, 22
+%% and 20 bits, so that every product and sum is a small integer (below 2^59) and a step
+%% allocates nothing: the plain product masked to 64 bits makes a bignum on the heap at every
+%% step, about 3 times slower in a spawned process (1,000 spells of 10 to 1,009 steps: 45-50
+%% against 113-186 ns a step, on a loaded 2-core machine). The model (cs_model) takes the plain one.
+-define(LCG_A, 6364136223846793005).
+-define(LCG_C, 1442695040888963407).
+-define(M22, 16#3FFFFF).
 
-busy_work(X, 0) -> X;
-busy_work(X, Left) -> busy_work((X * 6364136223846793005 + 1442695040888963407) band ?M64, Left - 1).
+busy_work(Steps) -> busy_work(Steps band ?M22, (Steps bsr 22) band ?M22, Steps bsr 44, Steps).
+
+busy_work(X0, X1, X2, 0) -> X0 bor (X1 bsl 22) bor (X2 bsl 44);
+busy_work(X0, X1, X2, Left) ->
+    %% (X * A + C) mod 2^64, limb by limb, each carry passed up; the top limb keeps 20 bits.
+    R0 = X0 * (?LCG_A band ?M22) + (?LCG_C band ?M22),
+    R1 = X0 * ((?LCG_A bsr 22) band ?M22) + X1 * (?LCG_A band ?M22) + ((?LCG_C bsr 22) band ?M22) + (R0 bsr 22),
+    R2 = X0 * (?LCG_A bsr 44) + X1 * ((?LCG_A bsr 22) band ?M22) + X2 * (?LCG_A band ?M22) + (?LCG_C bsr 44)
+        + (R1 bsr 22),
+    busy_work(R0 band ?M22, R1 band ?M22, R2 band 16#FFFFF, Left - 1).
+
+%% The same steps on Erlang's exact integers, masked to 64 bits: the models' own.
+busy_work_plain(Steps) -> busy_work_plain(Steps, Steps).
+
+busy_work_plain(X, 0) -> X;
+busy_work_plain(X, Left) -> busy_work_plain((X * ?LCG_A + ?LCG_C) band ?M64, Left - 1).
 
 %% C's "%016llx".
 hex16(N) -> string:lowercase(lists:flatten(io_lib:format("~16.16.0b", [N]))).
@@ -1613,7 +1634,7 @@ cs_replay(Counts, Smokers, Left, Random, Units, Sum, Known) ->
     atomics:add(Counts, Smoker + 1, 1),
     {Spell, Known1} = case Known of
                           #{Work := S} -> {S, Known};
-                          _ -> S = busy_work(Work), {S, Known#{Work => S}}
+                          _ -> S = busy_work_plain(Work), {S, Known#{Work => S}}
                       end,
     cs_replay(Counts, Smokers, Left - 1, Next, Units + Work, (Sum + Spell) band ?M64, Known1).
 
@@ -1784,7 +1805,12 @@ sv_worker(Main, Master, Server, I, Left, Request, State, Replies, Handled) ->
 %% it is spawned, under the clock (as Savina's dictionary copies it when made). Differences as
 %% ours (each worker's SplitMix64 stream, its own keys to write, 32-bit keys and values); the
 %% kernel's process spawns the dictionary, where Savina's master does (so that the map is copied
-%% once, not into the master and again into the dictionary).
+%% once, not into the master and again into the dictionary); the phase ends where the dictionary
+%% handles End, before its digest of the final contents, where ours digests inside the phase: a
+%% digest's entry costs a SplitMix64 finalizer, bignum arithmetic here, so that at the default
+%% 524,287 keys the digest took 470-560 ms (on a loaded 2-core machine), more than the rest of
+%% the phase, against 2-11 ms for ours' (the same digest of a std::unordered_map in C++, timed
+%% apart on the same machine). Savina's dictionary only prints its size.
 savina_concdict(Workers, Messages, WritePercent, Keys, Seed) ->
     Initial = maps:from_list([{K, K} || K <- lists:seq(0, Keys - 1)]),
     Self = self(),
@@ -1822,8 +1848,9 @@ cd_dictionary(Main, Data, Reads, Writes, Handled) ->
             Worker ! {reply, maps:get(Key, Data, 0)},  % 0 where absent, as ours
             cd_dictionary(Main, Data, Reads + 1, Writes, Handled + 1);
         {end_work, Replies} ->
+            End = now_ns(),  % before the digest: see savina_concdict
             Digest = maps:fold(fun(K, V, D) -> (D + cd_entry(K, V)) band ?M64 end, 0, Data),
-            Main ! {sv_done, now_ns(), cd_answer(Reads, Writes + lie(), Replies, map_size(Data), Digest), Handled + 1}
+            Main ! {sv_done, End, cd_answer(Reads, Writes + lie(), Replies, map_size(Data), Digest), Handled + 1}
     end.
 
 %% Each worker's operations replayed in turn on {k: k}.
