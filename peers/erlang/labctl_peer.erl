@@ -1379,8 +1379,9 @@ savina_logmap(Terms, Series, StartRate, Increment) ->
     Master ! start,
     receive {lm_done, End, Reported, Computed, Hash, Sum, Computers, MasterHandled} -> ok end,
     [C ! {stop, Self} || C <- Computers],
-    Handled = MasterHandled + lists:sum([receive {lm_computer, C, H} -> H end || C <- Computers])
-        + lists:sum([receive {lm_worker, I, H} -> H end || I <- lists:seq(0, Series - 1)]),
+    %% The tallies in any order (a receive naming each in turn would scan those come before it).
+    Handled = MasterHandled + lists:sum([receive {lm_computer, _, H} -> H end || _ <- Computers])
+        + lists:sum([receive {lm_worker, _, H} -> H end || _ <- Computers]),
     {ModelHash, ModelSum} = lm_model(Terms, Series, StartRate, Increment),
     {End - Start, Handled, lm_answer(Reported, Computed + lie(), Hash, Sum),
      lm_answer(Series, Series * Terms, ModelHash, ModelSum), #{}}.
@@ -1483,8 +1484,10 @@ savina_banking(Accounts, Transactions, Seed) ->
     Teller = spawn_opt(fun() -> bk_teller(Self, Accounts, Transactions, Seed) end, [{message_queue_data, off_heap}]),
     Teller ! start,
     receive {bk_teller, Completed, Repeated, TellerHandled} -> ok end,
-    Tallies = [receive {bk_account, I, Balance, Credits, Debits, Handled, At} -> {Balance, Credits, Debits, Handled, At} end
-               || I <- lists:seq(0, Accounts - 1)],
+    %% The accounts' tallies as they come, then in account order (for the digest).
+    Tallies = [T || {_, T} <- lists:sort([receive {bk_account, I, Balance, Credits, Debits, Handled, At} ->
+                                                  {I, {Balance, Credits, Debits, Handled, At}}
+                                          end || _ <- lists:seq(1, Accounts)])],
     End = lists:max([At || {_, _, _, _, At} <- Tallies]),
     Balances = [Balance || {Balance, _, _, _, _} <- Tallies],
     Answer = bk_answer(Completed + lie(), Repeated, lists:sum([C || {_, C, _, _, _} <- Tallies]),
@@ -1667,8 +1670,8 @@ savina_bndbuffer(BufferSize, Producers, Consumers, Items, ProduceCost, ConsumeCo
     Start = now_ns(),
     spawn(fun() -> bb_manager(Self, BufferSize, Producers, Consumers, Items, {ProduceCost, ConsumeCost, Consumed}) end),
     receive {bb_manager, ManagerHandled, OverBuffer} -> ok end,
-    Made = [receive {bb_producer, I, Produced, H, _} -> {Produced, H} end || I <- lists:seq(0, Producers - 1)],
-    Used = [receive {bb_consumer, I, H, _, At} -> {H, At} end || I <- lists:seq(0, Consumers - 1)],
+    Made = [receive {bb_producer, _, Produced, H, _} -> {Produced, H} end || _ <- lists:seq(1, Producers)],
+    Used = [receive {bb_consumer, _, H, _, At} -> {H, At} end || _ <- lists:seq(1, Consumers)],
     End = lists:max([At || {_, At} <- Used]),
     Times = [atomics:get(Consumed, I) || I <- lists:seq(1, Producers * Items)],
     Answer = bb_answer(lists:sum([P || {P, _} <- Made]) + lie(), lists:sum(Times), length([x || 1 <- Times]),
@@ -1782,7 +1785,7 @@ savina_served(Workers, Messages, Server, Request, Seeds) ->
     Master = spawn(fun() -> sv_master(Self, Server, Workers, Messages, Request, Seeds) end),
     receive {sv_done, End, Answer, ServerHandled} -> ok end,
     receive {sv_master, Master, MasterHandled} -> ok end,
-    WorkersHandled = lists:sum([receive {sv_worker, I, H} -> H end || I <- lists:seq(0, Workers - 1)]),
+    WorkersHandled = lists:sum([receive {sv_worker, _, H} -> H end || _ <- lists:seq(1, Workers)]),
     {End, Answer, ServerHandled + MasterHandled + WorkersHandled}.
 
 sv_master(Main, Server, Workers, Messages, Request, Seeds) ->
