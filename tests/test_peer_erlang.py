@@ -167,6 +167,13 @@ def test_actor_creation_counts_two_to_the_depth_leaves(run_erlang, depth, thread
     ("actor_creation", {"depth": 2}, "got 'leaves=8 agents=7', expected 'leaves=4 agents=7'"),
     ("savina_count", {"increments": 10}, "got 'start=1 increments=10 retrieves=1 results=1 result=11'"),
     ("savina_fjthrput", {"messages": 5, "actors": 2}, "result_sum=3.2910191538134757', expected"),
+    ("savina_logmap", {"terms": 10, "series": 2}, "got 'series_reported=2 terms_computed=21 terms_hash="),
+    ("savina_banking", {"accounts": 10, "transactions": 20}, "got 'completed=21 repeated=0 credits=20 debits=20"),
+    ("savina_cigsmok", {"rounds": 20, "smokers": 3}, "got 'smokers_reported=3 smokes=21 uneven_smokers=0"),
+    ("savina_bndbuffer", {"buffer_size": 5, "producers": 2, "consumers": 2, "items_per_producer": 5},
+     "got 'produced=11 consumed=10 consumed_once=10 short_producers=0 over_buffer=0'"),
+    ("savina_concdict", {"workers": 2, "messages_per_worker": 10, "keys": 10}, "got 'reads=16 writes=5 replies=20"),
+    ("savina_concsll", {"workers": 2, "messages_per_worker": 10}, "got 'contains=17 writes=2 sizes=1 replies=21"),
 ])
 def test_a_wrong_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch, kernel, params, wrong):
     monkeypatch.setenv(FAULT_ENV, "wrong_answer")
@@ -191,6 +198,51 @@ def test_savinas_micro_benchmarks_answer_as_ours(run_erlang, kernel, params, thr
                                                  if v is not None})))[0]
     assert sample.verified and sample.answer == ours.answer
     assert sample.messages_processed == ours.messages_processed
+
+
+# Savina's concurrency benchmarks but philosopher and barber (whose counts the schedule decides):
+# each once, threads alternating, small sizes, checked against our kernel's own run.
+@pytest.mark.parametrize("kernel, params, threads", [
+    ("savina_logmap", {"terms": 100, "series": 5}, 2),
+    ("savina_banking", {"accounts": 10, "transactions": 100}, 1),
+    ("savina_cigsmok", {"rounds": 200, "smokers": 10}, 2),  # seed 0: Savina's own, rounds*smokers
+    ("savina_bndbuffer", {"buffer_size": 50, "producers": 40, "consumers": 40, "items_per_producer": 20,
+                          "produce_cost": 1, "consume_cost": 1}, 1),
+    ("savina_concdict", {"workers": 3, "messages_per_worker": 300, "write_percent": 60, "keys": 50, "seed": 4}, 2),
+    ("savina_concsll", {"workers": 3, "messages_per_worker": 200, "write_percent": 50, "size_percent": 20,
+                        "seed": 5}, 1),
+])
+def test_savinas_concurrency_benchmarks_answer_as_ours(run_erlang, kernel, params, threads):
+    sample = run_erlang(kernel, **params, threads=threads)
+    ours = list(runner.run_point(Point(kernel, {k: v for k, v in kernels.resolve(kernel, params).items()
+                                                 if v is not None})))[0]
+    assert sample.verified and sample.answer == ours.answer
+    assert sample.messages_processed == ours.messages_processed
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("savina_logmap", {"terms": 50, "series": 3, "start_rate": 3.9, "increment": 0.03}),  # the reals reach it
+    ("savina_banking", {"accounts": 10, "transactions": 0}),  # the teller stops every account at its start
+    ("savina_cigsmok", {"rounds": 50, "smokers": 1, "seed": 9}),  # one smoker picked every round
+    # room for one item past the producers': producers parked, the buffer full, one consumer
+    ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 1, "items_per_producer": 200,
+                          "produce_cost": 0, "consume_cost": 3}),
+])
+def test_savinas_concurrency_benchmarks_verify_at_their_edges(run_erlang, kernel, params):
+    # Verified: the answer and the message count are what our kernel's expectation says.
+    sample = run_erlang(kernel, **params, threads=2)
+    assert sample.verified and sample.answer == sample.expected
+
+
+def test_the_peer_itself_refuses_a_logistic_map_that_leaves_the_unit_interval(erlang_cache, monkeypatch):
+    # labctl refuses these parameters before any program runs: the request is sent as it is.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(erlang_cache))
+    erlang = runtimes.runtimes()["erlang"]
+    with pytest.raises(runtimes.ExternalFailure) as caught:
+        runtimes.run_external(erlang, "savina_logmap", {"series": 3, "start_rate": 3.5, "increment": 0.3,
+                                                        "threads": 1})
+    assert caught.value.kind == "failure" and "exited with status 2" in str(caught.value)
+    assert "param start_rate + (series - 1) * increment must be at most 4, got 4.1" in str(caught.value)
 
 
 def test_a_wrong_answer_printed_is_refused_by_labctl_as_verification(run_erlang, monkeypatch):

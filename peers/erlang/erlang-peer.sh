@@ -22,11 +22,14 @@ if [ "$threads" -lt 1 ] || [ "$threads" -gt 1024 ]; then
 fi
 
 # Processes alive at once, at most: skynet's tree (under 2*leaves agents), actor_creation's
-# (2^(depth+1) agents), a ring's actors, the senders; plus the VM's own.
+# (2^(depth+1) agents), a ring's actors, the senders, Savina's workers, accounts, smokers, logmap's
+# computers and workers (2*series), bndbuffer's producers and consumers; plus the VM's own.
 processes=262144
 depth=$(param depth 0)
 [ "$depth" -gt 26 ] && depth=26  # past the cap below either way (the kernel allows 24)
-for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0); do
+for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0) \
+            $(param accounts 0) $(param smokers 0) $((2 * $(param series 0))) \
+            $(($(param producers 0) + $(param consumers 0))); do
     need=$((need + 1024))
     [ "$need" -gt "$processes" ] && processes=$need
 done
