@@ -1,9 +1,9 @@
-"""The chat application of "Run, Actor, Run" (chat, caf_chat, and on Go): its oracle on cases
+"""The chat application of "Run, Actor, Run" (chat, caf_chat, and on Go and Erlang): its oracle on cases
 worked out by hand, the kernel against the oracle on four dispatchers (buffering on and off, one
 directory, compute only, post heavy, leaves that make the deliveries depend on the schedule), the
 same answer on repeated runs, the metrics present and consistent, the expectation a peer is held
-to (a range of message counts where the schedule decides the deliveries), the Go peer against the
-oracle, and bad parameters refused by name."""
+to (a range of message counts where the schedule decides the deliveries), the Go and Erlang peers
+against the oracle, and bad parameters refused by name."""
 
 from __future__ import annotations
 
@@ -252,22 +252,34 @@ def test_a_peers_message_count_is_held_to_the_simulations_range(peers, monkeypat
     assert f"reported {count} messages, expected {fewest.messages} to {most.messages}" in str(caught.value)
 
 
-go_missing = runtimes.runtimes()["go"].missing if "go" in runtimes.runtimes() else "no peers/go"
+PEERS = ("go", "erlang")  # the external runtimes that run the chat
+
+
+def peer_missing(runtime: str) -> str:
+    known = runtimes.runtimes()
+    return known[runtime].missing if runtime in known else f"no peers/{runtime}"
 
 
 @pytest.fixture(scope="module")
-def go_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("go-cache")  # built once for the module's Go tests
+def peer_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("peer-cache")  # each peer built once for the module's tests
 
 
-@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
-@pytest.mark.parametrize("case, threads", [(case, 1 + i % 2) for i, case in enumerate(CASES)])
-def test_go_chat_answers_as_its_oracle(go_cache, monkeypatch, case, threads):
-    # Each case once, on one thread and on two in turn; the deliveries the run's, within the
-    # simulation's bounds (the oracle holds them there).
-    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+def on_peer(runtime: str, *values):
+    """A test's parameters on `runtime`, skipped where it cannot run here."""
+    why = peer_missing(runtime)
+    return pytest.param(runtime, *values, marks=pytest.mark.skipif(bool(why), reason=f"{runtime}: {why}"))
+
+
+# Each case once per peer, on one thread and on two in turn (Erlang's turn the other way round).
+@pytest.mark.parametrize("runtime, case, threads",
+                         [on_peer(runtime, case, 1 + (i + p) % 2)
+                          for p, runtime in enumerate(PEERS) for i, case in enumerate(CASES)])
+def test_a_peers_chat_answers_as_its_oracle(peer_cache, monkeypatch, runtime, case, threads):
+    # The deliveries the run's, within the simulation's bounds (the oracle holds them there).
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
     params = {**CASES[case], "threads": threads}
-    resolved_ = kernels.resolve("chat", {"runtime": "go", **params})
+    resolved_ = kernels.resolve("chat", {"runtime": runtime, **params})
     [sample] = list(runner.run_point(Point("chat", {k: v for k, v in resolved_.items() if v is not None})))
     expected = oracles.chat(resolved("chat", CASES[case]), int(sample.metrics["deliveries"]))
     assert sample.verified and sample.answer == expected.answer
@@ -277,7 +289,7 @@ def test_go_chat_answers_as_its_oracle(go_cache, monkeypatch, case, threads):
     assert ("turn_qos_ns" in sample.metrics) == (CASES[case]["iterations"] >= 2)
 
 
-@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+@pytest.mark.parametrize("runtime", [on_peer(runtime) for runtime in PEERS])
 @pytest.mark.parametrize("params, says", [
     ({"compute": 60, "post": 30, "leave": 10, "invite": 10}, "their sum must be at most 100"),
     ({"clients": 5, "directories": 3}, "param clients (5) must be at least twice directories (3)"),
@@ -285,13 +297,26 @@ def test_go_chat_answers_as_its_oracle(go_cache, monkeypatch, case, threads):
     ({"clients": 2, "directories": 1, "befriend": 1, "seed": 42}, "a client can befriend nobody in its directory"),
     ({"buffering": 1}, "param buffering must be true or false, got 1"),
 ])
-def test_the_go_chat_itself_refuses_what_ours_refuses(go_cache, monkeypatch, params, says):
+def test_a_peers_chat_itself_refuses_what_ours_refuses(peer_cache, monkeypatch, runtime, params, says):
     # labctl refuses these before any program runs: the request is sent as it is.
-    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
     with pytest.raises(runtimes.ExternalFailure) as caught:
-        runtimes.run_external(runtimes.runtimes()["go"], "chat", {**SMALL, **params, "threads": 1})
+        runtimes.run_external(runtimes.runtimes()[runtime], "chat", {**SMALL, **params, "threads": 1})
     assert caught.value.kind == "failure" and "exited with status 2" in str(caught.value)
     assert says in str(caught.value)
+
+
+@pytest.mark.skipif(bool(peer_missing("erlang")), reason=f"erlang: {peer_missing('erlang')}")
+def test_the_erlang_chat_refuses_a_wrong_answer_itself(peer_cache, monkeypatch):
+    # The wrong_answer fault computes Fibonacci(34): every compute's every evaluation is wrong.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
+    monkeypatch.setenv("LABCTL_ERLANG_PEER_FAULT", "wrong_answer")
+    params = {k: v for k, v in kernels.resolve("chat", {"runtime": "erlang", **SMALL}).items() if v is not None}
+    computes = oracles.chat(resolved("chat", SMALL)).metrics["computes"]
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(Point("chat", params)))
+    assert caught.value.kind == "failure"
+    assert f"wrong_computes={computes * SMALL['compute_repeats']} " in str(caught.value)
 
 
 def test_the_counts_are_the_sequential_simulations_whatever_the_schedule():

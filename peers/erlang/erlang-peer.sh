@@ -22,11 +22,17 @@ if [ "$threads" -lt 1 ] || [ "$threads" -gt 1024 ]; then
 fi
 
 # Processes alive at once, at most: skynet's tree (under 2*leaves agents), actor_creation's
-# (2^(depth+1) agents), a ring's actors, the senders; plus the VM's own.
+# (2^(depth+1) agents), a ring's actors, the senders, the chat's clients, directories and turns'
+# accumulators and its chats (with invites, at most one per client a turn); plus the VM's own.
 processes=262144
 depth=$(param depth 0)
 [ "$depth" -gt 26 ] && depth=26  # past the cap below either way (the kernel allows 24)
-for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0); do
+clients=$(param clients 0)
+chats=0
+[ "$(param invite 10)" -gt 0 ] && chats=$((clients * $(param turns 0)))
+[ "$chats" -gt 134217727 ] && chats=134217727
+chat=$((clients + $(param directories 0) + $(param turns 0) + chats))
+for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0) $chat; do
     need=$((need + 1024))
     [ "$need" -gt "$processes" ] && processes=$need
 done
