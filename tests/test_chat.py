@@ -1,16 +1,24 @@
-"""The chat application of "Run, Actor, Run" (chat, caf_chat): its oracle on cases worked out by
-hand, the kernel against the oracle on four dispatchers (buffering on and off, one directory,
-compute only, post heavy, leaves that make the deliveries depend on the schedule), the same
-answer on repeated runs, the metrics present and consistent, and bad parameters refused by
-name."""
+"""The chat application of "Run, Actor, Run" (chat, caf_chat, and on Go and Erlang): its oracle on cases
+worked out by hand, the kernel against the oracle on four dispatchers (buffering on and off, one
+directory, compute only, post heavy, leaves that make the deliveries depend on the schedule), the
+same answer on repeated runs, the metrics present and consistent, the expectation a peer is held
+to (a range of message counts where the schedule decides the deliveries), the Go and Erlang peers
+against the oracle, and bad parameters refused by name."""
 
 from __future__ import annotations
+
+import json
+import sys
+import textwrap
 
 import oracles
 import pytest
 from savina_support import DISPATCHERS, fnv, resolved
 
 from labctl import _native
+from labctl.catalogue import kernels, runtimes
+from labctl.run import runner
+from labctl.vocabulary.point import Point
 
 WORD = 2**64
 COMPUTE, POST, LEAVE, INVITE, NOTHING = range(5)  # the actions' numbers in a client's fold
@@ -185,6 +193,130 @@ def test_caf_chat_answers_as_its_oracle(case):
     result, expected = run_and_oracle("caf_chat", {**CASES[case], "threads": 2})
     assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
     assert {name: result["metrics"][name] for name in expected.metrics} == expected.metrics
+
+
+# -- the expectation a peer is held to, and the Go peer ---------------------------------------------
+
+def fewest_and_most(params: dict) -> tuple[oracles.Oracle, oracles.Oracle]:
+    """The oracle at the simulation's fewest deliveries and at its most, every iteration."""
+    acts = oracles.chat_actions(*(params[k] for k in ACTION_PARAMS))
+    runs = params["iterations"]
+    return tuple(oracles.chat(params, runs * sum(d[i] for d in acts.deliveries)) for i in (0, 1))
+
+
+def test_the_stated_expectation_is_the_oracles_with_the_schedules_range():
+    params = resolved("chat", LEAVING)
+    fewest, most = fewest_and_most(params)
+    assert fewest.messages < most.messages and fewest.answer == most.answer
+    assert _native.expect("chat", LEAVING) == {"answer": fewest.answer, "messages": fewest.messages,
+                                               "messages_most": most.messages}
+    # Where no turn leaves a chat it posts to, one count.
+    exact = oracles.chat(resolved("chat", SMALL))
+    assert _native.expect("chat", SMALL) == {"answer": exact.answer, "messages": exact.messages}
+
+
+# Answers as told by the environment: a program that reports `messages` as the test says.
+TOLD = textwrap.dedent('''
+    import json, os, sys
+    json.load(sys.stdin)
+    print(json.dumps({"elapsed_ns": 1000, "messages": int(os.environ["CHAT_MESSAGES"]),
+                      "answer": os.environ["CHAT_ANSWER"]}))
+''')
+
+
+@pytest.mark.parametrize("told, verified", [("fewest", True), ("most", True), ("below", False), ("above", False)])
+def test_a_peers_message_count_is_held_to_the_simulations_range(peers, monkeypatch, told, verified):
+    root, reload = peers
+    folder = root / "told"
+    folder.mkdir()
+    (folder / "peer.py").write_text(TOLD)
+    names = json.dumps(sorted(p for p in LEAVING if p != "threads"))
+    (folder / "peer.toml").write_text(f'name = "told"\nsummary = "a test program"\n'
+                                      f'command = {json.dumps([sys.executable, "{folder}/peer.py"])}\n'
+                                      f"[kernels]\nchat = {names}\n")
+    reload()
+    fewest, most = fewest_and_most(resolved("chat", LEAVING))
+    count = {"fewest": fewest.messages, "most": most.messages, "below": fewest.messages - 1,
+             "above": most.messages + 1}[told]
+    monkeypatch.setenv("CHAT_ANSWER", fewest.answer)
+    monkeypatch.setenv("CHAT_MESSAGES", str(count))
+    point = Point("chat", {k: v for k, v in kernels.resolve("chat", {"runtime": "told", **LEAVING}).items()
+                           if v is not None})
+    if verified:
+        [sample] = list(runner.run_point(point))
+        assert sample.verified and sample.messages_processed == count
+        return
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(point))
+    assert caught.value.kind == "verification"
+    assert f"reported {count} messages, expected {fewest.messages} to {most.messages}" in str(caught.value)
+
+
+PEERS = ("go", "erlang")  # the external runtimes that run the chat
+
+
+def peer_missing(runtime: str) -> str:
+    known = runtimes.runtimes()
+    return known[runtime].missing if runtime in known else f"no peers/{runtime}"
+
+
+@pytest.fixture(scope="module")
+def peer_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("peer-cache")  # each peer built once for the module's tests
+
+
+def on_peer(runtime: str, *values):
+    """A test's parameters on `runtime`, skipped where it cannot run here."""
+    why = peer_missing(runtime)
+    return pytest.param(runtime, *values, marks=pytest.mark.skipif(bool(why), reason=f"{runtime}: {why}"))
+
+
+# Each case once per peer, on one thread and on two in turn (Erlang's turn the other way round).
+@pytest.mark.parametrize("runtime, case, threads",
+                         [on_peer(runtime, case, 1 + (i + p) % 2)
+                          for p, runtime in enumerate(PEERS) for i, case in enumerate(CASES)])
+def test_a_peers_chat_answers_as_its_oracle(peer_cache, monkeypatch, runtime, case, threads):
+    # The deliveries the run's, within the simulation's bounds (the oracle holds them there).
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
+    params = {**CASES[case], "threads": threads}
+    resolved_ = kernels.resolve("chat", {"runtime": runtime, **params})
+    [sample] = list(runner.run_point(Point("chat", {k: v for k, v in resolved_.items() if v is not None})))
+    expected = oracles.chat(resolved("chat", CASES[case]), int(sample.metrics["deliveries"]))
+    assert sample.verified and sample.answer == expected.answer
+    assert sample.messages_processed == expected.messages
+    assert {name: sample.metrics[name] for name in expected.metrics} == expected.metrics
+    assert 0 < sample.metrics["turn_p50_ns"] <= sample.metrics["turn_p99_ns"] <= sample.metrics["turn_max_ns"]
+    assert ("turn_qos_ns" in sample.metrics) == (CASES[case]["iterations"] >= 2)
+
+
+@pytest.mark.parametrize("runtime", [on_peer(runtime) for runtime in PEERS])
+@pytest.mark.parametrize("params, says", [
+    ({"compute": 60, "post": 30, "leave": 10, "invite": 10}, "their sum must be at most 100"),
+    ({"clients": 5, "directories": 3}, "param clients (5) must be at least twice directories (3)"),
+    ({"befriend": 0}, "param befriend must be above 0 where invite (10) is"),
+    ({"clients": 2, "directories": 1, "befriend": 1, "seed": 42}, "a client can befriend nobody in its directory"),
+    ({"buffering": 1}, "param buffering must be true or false, got 1"),
+])
+def test_a_peers_chat_itself_refuses_what_ours_refuses(peer_cache, monkeypatch, runtime, params, says):
+    # labctl refuses these before any program runs: the request is sent as it is.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
+    with pytest.raises(runtimes.ExternalFailure) as caught:
+        runtimes.run_external(runtimes.runtimes()[runtime], "chat", {**SMALL, **params, "threads": 1})
+    assert caught.value.kind == "failure" and "exited with status 2" in str(caught.value)
+    assert says in str(caught.value)
+
+
+@pytest.mark.skipif(bool(peer_missing("erlang")), reason=f"erlang: {peer_missing('erlang')}")
+def test_the_erlang_chat_refuses_a_wrong_answer_itself(peer_cache, monkeypatch):
+    # The wrong_answer fault computes Fibonacci(34): every compute's every evaluation is wrong.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(peer_cache))
+    monkeypatch.setenv("LABCTL_ERLANG_PEER_FAULT", "wrong_answer")
+    params = {k: v for k, v in kernels.resolve("chat", {"runtime": "erlang", **SMALL}).items() if v is not None}
+    computes = oracles.chat(resolved("chat", SMALL)).metrics["computes"]
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(Point("chat", params)))
+    assert caught.value.kind == "failure"
+    assert f"wrong_computes={computes * SMALL['compute_repeats']} " in str(caught.value)
 
 
 def test_the_counts_are_the_sequential_simulations_whatever_the_schedule():

@@ -504,7 +504,7 @@ def test_the_shipped_peers_are_valid():
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
                                "savina_logmap", "savina_banking", "savina_cigsmok",
-                               "savina_bndbuffer", "savina_concdict", "savina_concsll"}
+                               "savina_bndbuffer", "savina_concdict", "savina_concsll", "chat"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]

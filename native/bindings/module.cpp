@@ -206,10 +206,12 @@ PYBIND11_MODULE(_native, m) {
         py::dict d;
         d["answer"] = expectation.answer;
         d["messages"] = expectation.messages;
+        if (expectation.messages_most != 0) d["messages_most"] = expectation.messages_most;
         return d;
     }, py::arg("kernel"), py::arg("params"),
        "The answer and message count a correct run must report, from the parameters alone (not "
-       "scoped by dispatcher): what an external program implementing the kernel is held to. "
+       "scoped by dispatcher): what an external program implementing the kernel is held to; with "
+       "'messages_most' where the schedule decides part of the count ('messages' the fewest). "
        "Raises ParamError.");
 
     m.def("work", [](const std::string& name, const py::dict& values) {

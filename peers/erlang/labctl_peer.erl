@@ -14,8 +14,8 @@
 
 -define(NAME, "labctl-erlang-peer").
 
-%% Each kernel's parameters: name -> {default, min, max} (an integer), {real, default, min, max}
-%% or {choice, default, values}, as labctl's schema has them.
+%% Each kernel's parameters: name -> {default, min, max} (an integer), {real, default, min, max},
+%% {choice, default, values} or {boolean, default}, as labctl's schema has them.
 kernels() ->
     #{<<"skynet">> => {#{<<"leaves">> => {1000000, 1, 100000000},
                          <<"branching">> => {10, 2, 1000000},
@@ -105,7 +105,19 @@ kernels() ->
                                  <<"seed">> => {1, 0, 4294967295}, <<"threads">> => {1, 1, 1024}},
                                fun(P) -> savina_concsll(param(<<"workers">>, P), param(<<"messages_per_worker">>, P),
                                                         param(<<"write_percent">>, P), param(<<"size_percent">>, P),
-                                                        param(<<"seed">>, P)) end}}.
+                                                        param(<<"seed">>, P)) end},
+      %% The chat of "Run, Actor, Run": labctl_chat.erl.
+      <<"chat">> => {#{<<"clients">> => {1024, 2, 1000000}, <<"directories">> => {8, 1, 500000},
+                       <<"turns">> => {32, 1, 1000000}, <<"iterations">> => {32, 1, 100000},
+                       <<"compute">> => {55, 0, 100}, <<"post">> => {25, 0, 100}, <<"leave">> => {10, 0, 100},
+                       <<"invite">> => {10, 0, 100}, <<"befriend">> => {10, 0, 100},
+                       <<"seed">> => {42, 0, 1000000000}, <<"buffering">> => {boolean, true},
+                       <<"compute_repeats">> => {10000, 0, 100000000}, <<"threads">> => {1, 1, 1024}},
+                     fun(P) -> case labctl_chat:run(P) of
+                                   {error, Why} -> fail("~s", [Why]);
+                                   Ran -> Ran
+                               end
+                     end}}.
 
 param(Name, Params) -> maps:get(Name, Params).
 
@@ -189,6 +201,10 @@ parse(Request) ->
                        (V >= Min andalso V =< Max) orelse
                            fail("param ~s=~g out of range [~g, ~g]", [Name, V, Min, Max]),
                        V;
+                  (Name, {boolean, Default}) ->
+                       V = maps:get(Name, Given, Default),
+                       is_boolean(V) orelse fail("param ~s must be true or false, got ~ts", [Name, show(V)]),
+                       V;
                   (Name, {choice, Default, Values}) ->
                        V = maps:get(Name, Given, Default),
                        lists:member(V, Values) orelse
@@ -242,6 +258,11 @@ check(<<"savina_concdict">>, #{<<"keys">> := Keys, <<"workers">> := Workers}) wh
     fail("param keys (~b) must be at least workers (~b): each worker writes its own keys", [Keys, Workers]);
 check(<<"savina_concsll">>, #{<<"write_percent">> := Write, <<"size_percent">> := Size}) when Write + Size > 100 ->
     fail("param write_percent (~b) plus size_percent (~b) must be at most 100", [Write, Size]);
+check(<<"chat">>, Params) ->
+    case labctl_chat:check(Params) of
+        ok -> ok;
+        {error, Why} -> fail("~s", [Why])
+    end;
 check(_, _) -> ok.
 
 show(V) when is_binary(V) -> [$", V, $"];

@@ -1,6 +1,6 @@
 // Command labctl-go-peer runs one labctl benchmark kernel (skynet, ping_pong, service, one of
-// Savina's seven micro benchmarks or one of its concurrency benchmarks) on the Go runtime and
-// reports how long it took.
+// Savina's seven micro benchmarks or one of its concurrency benchmarks, or the chat of "Run,
+// Actor, Run") on the Go runtime and reports how long it took.
 //
 // Protocol: labctl writes one JSON request {"kernel": ..., "params": {...}}
 // on stdin; the program runs the kernel once and prints one JSON line
@@ -38,13 +38,14 @@ type result struct {
 }
 
 // param describes one parameter: an integer's default and allowed range; a real's (real set:
-// fdef, fmin, fmax); or a choice's default (text) and values.
+// fdef, fmin, fmax); a choice's default (text) and values; or a boolean's (boolean set: bdef).
 type param struct {
 	def, min, max    int64
 	real             bool
 	fdef, fmin, fmax float64
 	text             string
 	choices          []string
+	boolean, bdef    bool
 }
 
 // values are a request's parameters, by type.
@@ -52,6 +53,7 @@ type values struct {
 	ints  map[string]int64
 	reals map[string]float64
 	texts map[string]string
+	flags map[string]bool
 }
 
 // kernels lists each kernel's parameters and the function that runs it.
@@ -150,6 +152,24 @@ var kernels = map[string]struct {
 			"threads": {def: 1, min: 1, max: 1024},
 		},
 		run: func(p values) result { return savinaBig(p.ints["actors"], p.ints["pings"], p.ints["seed"]) },
+	},
+	"chat": {
+		params: map[string]param{
+			"clients":         {def: 1024, min: 2, max: 1000000},
+			"directories":     {def: 8, min: 1, max: 500000},
+			"turns":           {def: 32, min: 1, max: 1000000},
+			"iterations":      {def: 32, min: 1, max: 100000},
+			"compute":         {def: 55, min: 0, max: 100},
+			"post":            {def: 25, min: 0, max: 100},
+			"leave":           {def: 10, min: 0, max: 100},
+			"invite":          {def: 10, min: 0, max: 100},
+			"befriend":        {def: 10, min: 0, max: 100},
+			"seed":            {def: 42, min: 0, max: 1000000000},
+			"buffering":       {boolean: true, bdef: true},
+			"compute_repeats": {def: 10000, min: 0, max: 100000000},
+			"threads":         {def: 1, min: 1, max: 1024},
+		},
+		run: runChat,
 	},
 	"savina_logmap": {
 		params: map[string]param{
@@ -254,7 +274,8 @@ func parse(input []byte) (string, values) {
 			fail("unknown param %q for kernel %s", name, req.Kernel)
 		}
 	}
-	v := values{ints: map[string]int64{}, reals: map[string]float64{}, texts: map[string]string{}}
+	v := values{ints: map[string]int64{}, reals: map[string]float64{}, texts: map[string]string{},
+		flags: map[string]bool{}}
 	for name, spec := range k.params {
 		raw, given := req.Params[name]
 		switch {
@@ -271,6 +292,12 @@ func parse(input []byte) (string, values) {
 				fail("param %s must be one of %s, got %s", name, strings.Join(spec.choices, ", "), raw)
 			}
 			v.texts[name] = x
+		case spec.boolean:
+			x := spec.bdef
+			if given && json.Unmarshal(raw, &x) != nil {
+				fail("param %s must be true or false, got %s", name, raw)
+			}
+			v.flags[name] = x
 		case spec.real:
 			x := spec.fdef
 			if given {

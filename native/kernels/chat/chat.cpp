@@ -458,6 +458,12 @@ Result run(const Params& params) {
     return result;
 }
 
+// What a peer's chat is held to (chat.hpp's expectation): the simulation, outside any phase.
+Expectation expect(const Params& params) {
+    const Settings settings = Settings::from(params);
+    return expectation(settings, simulate(settings));
+}
+
 void check(const Params& params) {
     check_settings("chat", params);
     if (!rt::find_dispatcher(params.text("dispatcher")).thread_per_agent) return;
@@ -560,6 +566,7 @@ const Registration registration(Kernel{
     .metrics = metrics(),
     .check = check,
     .run = run,
+    .expect = expect,
     .work = work,
     .memory = memory,
 });

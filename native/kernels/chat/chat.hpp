@@ -361,6 +361,11 @@ struct Plan {
         for (const TurnPlan& t : turns) sum += t.deliveries_min;
         return sum;
     }
+    std::uint64_t deliveries_max() const noexcept {
+        std::uint64_t sum = 0;
+        for (const TurnPlan& t : turns) sum += t.deliveries_max;
+        return sum;
+    }
 };
 
 // The sequential simulation of one iteration: every draw of the directories and the clients in
@@ -542,6 +547,18 @@ inline Answer expected_answer(const Settings& s, const Plan& plan) {
     a.logout_leaves = s.iterations * plan.logout_leaves;
     a.decisions = s.iterations * plan.decisions;
     return a;
+}
+
+// What a correct run of any runtime states, from the simulation: its answer (the counts depend
+// on no schedule) and the messages it handles, which the schedule decides in part where a turn
+// posts to a chat that a member leaves in it (each delivery a Forward and its acknowledgement):
+// from the simulation's fewest deliveries to its most, exact where they are the same.
+inline Expectation expectation(const Settings& s, const Plan& plan) {
+    const std::uint64_t fewest = messages(s, plan, s.iterations * plan.deliveries_min());
+    const std::uint64_t most = messages(s, plan, s.iterations * plan.deliveries_max());
+    return {.answer = describe(s, expected_answer(s, plan)),
+            .messages = fewest,
+            .messages_most = most != fewest ? most : 0};
 }
 
 // A percentile of sorted samples (the nearest rank, as ping_pong's).

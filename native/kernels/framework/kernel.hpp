@@ -152,6 +152,10 @@ struct Result {
 struct Expectation {
     std::string answer;
     std::uint64_t messages = 0;
+    // Where the schedule decides part of the count (chat: a post reaches a member who leaves the
+    // chat in the same turn or not), the most a correct run handles, `messages` the fewest; 0
+    // where the count is exact.
+    std::uint64_t messages_most = 0;
 };
 
 // Faults a test can ask a run to commit, to prove the layers above handle them; outside_work
