@@ -313,6 +313,8 @@ def test_any_reply_is_a_well_formed_sample_or_a_protocol_error(stdout):
     for name, value in run.metrics.items():
         assert re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name) and name not in reserved and name != "elapsed_ns"
         assert isinstance(value, float) and math.isfinite(value)
+    assert len(run.histogram) <= runtimes.MAX_BUCKETS
+    assert all(0 <= lowest <= runtimes.MAX_INTEGER and 1 <= count <= runtimes.MAX_INTEGER for lowest, count in run.histogram)
 
 
 # -- gate baselines ------------------------------------------------------------------------------

@@ -259,6 +259,7 @@ def test_service_answers_every_request_exactly_once(run_erlang):
     assert sample.verified
     assert sample.answer == "requests=300 answered=300 repeated=0 missing=0 unknown=0 id_sum=44850"
     assert sample.messages_processed == 600
+    assert sum(count for _, count in sample.histogram) == 300  # every answer's latency, kept with it
 
 
 def test_a_service_whose_generator_falls_behind_gives_no_latency_figure(run_erlang):

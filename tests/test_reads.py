@@ -342,6 +342,19 @@ def test_a_reply_nested_past_the_bound_is_a_protocol_error():
             runtimes._parse_reply("p", reply)
 
 
+@pytest.mark.parametrize("histogram", [{"600": 3}, [[600]], [[600, 0]], [[-1, 3]], [[600, 1.5]], [[600, True]],
+                                       [[600, 2**63]], [600, 3], [[600, 1]] * (runtimes.MAX_BUCKETS + 1)])
+def test_a_histogram_that_is_no_list_of_buckets_is_a_protocol_error(histogram):
+    reply = json.dumps({"elapsed_ns": 10, "messages": 0, "answer": "a", "histogram": histogram}).encode()
+    with pytest.raises(runtimes.ProtocolError, match=r"^p: 'histogram' must be a list of at most 10000"):
+        runtimes._parse_reply("p", reply)
+
+
+def test_a_histogram_of_buckets_is_kept_as_given():
+    reply = json.dumps({"elapsed_ns": 10, "messages": 0, "answer": "a", "histogram": [[0, 1], [600, 3]]}).encode()
+    assert runtimes._parse_reply("p", reply).histogram == [[0, 1], [600, 3]]
+
+
 # -- gate baselines --------------------------------------------------------------------------
 
 GOOD_POINT = {"key": "k1", "kernel": "skynet", "params": {"leaves": 1000}, "instructions": 1000}

@@ -451,6 +451,8 @@ def test_the_go_peer_verifies_as_our_kernels_do(go_cache, monkeypatch, kernel, p
                                                  if v is not None})))[0]
     assert sample.verified and sample.answer == ours.answer
     assert sample.messages_processed == ours.messages_processed
+    if kernel == "service":  # every answer's latency, kept with the sample
+        assert sum(count for _, count in sample.histogram) == params["requests"]
     if kernel == "skynet":  # its memory, as ours: the goroutines made, the RSS grown
         assert sample.counts["agents_created"] == sample.metrics["agents"] and sample.counts["rss_growth_kb"] >= 0
 

@@ -68,6 +68,30 @@ def test_latencies_are_counted_from_the_due_time_and_ordered(kernel, one_thread)
     assert 10_000 < metrics["sent_per_s"] <= 20_000 * 1.0001
 
 
+def histogram_percentile(histogram: list, percentile: float, largest: int) -> int:
+    """The value at `percentile` of a sample's histogram ([lowest, count] buckets), as HdrHistogram
+    gives it at 2 significant digits: the highest value of the bucket holding the value of rank
+    ceil(p/100 * count), at most the exact max. Worked out here from the layout: below 256 a value
+    is its own bucket; above, a bucket spans 2^(bits - 8) values."""
+    rank = max(1, math.ceil(percentile / 100 * sum(count for _, count in histogram)))
+    seen = 0
+    for lowest, count in histogram:
+        seen += count
+        if seen >= rank:
+            return min(lowest + (1 << max(0, lowest.bit_length() - 8)) - 1, largest)
+    raise AssertionError("rank past the histogram")
+
+
+@pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
+def test_the_sample_keeps_the_histogram_its_percentiles_were_read_from(kernel, one_thread):
+    result = _native.run(kernel, {"requests": 300, **KEEPS_UP, "arrivals": "poisson", **one_thread})
+    histogram, metrics = result["histogram"], result["metrics"]
+    assert sum(count for _, count in histogram) == 300  # every answer's latency, once
+    assert [lowest for lowest, _ in histogram] == sorted({lowest for lowest, _ in histogram})
+    for name, percentile in [("latency_p50_ns", 50), ("latency_p90_ns", 90), ("latency_p99_ns", 99)]:
+        assert metrics[name] == histogram_percentile(histogram, percentile, metrics["latency_max_ns"])
+
+
 @pytest.mark.parametrize("kernel, one_thread", BUILT_IN)
 def test_a_spinning_server_adds_its_work_to_every_latency(kernel, one_thread):
     # 200 us of CPU per request: no answer can come sooner after it was due.

@@ -182,6 +182,10 @@ UNDO = {
         + ", unsupported, schedule_dependent, recorded_at FROM samples",
         "DROP TABLE samples", "ALTER TABLE samples_v5 RENAME TO samples",
         "CREATE INDEX samples_point ON samples (point_id)"],
+    6: [store_module._V6_SAMPLES,  # no histogram
+        f"INSERT INTO samples_v6 SELECT {store_module._V6_KEPT} FROM samples",
+        "DROP TABLE samples", "ALTER TABLE samples_v6 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
 
@@ -283,6 +287,36 @@ def test_a_store_of_schema_version_4_is_migrated_its_samples_kept_without_counts
     columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
     assert columns[-1] == "recorded_at" and "counts" in columns
     assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+
+
+def test_a_store_of_schema_version_6_is_migrated_its_samples_kept_with_no_histogram(tmp_path):
+    # Version 6: a sample kept no histogram; the table is made again with it before recorded_at.
+    path = tmp_path / "r.db"
+    run = older_store(path, 6)
+    with Store(path) as store:
+        [kept] = store.samples(run)
+        assert kept["histogram"] == [] and kept["elapsed_ns"] == SAMPLE.elapsed_ns
+        latency = Sample.from_json({**SAMPLE.to_json(), "histogram": [[600, 3], [2**40, 1]]})
+        store.add_sample(store.points(run)[0].id, 1, latency)
+        assert [s["histogram"] for s in store.samples(run)] == [[], [[600, 3], [2**40, 1]]]
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(samples)")]
+    assert columns[-2:] == ["histogram", "recorded_at"]
+    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'samples_point'").fetchone()
+
+
+@pytest.mark.parametrize("damaged", ['{"600": 3}', '[[600]]', '[[600, 0]]', '[[-1, 3]]', '[[600, 1.5]]', '[[600, true]]'])
+def test_a_damaged_histogram_is_named_when_read(tmp_path, damaged):
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        run = make_run(store)
+        store.add_sample(store.points(run)[0].id, 0, SAMPLE)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE samples SET histogram = ?", (damaged,))
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="its histogram is damaged"), Store(path) as store:
+        store.samples(run)
 
 
 # The store tests/data/store_v5.db holds, as tests/data/make_store_v5.py wrote it with labctl's

@@ -452,6 +452,7 @@ class ExternalRun:
     # and the agents (goroutines, processes, tasks) its phase made.
     rss_before_kb: int | None = None
     agents_created: int | None = None
+    histogram: list[list[int]] = field(default_factory=list)  # a latency kernel's (sample.Sample)
 
 
 def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collection[str] = ()) -> ExternalRun:
@@ -506,6 +507,7 @@ MAX_INTEGER = 2**63 - 1  # the store's integers
 MAX_ANSWER = 1000
 MAX_METRICS = 32
 MAX_METRIC = 1e300
+MAX_BUCKETS = 10_000  # a histogram of 2 significant digits up to 2^63 has 7,168
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
@@ -538,7 +540,8 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
                                           f"{MAX_INTEGER}, got {value!r}"[:300]))
         return value
 
-    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics", "rss_before_kb", "agents_created"}
+    unknown = set(reply) - {"elapsed_ns", "messages", "answer", "metrics", "rss_before_kb", "agents_created",
+                            "histogram"}
     if unknown:
         raise ProtocolError(printable(f"{name}: unknown keys in its reply: {', '.join(sorted(unknown))}"[:300]))
     elapsed = integer("elapsed_ns", 1)
@@ -563,7 +566,18 @@ def _parse_reply(name: str, stdout: bytes, reserved: Collection[str] = ()) -> Ex
                 or abs(value) > MAX_METRIC:
             raise ProtocolError(printable(f"{name}: metric {key!r} must be a finite number of at "
                                           f"most {MAX_METRIC:g} in size, or null, got {value!r}"[:300]))
+    histogram = reply.get("histogram", [])
+
+    def bucket(b: object) -> bool:
+        return isinstance(b, list) and len(b) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in b) and 0 <= b[0] <= MAX_INTEGER \
+            and 1 <= b[1] <= MAX_INTEGER
+
+    if not isinstance(histogram, list) or len(histogram) > MAX_BUCKETS or not all(map(bucket, histogram)):
+        raise ProtocolError(printable(f"{name}: 'histogram' must be a list of at most {MAX_BUCKETS} [value, count] "
+                                      f"pairs of integers (values from 0, counts from 1), got {histogram!r}"[:300]))
     return ExternalRun(elapsed, messages, answer,
                        {k: float(v) for k, v in metrics.items() if v is not None},
+                       histogram=histogram,
                        rss_before_kb=integer("rss_before_kb", 0) if "rss_before_kb" in reply else None,
                        agents_created=integer("agents_created", 0) if "agents_created" in reply else None)

@@ -159,7 +159,8 @@ def _native_sample(runtime: runtimes.Runtime, kernel: str, params: dict, fault: 
                       answer=result["answer"], expected=result["expected"],
                       metrics=metrics.measured_only(result["metrics"]), thread_cpu_ns=result["thread_cpu_ns"], pid=worker.pid,
                       peak_rss_kb=peak_rss_kb, voluntary_switches=after.voluntary - before.voluntary,
-                      involuntary_switches=after.involuntary - before.involuntary)
+                      involuntary_switches=after.involuntary - before.involuntary,
+                      histogram=[[int(lowest), int(count)] for lowest, count in result.get("histogram", [])])
     runtime_counts = {name: int(value) for name, value in result.get("runtime_counts", {}).items()
                       if name in metrics.RUNTIME_COUNTS}
     runtime_counts["rss_growth_kb"] = max(0, peak_rss_kb - baseline_kb)
@@ -213,7 +214,7 @@ def _external_sample(runtime: runtimes.Runtime, kernel: str, params: dict) -> Sa
                       metrics=metrics.measured_only(run.metrics),
                       thread_cpu_ns=[run.cpu_ns],  # the whole process: its threads are not ours to see
                       pid=run.pid, peak_rss_kb=run.peak_rss_kb, voluntary_switches=run.voluntary_switches,
-                      involuntary_switches=run.involuntary_switches)
+                      involuntary_switches=run.involuntary_switches, histogram=run.histogram)
     # Its memory per agent, as ours (labctl.read.results): its peak RSS over its own resident set
     # before the kernel (the runtime's start-up is not the agents'), over the agents it made.
     if run.rss_before_kb is not None and run.agents_created is not None:

@@ -42,7 +42,7 @@ class Planned(Protocol):
     points: list[Point]  # in the order they run
 
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 APPLICATION = "labctl"
 # The keys of the commit a run's context records as "commit" (labctl.run.sysinfo reads them from
 # LABCTL_COMMIT, labctl.read.series reads them back).
@@ -163,6 +163,23 @@ _V5_TO_V6 = (f"INSERT INTO samples_v6 ({_V5_KEPT}, counts, unsupported, schedule
              f" SELECT {_V5_KEPT}, json_patch('{{}}', json_object("
              + ", ".join(f"'{name}', {name}" for name in _V5_COUNTS)
              + ")), unsupported, schedule_dependent, recorded_at FROM samples")
+# Version 7 keeps a latency kernel's histogram with its sample (sample.Sample.histogram), after
+# schedule_dependent, so the table is made again with the column in its place.
+_V6_KEPT = ("id, point_id, repeat, elapsed_ns, messages_processed, answer, expected, metrics, "
+            "thread_cpu_ns, peak_rss_kb, voluntary_switches, involuntary_switches, pid, counts, "
+            "unsupported, schedule_dependent, recorded_at")
+_V7_SAMPLES = """CREATE TABLE samples_v7 (
+    id INTEGER PRIMARY KEY,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repeat INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL, messages_processed INTEGER NOT NULL, answer TEXT NOT NULL,
+    expected TEXT NOT NULL, metrics TEXT NOT NULL, thread_cpu_ns TEXT NOT NULL,
+    peak_rss_kb INTEGER, voluntary_switches INTEGER, involuntary_switches INTEGER, pid INTEGER,
+    counts TEXT NOT NULL DEFAULT '{}', unsupported TEXT NOT NULL DEFAULT '{}',
+    schedule_dependent INTEGER, histogram TEXT NOT NULL DEFAULT '[]',
+    recorded_at TEXT NOT NULL,
+    UNIQUE (point_id, repeat)
+)"""
 
 # What takes a store of version N to N + 1. A column added by a migration goes last in SCHEMA's
 # table too, so that migrated and new stores have the same layout; where it cannot (a sample's
@@ -186,6 +203,12 @@ MIGRATIONS = {
         _V5_TO_V6,
         "DROP TABLE samples",
         "ALTER TABLE samples_v6 RENAME TO samples",
+        "CREATE INDEX samples_point ON samples (point_id)"],
+    # A latency kernel's histogram with its sample (_V7_SAMPLES).
+    6: [_V7_SAMPLES,
+        f"INSERT INTO samples_v7 ({_V6_KEPT}) SELECT {_V6_KEPT} FROM samples",
+        "DROP TABLE samples",
+        "ALTER TABLE samples_v7 RENAME TO samples",
         "CREATE INDEX samples_point ON samples (point_id)"],
 }
 
@@ -235,6 +258,9 @@ _JSON = {
     "thread_cpu_ns": ("a list of whole numbers", lambda v: isinstance(v, list) and all(_whole(t) for t in v), False),
     "metrics": ("an object of numbers", _mapping(values=lambda v: _number(v, nan=True)), True),
     "unsupported": ("an object of strings", _mapping(values=lambda v: isinstance(v, str)), False),
+    "histogram": ("a list of [value, count] pairs of whole numbers",
+                  lambda v: isinstance(v, list) and all(isinstance(b, list) and len(b) == 2 and _whole(b[0], 0)
+                                                        and _whole(b[1], 1) for b in v), False),
 }
 
 

@@ -42,6 +42,10 @@ class Sample:
     counts: dict[str, int] = field(default_factory=dict)
     unsupported: dict[str, str] = field(default_factory=dict)  # counter -> why it is absent here
     schedule_dependent: bool | None = None  # counts that depend on how threads interleaved
+    # A latency kernel's histogram (the service's, on every runtime): [lowest value (ns), count]
+    # for each bucket that counted a value, lowest first, in HdrHistogram's layout at 2
+    # significant digits (a bucket holds the values within 1% above its lowest); empty otherwise.
+    histogram: list[list[int]] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -84,8 +88,9 @@ STORED: tuple[tuple[str, str], ...] = (
     ("counts", "TEXT NOT NULL DEFAULT '{}'"),
     ("unsupported", "TEXT NOT NULL DEFAULT '{}'"),  # JSON (v5)
     ("schedule_dependent", "INTEGER"),  # 0, 1, or NULL under the time measure
+    ("histogram", "TEXT NOT NULL DEFAULT '[]'"),  # JSON list of [lowest, count] (v7)
 )
-JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
+JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported", "histogram")
 
 # The columns labctl.read.results gives every sample, before the parameters and metrics of its kernel:
 # where it comes from, what was stored (a column per count of labctl.vocabulary.metrics.COUNTS, nullable;
@@ -95,7 +100,7 @@ JSON_FIELDS = ("metrics", "thread_cpu_ns", "counts", "unsupported")
 COLUMNS = ["run", "run_name", "point", "position", "point_key", "kernel", "repeat", "measure",
            "elapsed_ns", "messages_processed", "msgs_per_s", "answer", "expected", "verified",
            "cpu_ns", "cpu_per_message_ns", "waiting_cpu_share", "bytes_per_agent", "thread_cpu_ns", "peak_rss_kb", "voluntary_switches",
-           "involuntary_switches", *metrics.COUNTS, *metrics.RUNTIME_COUNTS, "unsupported", "schedule_dependent", "recorded_at",
+           "involuntary_switches", *metrics.COUNTS, *metrics.RUNTIME_COUNTS, "unsupported", "schedule_dependent", "histogram", "recorded_at",
            "machine", "host"]
 # The columns labctl.read.results.points gives every point besides its parameters.
 POINT_COLUMNS = ["point", "position", "kernel", "env", "cpus", "measure", "repeats", "samples",

@@ -257,6 +257,7 @@ PYBIND11_MODULE(_native, m) {
         d["metrics"] = metrics;
         d["thread_cpu_ns"] = result.thread_cpu_ns;
         d["process_cpu_ns"] = result.process_cpu_ns;
+        if (!result.histogram.empty()) d["histogram"] = result.histogram;
         if (const auto& counts = result.runtime_counts) {
             py::dict runtime;
             runtime["agents_created"] = counts->agents_created;

@@ -52,6 +52,18 @@ TEST(an_empty_histogram_has_no_value_and_a_value_past_its_range_counts_at_its_to
 }
 
 
+TEST(a_histograms_buckets_give_back_every_count_at_its_lowest_equivalent_value, 10) {
+    Histogram h(2);
+    const std::vector<std::int64_t> values = {0, 5, 5, 255, 256, 257, 1'000, 1'003, 123'456'789};
+    for (const std::int64_t v : values) h.record(v);
+    std::vector<std::pair<std::int64_t, std::uint64_t>> buckets;
+    h.for_each_bucket([&](std::int64_t lowest, std::uint64_t count) { buckets.emplace_back(lowest, count); });
+    // 256 and 257 share a bucket (2 wide there), 1,000 and 1,003 too (8 wide); the rest stand alone.
+    const std::vector<std::pair<std::int64_t, std::uint64_t>> expected = {
+        {0, 1}, {5, 2}, {255, 1}, {256, 2}, {1'000, 2}, {h.lowest_equivalent(123'456'789), 1}};
+    CHECK(buckets == expected);
+}
+
 // The service kernel's rule for its latency percentiles (service.hpp, kPercentiles): each stands
 // where the generator's late sends are at most the share of the sends above it.
 namespace service = labctl::kernels::service;

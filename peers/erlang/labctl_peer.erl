@@ -146,17 +146,17 @@ run() ->
                        "(start it with erl +S ~b:~b)", [Online, Threads, Threads, Threads])
     end,
     RssBefore = resident_kb(),
-    %% A kernel that counts the agents (processes) its phase made adds them: labctl's memory per agent.
-    {Elapsed, Messages, Answer, Expected, Metrics, Agents} =
+    %% A kernel may add keys of the reply's own (the protocol's agents_created, histogram).
+    {Elapsed, Messages, Answer, Expected, Metrics, Extra} =
         case Run(Params) of
             {E, M, A, X, Ms} -> {E, M, A, X, Ms, #{}};
-            {E, M, A, X, Ms, Made} -> {E, M, A, X, Ms, #{<<"agents_created">> => Made}}
+            {E, M, A, X, Ms, Keys} -> {E, M, A, X, Ms, Keys}
         end,
     %% Our kernels raise on a wrong answer and never return a timing: so does this.
     Answer =:= Expected orelse
         fail(1, "~s: wrong answer: got '~s', expected '~s'", [Kernel, Answer, Expected]),
     Printed = case Fault of misreport -> Answer ++ "0"; _ -> Answer end,
-    io:put_chars([encode(Agents#{<<"elapsed_ns">> => Elapsed, <<"messages">> => Messages,
+    io:put_chars([encode(Extra#{<<"elapsed_ns">> => Elapsed, <<"messages">> => Messages,
                                  <<"answer">> => list_to_binary(Printed), <<"metrics">> => Metrics,
                                  <<"rss_before_kb">> => RssBefore}), $\n]),
     halt(0).
@@ -349,6 +349,7 @@ number(Text) ->
 encode(Map) when is_map(Map) ->
     Fields = [[encode(K), $:, encode(V)] || {K, V} <- lists:sort(maps:to_list(Map))],
     [${, lists:join($,, Fields), $}];
+encode(L) when is_list(L) -> [$[, lists:join($,, [encode(E) || E <- L]), $]];
 encode(N) when is_integer(N) -> integer_to_list(N);
 encode(F) when is_float(F) -> float_to_list(F, [short]);
 encode(B) when is_binary(B) ->
@@ -375,7 +376,7 @@ skynet(Leaves, Branching) ->
     Elapsed = erlang:monotonic_time(nanosecond) - Start,
     {Elapsed, Agents - 1, skynet_answer(Sum, Agents),
      skynet_answer(Leaves * (Leaves - 1) div 2, tree_agents(Leaves, Branching)),
-     #{<<"agents">> => Agents, <<"ns_per_agent">> => Elapsed / Agents}, Agents}.
+     #{<<"agents">> => Agents, <<"ns_per_agent">> => Elapsed / Agents}, #{<<"agents_created">> => Agents}}.
 
 skynet_answer(Sum, Agents) -> lists:flatten(io_lib:format("sum=~b agents=~b", [Sum, Agents])).
 
@@ -786,7 +787,7 @@ service(P) ->
                            <<"generator_late_share">> => LateShare,
                            <<"histogram_record_ns">> => histogram_record_ns()}),
     {max(Elapsed, 1), 2 * Requests, Answer, service_answer(Requests, Requests, 0, 0, 0, Requests * (Requests - 1) div 2),
-     Metrics}.
+     Metrics, #{<<"histogram">> => histogram_buckets(Latency)}}.
 
 service_answer(Requests, Answered, Repeated, Missing, Unknown, IdSum) ->
     lists:flatten(io_lib:format("requests=~b answered=~b repeated=~b missing=~b unknown=~b id_sum=~b",
@@ -894,6 +895,11 @@ histogram_record(H, Value) ->
     counters:add(H, ?SLOTS + 1, 1).
 
 histogram_max(H) -> counters:get(H, ?SLOTS + 2).
+
+%% Each bucket that counted a value, [its lowest value, its count], lowest first (the sample's
+%% histogram, as ours).
+histogram_buckets(H) ->
+    [[value_of(I), C] || I <- lists:seq(0, ?SLOTS - 1), (C = counters:get(H, I + 1)) > 0].
 
 %% The bucket of V: its bit length past the sub-buckets' (64 - clz(V bor mask) - 8).
 bucket_of(V) -> bit_length((V bor ?MASK) bsr (?HALF_MAGNITUDE + 1)).

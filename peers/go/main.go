@@ -35,6 +35,8 @@ type result struct {
 	// where it counts them (0: not counted, left out): labctl's memory per agent.
 	RssBeforeKb   int64 `json:"rss_before_kb"`
 	AgentsCreated int64 `json:"agents_created,omitempty"`
+	// A latency kernel's histogram: [lowest value, count] of each bucket that counted one.
+	Histogram [][2]int64 `json:"histogram,omitempty"`
 }
 
 // param describes one parameter: an integer's default and allowed range; a real's (real set:

@@ -102,6 +102,18 @@ func (h *histogram) record(value int64) {
 	h.total++
 }
 
+// buckets: [lowest value, count] of each bucket that counted a value, lowest first (the sample's
+// histogram, as ours).
+func (h *histogram) buckets() [][2]int64 {
+	var out [][2]int64
+	for i, c := range h.counts {
+		if c > 0 {
+			out = append(out, [2]int64{h.valueOf(i), int64(c)})
+		}
+	}
+	return out
+}
+
 // valueAtPercentile: the highest value equivalent to the ceil(p/100*count)-th smallest (at least
 // the first), capped at the exact max; 0 when empty.
 func (h *histogram) valueAtPercentile(p float64) int64 {
@@ -336,5 +348,6 @@ func runService(p serviceParams) result {
 	if elapsed < 1 {
 		elapsed = 1
 	}
-	return result{ElapsedNs: elapsed, Messages: 2 * p.requests, Answer: d.answer, Metrics: metrics}
+	return result{ElapsedNs: elapsed, Messages: 2 * p.requests, Answer: d.answer, Metrics: metrics,
+		Histogram: d.latency.buckets()}
 }

@@ -76,6 +76,15 @@ public:
         return lowest + (std::int64_t{1} << bucket_of(std::uint64_t(lowest))) - 1;
     }
 
+    // Calls visit(lowest, count) for each bucket that counted a value, lowest value first: its
+    // lowest equivalent value and its count (what a sample keeps of the histogram).
+    template <class Visit>
+    void for_each_bucket(Visit&& visit) const {
+        for (std::size_t i = 0; i < counts_.size(); ++i) {
+            if (counts_[i] != 0) visit(value_of(i), counts_[i]);
+        }
+    }
+
     // How many counters it holds (its memory is this many 8-byte words).
     std::size_t counters() const noexcept { return counts_.size(); }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -145,6 +146,9 @@ struct Result {
     // sends in counting_actor) and any other that takes part.
     std::int64_t process_cpu_ns = 0;
     std::optional<RuntimeCounts> runtime_counts;
+    // A latency kernel's histogram (the service's): each bucket that counted a value, its lowest
+    // equivalent value (ns) and its count, lowest first; empty for the other kernels.
+    std::vector<std::pair<std::int64_t, std::uint64_t>> histogram;
 };
 
 // What a correct run must report, known from the parameters alone: how external programs

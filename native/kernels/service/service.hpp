@@ -317,6 +317,7 @@ inline void report(Result& result, std::uint64_t requests, std::string answer, c
     result.expected = expected(requests);
     result.metrics = metrics(latency, lateness, requests, (sent.last_send - sent.started).count(),
                              (done.last_answer - sent.started).count(), histogram_record_ns());
+    latency.for_each_bucket([&](std::int64_t lowest, std::uint64_t count) { result.histogram.emplace_back(lowest, count); });
 }
 
 inline std::vector<MetricSpec> metric_specs() {
