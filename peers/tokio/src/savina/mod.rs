@@ -14,11 +14,19 @@
 //! the actor system inside it; Savina reports statistics over 12 iterations in one JVM, where
 //! each run here is one sample. Each kernel's module tells its own.
 
+pub mod banking;
 pub mod big;
+pub mod bndbuffer;
 pub mod chameneos;
+pub mod cigsmok;
+pub mod concdict;
+pub mod concsll;
 pub mod count;
 pub mod fork_join;
+pub mod logmap;
 pub mod pingpong;
+mod random;
+mod served;
 pub mod threadring;
 
 use std::process::exit;
