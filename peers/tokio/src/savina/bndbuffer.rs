@@ -5,7 +5,8 @@
 //! PseudoRandom's doubles) and sends the item to the manager, which hands it to the first free
 //! consumer or keeps it in its buffer, and tells the producer to produce again unless the buffer
 //! holds buffer_size - producers items or more (then the producer waits for room). A consumer
-//! does its work (consume_cost) on each item, counts it, and tells the manager it is free, which
+//! does its work (consume_cost) on each item, counts it (in one array of atomic counters the
+//! consumers share, an item's slot its own, as ours), and tells the manager it is free, which
 //! hands it the oldest buffered item. A producer told to produce with all its items made tells the
 //! manager it has exited; once every producer has and every consumer is free the manager tells the
 //! consumers to exit. Producers and consumers are named by index and items carry their producer's

@@ -34,7 +34,7 @@ struct SortedList {
 impl SortedList {
     fn add(&mut self, value: u32) {
         let mut link = &mut self.head;
-        while link.as_ref().map_or(false, |node| !(value < node.value)) {
+        while link.as_ref().map_or(false, |node| node.value <= value) {
             link = &mut link.as_mut().unwrap().next;
         }
         let next = link.take();
