@@ -317,7 +317,7 @@ const KERNELS: &[Kernel] = &[
     },
 ];
 
-/// A reader of the request: one JSON object {"kernel": string, "params": {name: integer}}.
+/// A reader of the request: one JSON object {"kernel": string, "params": {name: number}}.
 struct Reader<'a> {
     text: &'a [u8],
     pos: usize,
