@@ -1,7 +1,7 @@
 """The tokio peer (peers/tokio/): built at first use by cargo, offline, from Debian's packaged
 crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here, and
-Savina's seven micro benchmarks against our kernels' own runs, on tokio's current-thread scheduler
-(threads = 1) and its multi-threaded one (threads = 2); a wrong answer caught by its own check and,
+Savina's seven micro benchmarks and six concurrency benchmarks against our kernels' own runs, on
+tokio's current-thread scheduler (threads = 1) and its multi-threaded one (threads = 2); a wrong answer caught by its own check and,
 when it lies after that check, by labctl's; bad input refused in one line. Skipped where cargo or
 librust-tokio-dev is missing."""
 
@@ -152,6 +152,48 @@ def test_savinas_micro_benchmarks_answer_as_ours(program, monkeypatch, kernel, p
     assert sample.elapsed_ns > 0 and sample.metrics == {}
 
 
+# Savina's concurrency benchmarks but philosopher and barber (whose message counts the schedule
+# decides: our kernels state no expectation), at small sizes, and the edges where the idiom bites.
+SAVINA_CONCURRENCY = [
+    ("savina_logmap", {"terms": 100, "series": 5}),
+    # Rates and start terms other than the defaults: the reals reach the peer to the bit (the hash).
+    ("savina_logmap", {"terms": 50, "series": 3, "start_rate": 3.9, "increment": 0.03}),
+    # 1250 credits to each source: accounts await replies while credits and debits queue up.
+    ("savina_banking", {"accounts": 10, "transactions": 10_000, "seed": 7}),
+    ("savina_banking", {"accounts": 10, "transactions": 0}),  # the teller stops them at once
+    ("savina_cigsmok", {"rounds": 200, "smokers": 10}),  # seed 0: Savina's own, rounds*smokers
+    ("savina_bndbuffer", {"buffer_size": 50, "producers": 40, "consumers": 40, "items_per_producer": 20,
+                          "produce_cost": 1, "consume_cost": 1}),
+    # Room for one item past the producers': producers parked, the buffer full, one consumer.
+    ("savina_bndbuffer", {"buffer_size": 3, "producers": 2, "consumers": 1, "items_per_producer": 200,
+                          "produce_cost": 0, "consume_cost": 3}),
+    ("savina_concdict", {"workers": 3, "messages_per_worker": 300, "write_percent": 60, "keys": 50, "seed": 4}),
+    ("savina_concsll", {"workers": 3, "messages_per_worker": 200, "write_percent": 50, "size_percent": 20,
+                        "seed": 5}),
+]
+
+
+# Each case once, on one thread and on two in turn.
+@pytest.mark.parametrize("kernel, params, threads",
+                         [(*case, 1 + i % 2) for i, case in enumerate(SAVINA_CONCURRENCY)])
+def test_savinas_concurrency_benchmarks_answer_as_ours(program, monkeypatch, kernel, params, threads):
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point(kernel, {**params, "threads": threads})
+    assert sample.verified and sample.answer == sample.expected
+    assert (sample.answer, sample.messages_processed) == ours(kernel, tuple(sorted(params.items())))
+    assert sample.elapsed_ns > 0 and sample.metrics == {}
+
+
+def test_a_real_parameter_is_the_same_double_whatever_its_json_form(program):
+    # The terms' hash holds every term's bits: one ulp off in a rate or a start term would change it.
+    def answer(params: str) -> str:
+        done = subprocess.run([program[1]], check=True, capture_output=True, text=True, timeout=30,
+                              input='{"kernel": "savina_logmap", "params": {"terms": 20, "series": 4, ' + params + "}}")
+        return json.loads(done.stdout)["answer"]
+    assert answer('"start_rate": 3, "increment": 25e-4') == answer('"start_rate": 3.0, "increment": 0.0025') \
+        != answer('"start_rate": 3.0000000000000004, "increment": 0.0025')
+
+
 def test_the_fork_join_job_is_the_c_librarys_sine_to_the_last_digit(program):
     # Savina's job, sin(37.2) squared: the workers' sums printed with 17 digits, as ours.
     done = subprocess.run([program[1]], check=True, capture_output=True, text=True, timeout=30,
@@ -197,6 +239,19 @@ def test_ping_pong_without_latency_samples_reports_no_percentile(program, monkey
      "got 'meetings=11 requests=26 exits=4 counted=22 reports=4 wrong_changes=0 colour_invariant=kept'"),
     ("savina_big", {"actors": 4, "pings": 10, "threads": 1},
      "got 'finished=4 repeated=0 pings=44 pongs=44 wrong_pongs=0 uneven_actors=4 most_pinged=11'"),
+    # The concurrency benchmarks': the master asks each series one term more, each debit adds a
+    # cent (money made), the arbiter plays a round more, each producer makes an item more, each
+    # worker sends one request more (to the dictionary, to the list).
+    ("savina_logmap", {"terms": 10, "series": 3, "threads": 1}, "got 'series_reported=3 terms_computed=33 "),
+    ("savina_banking", {"accounts": 10, "transactions": 20, "threads": 2},
+     "got 'completed=20 repeated=0 credits=20 debits=20 stopped=10 total=10000000000020 "),
+    ("savina_cigsmok", {"rounds": 10, "smokers": 3, "threads": 1}, "got 'smokers_reported=3 smokes=11 uneven_smokers=1 "),
+    ("savina_bndbuffer", {"buffer_size": 5, "producers": 2, "consumers": 2, "items_per_producer": 10, "threads": 2},
+     "got 'produced=22 consumed=20 consumed_once=20 short_producers=2 over_buffer=0'"),
+    ("savina_concdict", {"workers": 2, "messages_per_worker": 10, "keys": 10, "threads": 1},
+     "got 'reads=18 writes=4 replies=22 size=10 "),
+    ("savina_concsll", {"workers": 2, "messages_per_worker": 10, "threads": 2},
+     "got 'contains=19 writes=2 sizes=1 replies=22 length=2 unsorted=0 "),
 ])
 def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, kernel, params, got):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -228,6 +283,20 @@ def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, k
      "expected 'meetings=10 requests=24 exits=4 counted=20 reports=4 wrong_changes=0 colour_invariant=kept'"),
     ("savina_big", {"actors": 4, "pings": 10, "threads": 2},
      "expected 'finished=4 repeated=0 pings=40 pongs=40 wrong_pongs=0 uneven_actors=0 most_pinged=10'"),
+    ("savina_logmap", {"terms": 10, "series": 3, "threads": 2},
+     "expected 'series_reported=3 terms_computed=30 terms_hash=40384c195fa9a8e1 final_sum=0.91242239182426821'"),
+    ("savina_banking", {"accounts": 10, "transactions": 20, "threads": 1},
+     "expected 'completed=20 repeated=0 credits=20 debits=20 stopped=10 total=10000000000000 "
+     "digest=16446187826627556193'"),
+    ("savina_cigsmok", {"rounds": 10, "smokers": 3, "threads": 2},
+     "expected 'smokers_reported=3 smokes=10 uneven_smokers=0 smokes_hash=b6b4c018587ac515 work_units=5298 "
+     "work_sum=7076082876923308324 start=1 start_smoking=10 started_smoking=10 exit=3 tally=3'"),
+    ("savina_bndbuffer", {"buffer_size": 5, "producers": 2, "consumers": 2, "items_per_producer": 10, "threads": 1},
+     "expected 'produced=20 consumed=20 consumed_once=20 short_producers=0 over_buffer=0'"),
+    ("savina_concdict", {"workers": 2, "messages_per_worker": 10, "keys": 10, "threads": 2},
+     "expected 'reads=16 writes=4 replies=20 size=10 digest=156074312202478498'"),
+    ("savina_concsll", {"workers": 2, "messages_per_worker": 10, "threads": 1},
+     "expected 'contains=17 writes=2 sizes=1 replies=20 length=2 unsorted=0 digest=9104069227574383112'"),
 ])
 def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, monkeypatch, kernel, params, expected):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -241,7 +310,8 @@ def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, mo
 @pytest.mark.parametrize("request_, message", [
     ({"kernel": "counting_actor", "params": {}},
      "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring, savina_pingpong, "
-     "savina_count, savina_fjthrput, savina_fjcreate, savina_threadring, savina_chameneos, savina_big)"),
+     "savina_count, savina_fjthrput, savina_fjcreate, savina_threadring, savina_chameneos, savina_big, "
+     "savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict, savina_concsll)"),
     ({"kernel": "ping_pong", "params": {"messages": 3}}, "param messages=3 must be even (pings plus pongs)"),
     ({"kernel": "skynet", "params": {"leaves": 0}}, "param leaves=0 out of range [1, 100000000]"),
     ({"kernel": "skynet", "params": {"leaves": 1.5}}, "param leaves must be an integer"),
@@ -252,6 +322,19 @@ def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, mo
     ({"kernel": "savina_chameneos", "params": {"creatures": 1}}, "param creatures=1 out of range [2, 1000000]"),
     ({"kernel": "savina_pingpong", "params": {"pings": 0}}, "param pings=0 out of range [1, 1000000000]"),
     ({"kernel": "savina_big", "params": {"hops": 3}}, "unknown param 'hops' for kernel savina_big"),
+    # A real parameter: any JSON number, in our kernel's range; the rest refused as ours refuses it.
+    ({"kernel": "savina_logmap", "params": {"start_rate": "fast"}}, "param start_rate must be a number"),
+    ({"kernel": "savina_logmap", "params": {"increment": 1.5}}, "param increment=1.5 out of range [0, 1]"),
+    ({"kernel": "savina_logmap", "params": {"terms": 2.0}}, "param terms must be an integer"),
+    ({"kernel": "savina_logmap", "params": {"series": 5, "increment": 0.5}},
+     "param increment times (series - 1) must be at most 1 (series i starts at term i*increment), got 2"),
+    ({"kernel": "savina_bndbuffer", "params": {"buffer_size": 4, "producers": 4}},
+     "param buffer_size (4) must exceed producers (4): the manager keeps room for an item from each producer "
+     "in flight"),
+    ({"kernel": "savina_concdict", "params": {"workers": 3, "keys": 2}},
+     "param keys (2) must be at least workers (3): each worker writes its own keys"),
+    ({"kernel": "savina_concsll", "params": {"write_percent": 60, "size_percent": 50}},
+     "param write_percent (60) plus size_percent (50) must be at most 100"),
     ({"params": {}}, "bad request: no kernel"),
     ({"kernel": "skynet", "params": {}, "extra": 1}, "bad request: unknown field 'extra'"),
 ])

@@ -512,7 +512,8 @@ def test_the_shipped_peers_are_valid():
     tokio = runtimes.runtimes()["tokio"]
     assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring", "savina_pingpong", "savina_count",
                                   "savina_fjthrput", "savina_fjcreate", "savina_threadring", "savina_chameneos",
-                                  "savina_big"}
+                                  "savina_big", "savina_logmap", "savina_banking", "savina_cigsmok",
+                                  "savina_bndbuffer", "savina_concdict", "savina_concsll"}
     assert not tokio.missing or tokio.missing.endswith("not found (apt-get install cargo librust-tokio-dev)")
 
 

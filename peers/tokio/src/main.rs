@@ -1,6 +1,6 @@
-//! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong, thread_ring or one of Savina's
-//! seven micro benchmarks, src/savina/) on Rust's tokio and reports how long its measured phase
-//! took.
+//! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong, thread_ring, one of Savina's
+//! seven micro benchmarks or six of its concurrency benchmarks, src/savina/) on Rust's tokio and
+//! reports how long its measured phase took.
 //!
 //! Protocol (docs/runtimes.md): labctl writes one JSON request {"kernel": ..., "params": {...}}
 //! on stdin; the program runs the kernel once, checks its answer as our kernel does, and prints
@@ -71,8 +71,25 @@ pub struct Reply {
     pub metrics: Vec<(&'static str, f64)>,
 }
 
-/// The request's integers, validated against the kernel's table.
-pub type Params = BTreeMap<String, i64>;
+/// The request's parameters, validated against the kernel's table: `params["name"]` an integer,
+/// `params.real("name")` a real (savina_logmap's rates).
+pub struct Params {
+    integers: BTreeMap<String, i64>,
+    reals: BTreeMap<String, f64>,
+}
+
+impl std::ops::Index<&str> for Params {
+    type Output = i64;
+    fn index(&self, name: &str) -> &i64 {
+        &self.integers[name]
+    }
+}
+
+impl Params {
+    pub fn real(&self, name: &str) -> f64 {
+        self.reals[name]
+    }
+}
 
 /// The scheduler `threads` asks for: the current-thread one for 1 (it runs its tasks on the thread
 /// that blocks on it), else the multi-threaded one with `threads` workers.
@@ -118,9 +135,18 @@ struct Spec {
     max: i64,
 }
 
+// A real parameter: its default and allowed range, as our kernel's schema says.
+struct RealSpec {
+    name: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+}
+
 struct Kernel {
     name: &'static str,
     params: &'static [Spec],
+    reals: &'static [RealSpec],
     run: fn(&Params) -> Reply,
 }
 
@@ -134,6 +160,7 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "branching", default: 10, min: 2, max: 1_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: skynet::run,
     },
     Kernel {
@@ -143,6 +170,7 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "latency_samples", default: 10_000, min: 0, max: 10_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: ping_pong::run,
     },
     Kernel {
@@ -152,16 +180,19 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "hops", default: 50_000_000, min: 0, max: 100_000_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: thread_ring::run,
     },
     Kernel {
         name: "savina_pingpong",
         params: &[Spec { name: "pings", default: 40_000, min: 1, max: 1_000_000_000 }, THREADS],
+        reals: &[],
         run: savina::pingpong::run,
     },
     Kernel {
         name: "savina_count",
         params: &[Spec { name: "increments", default: 1_000_000, min: 0, max: 10_000_000_000 }, THREADS],
+        reals: &[],
         run: savina::count::run,
     },
     Kernel {
@@ -171,11 +202,13 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "actors", default: 60, min: 1, max: 1_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: savina::fork_join::run_throughput,
     },
     Kernel {
         name: "savina_fjcreate",
         params: &[Spec { name: "workers", default: 40_000, min: 1, max: 100_000_000 }, THREADS],
+        reals: &[],
         run: savina::fork_join::run_creation,
     },
     Kernel {
@@ -185,6 +218,7 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "pings", default: 100_000, min: 0, max: 10_000_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: savina::threadring::run,
     },
     Kernel {
@@ -194,6 +228,7 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "meetings", default: 200_000, min: 0, max: 1_000_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: savina::chameneos::run,
     },
     Kernel {
@@ -204,11 +239,87 @@ const KERNELS: &[Kernel] = &[
             Spec { name: "seed", default: 0, min: 0, max: 1_000_000_000 },
             THREADS,
         ],
+        reals: &[],
         run: savina::big::run,
+    },
+    Kernel {
+        name: "savina_logmap",
+        params: &[
+            Spec { name: "terms", default: 25_000, min: 1, max: 100_000_000 },
+            Spec { name: "series", default: 10, min: 1, max: 100_000 },
+            THREADS,
+        ],
+        reals: &[
+            RealSpec { name: "start_rate", default: 3.46, min: 0.0, max: 4.0 },
+            RealSpec { name: "increment", default: 0.0025, min: 0.0, max: 1.0 },
+        ],
+        run: savina::logmap::run,
+    },
+    Kernel {
+        name: "savina_banking",
+        params: &[
+            Spec { name: "accounts", default: 1_000, min: 10, max: 1_000_000 },
+            Spec { name: "transactions", default: 50_000, min: 0, max: 100_000_000 },
+            Spec { name: "seed", default: 123_456, min: 0, max: 4_294_967_295 },
+            THREADS,
+        ],
+        reals: &[],
+        run: savina::banking::run,
+    },
+    Kernel {
+        name: "savina_cigsmok",
+        params: &[
+            Spec { name: "rounds", default: 1_000, min: 1, max: 100_000_000 },
+            Spec { name: "smokers", default: 200, min: 1, max: 1_000_000 },
+            Spec { name: "seed", default: 0, min: 0, max: 4_294_967_295 },
+            THREADS,
+        ],
+        reals: &[],
+        run: savina::cigsmok::run,
+    },
+    Kernel {
+        name: "savina_bndbuffer",
+        params: &[
+            Spec { name: "buffer_size", default: 50, min: 2, max: 10_000_000 },
+            Spec { name: "producers", default: 40, min: 1, max: 100_000 },
+            Spec { name: "consumers", default: 40, min: 1, max: 100_000 },
+            Spec { name: "items_per_producer", default: 1_000, min: 0, max: 100_000_000 },
+            Spec { name: "produce_cost", default: 25, min: 0, max: 100_000 },
+            Spec { name: "consume_cost", default: 25, min: 0, max: 100_000 },
+            THREADS,
+        ],
+        reals: &[],
+        run: savina::bndbuffer::run,
+    },
+    Kernel {
+        name: "savina_concdict",
+        params: &[
+            Spec { name: "workers", default: 20, min: 1, max: 10_000 },
+            Spec { name: "messages_per_worker", default: 10_000, min: 0, max: 1_000_000_000 },
+            Spec { name: "write_percent", default: 10, min: 0, max: 100 },
+            Spec { name: "keys", default: 524_287, min: 1, max: 100_000_000 },
+            Spec { name: "seed", default: 1, min: 0, max: 4_294_967_295 },
+            THREADS,
+        ],
+        reals: &[],
+        run: savina::concdict::run,
+    },
+    Kernel {
+        name: "savina_concsll",
+        params: &[
+            Spec { name: "workers", default: 20, min: 1, max: 10_000 },
+            Spec { name: "messages_per_worker", default: 8_000, min: 0, max: 100_000_000 },
+            Spec { name: "write_percent", default: 10, min: 0, max: 100 },
+            Spec { name: "size_percent", default: 1, min: 0, max: 100 },
+            Spec { name: "seed", default: 1, min: 0, max: 4_294_967_295 },
+            THREADS,
+        ],
+        reals: &[],
+        run: savina::concsll::run,
     },
 ];
 
-/// A reader of the request: one JSON object {"kernel": string, "params": {name: integer}}.
+/// A reader of the request: one JSON object {"kernel": string, "params": {name: number}}.
 struct Reader<'a> {
     text: &'a [u8],
     pos: usize,
@@ -258,22 +369,52 @@ impl<'a> Reader<'a> {
         String::from_utf8(out).unwrap_or_else(|_| fail("bad request: a string is not UTF-8"))
     }
 
-    /// An integer; anything else (a fraction, an exponent, a string, a boolean) is refused.
-    fn integer(&mut self, name: &str) -> i64 {
+    /// A parameter's value: a JSON number's text, or None for any other value (a string, a
+    /// boolean, null, an array, an object), read past; which numbers fit is the kernel's to say.
+    fn value(&mut self) -> Option<String> {
         self.skip_space();
         let start = self.pos;
-        if self.pos < self.text.len() && self.text[self.pos] == b'-' {
+        let mut end = start;
+        while end < self.text.len() && b"+-.eE0123456789".contains(&self.text[end]) {
+            end += 1;
+        }
+        if end > start {
+            self.pos = end;
+            return Some(String::from_utf8_lossy(&self.text[start..end]).into_owned());
+        }
+        self.skip_value();
+        None
+    }
+
+    /// Reads past one JSON value that is not a number.
+    fn skip_value(&mut self) {
+        if self.next_is(b'"') {
+            self.string();
+        } else if self.next_is(b'[') || self.next_is(b'{') {
+            let close = if self.text[self.pos] == b'[' { b']' } else { b'}' };
             self.pos += 1;
-        }
-        while self.pos < self.text.len() && self.text[self.pos].is_ascii_digit() {
+            let mut first = true;
+            while !self.next_is(close) {
+                if !first {
+                    self.expect(b',');
+                }
+                first = false;
+                if close == b'}' {
+                    self.string();
+                    self.expect(b':');
+                }
+                let _ = self.value();
+            }
             self.pos += 1;
+        } else {
+            let start = self.pos;
+            while self.pos < self.text.len() && self.text[self.pos].is_ascii_alphabetic() {
+                self.pos += 1;
+            }
+            if !matches!(&self.text[start..self.pos], b"true" | b"false" | b"null") {
+                fail("bad request: expected a JSON value");
+            }
         }
-        let digits = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
-        let more = self.pos < self.text.len() && b".eE\"tfn[{".contains(&self.text[self.pos]);
-        if digits.is_empty() || digits == "-" || more {
-            fail(&format!("param {} must be an integer", name));
-        }
-        digits.parse().unwrap_or_else(|_| fail(&format!("param {} must be an integer, got {}", name, digits)))
     }
 
     fn end(&mut self) {
@@ -287,7 +428,7 @@ impl<'a> Reader<'a> {
 fn parse(text: &[u8]) -> (&'static Kernel, Params) {
     let mut reader = Reader { text, pos: 0 };
     let mut kernel_name: Option<String> = None;
-    let mut given: Vec<(String, i64)> = Vec::new();
+    let mut given: Vec<(String, Option<String>)> = Vec::new();
     reader.expect(b'{');
     let mut first = true;
     while !reader.next_is(b'}') {
@@ -309,7 +450,7 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
                     first_param = false;
                     let name = reader.string();
                     reader.expect(b':');
-                    let value = reader.integer(&name);
+                    let value = reader.value();
                     given.push((name, value));
                 }
                 reader.expect(b'}');
@@ -325,17 +466,32 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
         fail(&format!("unknown kernel '{}' (this peer runs {})", kernel_name, names.join(", ")))
     });
     for (name, _) in &given {
-        if !kernel.params.iter().any(|spec| spec.name == name) {
+        if !kernel.params.iter().any(|spec| spec.name == name) && !kernel.reals.iter().any(|spec| spec.name == name) {
             fail(&format!("unknown param '{}' for kernel {}", name, kernel.name));
         }
     }
-    let mut params = Params::new();
+    // The last value given for a name counts, as a JSON reader's map would keep it.
+    let given_value = |name: &str| given.iter().rev().find(|(given, _)| given == name).map(|(_, value)| value);
+    let mut params = Params { integers: BTreeMap::new(), reals: BTreeMap::new() };
     for spec in kernel.params {
-        let value = given.iter().rev().find(|(name, _)| name == spec.name).map_or(spec.default, |(_, v)| *v);
+        let value = match given_value(spec.name) {
+            None => spec.default,
+            Some(text) => integer(spec.name, text.as_deref()),
+        };
         if value < spec.min || value > spec.max {
             fail(&format!("param {}={} out of range [{}, {}]", spec.name, value, spec.min, spec.max));
         }
-        params.insert(spec.name.to_string(), value);
+        params.integers.insert(spec.name.to_string(), value);
+    }
+    for spec in kernel.reals {
+        let value = match given_value(spec.name) {
+            None => spec.default,
+            Some(text) => real(spec.name, text.as_deref()),
+        };
+        if !(value >= spec.min && value <= spec.max) {
+            fail(&format!("param {}={} out of range [{}, {}]", spec.name, value, spec.min, spec.max));
+        }
+        params.reals.insert(spec.name.to_string(), value);
     }
     if kernel.name == "ping_pong" {
         let messages = params["messages"];
@@ -344,6 +500,28 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
         }
     }
     (kernel, params)
+}
+
+/// An integer parameter's value; a fraction, an exponent or anything not a number is refused.
+fn integer(name: &str, text: Option<&str>) -> i64 {
+    let text = text.unwrap_or_else(|| fail(&format!("param {} must be an integer", name)));
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        fail(&format!("param {} must be an integer", name));
+    }
+    text.parse().unwrap_or_else(|_| fail(&format!("param {} must be an integer, got {}", name, text)))
+}
+
+/// A real parameter's value: any JSON number, read as the nearest f64 (as Python's float and
+/// our kernel's double read it, so the same bits).
+fn real(name: &str, text: Option<&str>) -> f64 {
+    let text = text.unwrap_or_else(|| fail(&format!("param {} must be a number", name)));
+    let json = text.strip_prefix('-').unwrap_or(text);
+    // JSON's grammar: no '+' before the number, no leading '.', digits on both sides of a '.'.
+    if !json.starts_with(|c: char| c.is_ascii_digit()) || json.contains(".e") || json.contains(".E") || json.ends_with('.') {
+        fail(&format!("param {} must be a number, got {}", name, text));
+    }
+    text.parse().unwrap_or_else(|_| fail(&format!("param {} must be a number, got {}", name, text)))
 }
 
 fn quoted(text: &str) -> String {

@@ -18,18 +18,8 @@ use std::time::Instant;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::joined;
+use super::random::PseudoRandom;
 use crate::{fault, nanos, on_runtime, wrong_answer, Fault, Params, Reply};
-
-/// Savina's PseudoRandom (random.hpp): value = (value * 1309 + 13849) & 65535; nextInt(bound) is
-/// the next value modulo `bound`.
-struct PseudoRandom(u64);
-
-impl PseudoRandom {
-    fn next(&mut self, bound: u64) -> u64 {
-        self.0 = (self.0.wrapping_mul(1309).wrapping_add(13849)) & 65535;
-        self.0 % bound
-    }
-}
 
 /// Pong's sender before any ping: the start every actor is given.
 const NOBODY: usize = usize::MAX;

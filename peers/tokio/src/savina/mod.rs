@@ -1,24 +1,34 @@
-//! Savina's micro benchmarks 1-7 on tokio, in this peer's idiom: each actor is a task that owns
-//! the receiving end of an mpsc channel, its mailbox, and handles one message at a time in a
-//! `match` on its own message type; whoever sends to it holds a Sender. The mailboxes are tokio's
-//! unbounded channels, as Akka's are unbounded (no sender ever waits; this peer's skynet,
-//! ping_pong and thread_ring use bounded ones, as Go's). An actor keeps its tally in its own
-//! variables and hands it back when its task ends (its JoinHandle's output), where ours read the
-//! agents' counts after the run.
+//! Savina's micro benchmarks 1-7 and six of its concurrency benchmarks (8-10 and 13-15; not
+//! philosopher nor barber, whose message counts the schedule decides) on tokio, in this peer's
+//! idiom: each actor is a task that owns the receiving end of an mpsc channel, its mailbox, and
+//! handles one message at a time in a `match` on its own message type; whoever sends to it holds a
+//! Sender. The mailboxes are tokio's unbounded channels, as Akka's are unbounded (no sender ever
+//! waits; this peer's skynet, ping_pong and thread_ring use bounded ones, as Go's). An actor keeps
+//! its tally in its own variables and hands it back when its task ends (its JoinHandle's output),
+//! where ours read the agents' counts after the run.
 //!
 //! The messages are Savina's, the counts and the answers our kernels'
-//! (native/kernels/savina/<name>.hpp), computed here and checked by the program (a wrong answer
-//! exits 1) and again by labctl. Each measured phase starts where ours does (the actors' making)
-//! and ends with the last message handled. Differences from Savina every one has: tokio's
-//! scheduler and its threads exist before the clock starts, where Savina's runIteration creates
-//! the actor system inside it; Savina reports statistics over 12 iterations in one JVM, where
-//! each run here is one sample. Each kernel's module tells its own.
+//! (native/kernels/savina/<name>.hpp or .cpp), their seeded generators ours (random.rs), computed
+//! here and checked by the program (a wrong answer exits 1) and again by labctl. Each measured
+//! phase starts where ours does (the actors' making) and ends with the last message handled.
+//! Differences from Savina every one has: tokio's scheduler and its threads exist before the clock
+//! starts, where Savina's runIteration creates the actor system inside it; Savina reports
+//! statistics over 12 iterations in one JVM, where each run here is one sample. Each kernel's
+//! module tells its own.
 
+pub mod banking;
 pub mod big;
+pub mod bndbuffer;
 pub mod chameneos;
+pub mod cigsmok;
+pub mod concdict;
+pub mod concsll;
 pub mod count;
 pub mod fork_join;
+pub mod logmap;
 pub mod pingpong;
+mod random;
+mod served;
 pub mod threadring;
 
 use std::process::exit;
