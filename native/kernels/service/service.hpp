@@ -223,10 +223,10 @@ private:
 // held it: with the generator and one_thread confined to one CPU, at 20,000 requests/s, latency
 // p50 1.8-4.9 ms pausing, 3.6 us yielding; on two CPUs it was the unloaded p99 of 1.6-2.4 ms that
 // the service report gave ours and CAF (which shares this generator), against 36 us for Go's. The
-// sleep's own end waits the same way when its CPU is busy: asleep until 100 us before, 2-3% of the
-// sends left more than 100 us late (lag p99 1-2.5 ms); until 2 ms before, none past 15 us at p99
-// (medians of 4 interleaved runs, docs/runtimes.md). A turn of the spin then costs a system call,
-// 0.8-1 us here against 0.1 us for a pause: well inside late_bound_us.
+// sleep's own end waits the same way when its CPU is busy: asleep until 100 us before, 2-6% of the
+// sends left more than 100 us late (lag p99 1.4-3.3 ms); until 2 ms before, 0-0.3% (lag p99
+// 10-16 us; docs/runtimes.md has the runs). A turn of the spin then costs a system call, 0.8-1 us
+// here against 0.1 us for a pause: well inside late_bound_us.
 inline Clock::time_point wait_until(Clock::time_point due) {
     constexpr auto kSpin = std::chrono::milliseconds(2);
     Clock::time_point now = Clock::now();
