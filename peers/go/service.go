@@ -215,7 +215,7 @@ func server(workNs int64, sleep bool, in <-chan serviceRequest, replies chan<- s
 // waitUntil sleeps until 2 ms before due, then spins on the clock, yielding its P at each turn;
 // returns when it went on. Go 1.19's timers wake a sleeper through epoll_pwait, whose timeout is
 // whole milliseconds: a sleep of 100 us took about 1 ms here (the generator's p99 lag at 10,000/s
-// was 0.96 ms, half its sends late, when it slept until 100 us before due as ours does). The
+// was 0.96 ms, half its sends late, when it slept until 100 us before due as ours then did). The
 // yield lets the servers and the collector run on the generator's P while it waits (with
 // GOMAXPROCS = 1 a spinning goroutine kept them off until the runtime preempted it, 10 ms later).
 func waitUntil(due time.Time) time.Time {

@@ -124,8 +124,8 @@ const Registration registration(Kernel{
     .description =
         "As service, on CAF 0.17, with the same code for what is not the runtime's (service.hpp): "
         "the schedule of due times (rate, arrivals, seed: our mt19937_64, so the same sequence as "
-        "ours), the routing, the generator's wait (asleep until 100 us before a send is due, then "
-        "spinning), the collector's count of every id, the histogram (2 significant digits, our "
+        "ours), the routing, the generator's wait (asleep until 2 ms before a send is due, then "
+        "spinning and yielding its CPU at each turn), the collector's count of every id, the histogram (2 significant digits, our "
         "buckets) and the refusal of a point whose generator fell behind (generator_behind: no "
         "latency percentiles). The generator runs where ours does, in the kernel's own thread "
         "outside the runtime, and sends each request with CAF's anon_send from there; the "
