@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from labctl import results
+from labctl import _native, results
 from labctl.plan import experiment
 from labctl.plan.experiment import ExperimentError
 from labctl.vocabulary import schema
@@ -102,3 +102,56 @@ def test_the_report_summarises_each_group_as_the_samples_say(tmp_path, labctl):
         assert [float(mean) for _, _, mean, _, _ in rows] == sorted(float(mean) for _, _, mean, _, _ in rows)
         assert float(rows[0][2]) == pytest.approx(min(configurations.values()), abs=0.006)
     assert "thread_ring" not in section
+
+
+CAF_BUILT_IN = any(k["name"] == "caf_ping_pong" for k in _native.kernels())
+
+RUNTIMES_SUITE = '''
+name = "two runtimes"
+order = "grid"
+repeats = 3
+warmup = 0
+timeout_s = 60
+
+[[grid]]
+kernel = "ping_pong"
+group = "micro"
+params = { messages = 4000 }
+axes = { runtime = ["labctl", "caf"], dispatcher = ["one_thread", "thread_pool", "active_obj"], threads = [1, 2] }
+
+[[grid]]
+kernel = "counting_actor"
+group = "micro"
+params = { messages = 4000, runtime = "labctl" }
+axes = { dispatcher = ["one_thread", "thread_pool"], threads = [1, 2] }
+'''
+
+
+@pytest.mark.skipif(not CAF_BUILT_IN, reason="labctl._native was built without CAF (libcaf-dev)")
+def test_the_report_ranks_the_runtimes_of_each_group_at_each_thread_count(tmp_path, labctl):
+    (tmp_path / "suite.toml").write_text(RUNTIMES_SUITE)
+    db = tmp_path / "suite.db"
+    assert labctl("sweep", str(tmp_path / "suite.toml"), "--db", str(db)).returncode == 0
+    assert labctl("report", "1", "--db", str(db), "--out", str(tmp_path / "report")).returncode == 0
+    section = (tmp_path / "report" / "report.md").read_text().split("## Across the suite", 1)[1].split("\n## ", 1)[0]
+
+    # The oracle: per thread count, each runtime's best point median on each kernel (ours'
+    # one_thread counts at 1 thread; active_obj, a thread per agent, at none), over the best
+    # runtime's; their geometric mean over the kernels each ran (CAF: ping_pong alone).
+    samples = results.load(db, 1)
+    samples["at"] = samples["threads"].where(samples["dispatcher"] != "one_thread", 1)
+    samples = samples[samples["at"].notna() & (samples["dispatcher"] != "active_obj")]
+    medians = samples.groupby(["at", "kernel", "runtime", "point"])["elapsed_ns"].median()
+    best = medians.groupby(level=["at", "kernel", "runtime"]).min()
+    for threads in (1, 2):
+        at = best.loc[threads]
+        ratios: dict[str, list[float]] = {}
+        for (kernel, runtime), value in at.items():
+            ratios.setdefault(runtime, []).append(value / at.loc[kernel].min())
+        table = section.split(f"Runtimes at {threads} thread", 1)[1].split("\n\n", 2)[1]
+        rows = re.findall(r"^\| (\d) \| (\w+) \| ([\d.]+)x \| (\d) of 2 \| ([^|]+) \|", table, re.MULTILINE)
+        assert [runtime for _, runtime, _, _, _ in rows] == ["labctl", "caf"]  # ran both kernels, first
+        assert {r: float(mean) for _, r, mean, _, _ in rows} == pytest.approx(
+            {r: math.exp(sum(map(math.log, v)) / len(v)) for r, v in ratios.items()}, abs=0.006)
+        assert [ran for _, _, _, ran, _ in rows] == ["2", "1"]
+        assert rows[1][4].strip() == "-" and rows[0][4].strip().endswith(f"of {threads}")  # CAF counts no busy threads

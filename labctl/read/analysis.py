@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -384,6 +385,72 @@ def suite_summary(views: Mapping[str, tuple[Metric, pd.DataFrame]],
         table = pd.DataFrame(rows).sort_values(["ran", "geomean"], ascending=[False, True], kind="stable")
         summaries.append(SuiteGroup(group, benchmarks, table.reset_index(drop=True)))
     return summaries
+
+
+@dataclass(frozen=True)
+class RuntimeSuite:
+    """A group of a suite's kernels at one thread count, its runtimes ranked: `benchmarks` as
+    SuiteGroup's; `table` has a row per runtime, best first: `geomean`, the geometric mean over the
+    benchmarks it ran of its best configuration's median over the best runtime's (1.0: the best on
+    every one), `ran` how many it ran, `busy` the median over those best points of their runtime
+    threads busy on average (NaN where the runtime counts none: a peer's), `worst` and `worst_at`."""
+
+    group: str
+    threads: int
+    benchmarks: list[str]
+    table: pd.DataFrame
+
+
+def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
+                  groups: Mapping[str, str]) -> list[RuntimeSuite]:
+    """Each group of `groups` (kernel -> group) and thread count at which two runtimes or more ran
+    its kernels in `views`, in the order the groups first appear, thread counts ascending. Per
+    benchmark, a runtime stands for its best point at that thread count (our one_thread dispatcher
+    at 1; a point with no thread count of its own, a thread per agent, at none); a runtime that
+    missed a benchmark is left out of that benchmark's mean, as suite_summary."""
+    found = []
+    for group in dict.fromkeys(groups.values()):
+        # threads -> benchmark -> runtime -> (its best median, as a time: lower is better; its busy)
+        best: dict[int, dict[str, dict[str, tuple[float, float]]]] = {}
+        benchmarks = []
+        for kernel in (k for k, g in groups.items() if g == group and k in views):
+            metric, table = views[kernel]
+            for scenario, part in scenarios(table, kernel):
+                part = part[part["median"] > 0]
+                benchmark = f"{kernel} {scenario}".strip()
+                threads = part["threads"] if "threads" in part else pd.Series(math.nan, index=part.index)
+                one = part["dispatcher"].eq("one_thread") if "dispatcher" in part else False
+                threads = pd.to_numeric(threads.where(~one, 1), errors="coerce")
+                for count, at in part[threads.notna()].groupby(threads[threads.notna()].astype(int)):
+                    runtimes = at[RUNTIME].fillna(OURS) if RUNTIME in at else pd.Series(OURS, index=at.index)
+                    for runtime, mine in at.groupby(runtimes):
+                        top = mine.loc[mine["median"].idxmin() if metric.lower_is_better else mine["median"].idxmax()]
+                        value = top["median"] if metric.lower_is_better else 1 / top["median"]
+                        busy = float(top["busy"]) if "busy" in top and pd.notna(top["busy"]) else math.nan
+                        best.setdefault(int(count), {}).setdefault(benchmark, {})[str(runtime)] = (value, busy)
+                if benchmark not in benchmarks and not part.empty:
+                    benchmarks.append(benchmark)
+        for count in sorted(best):
+            ratios: dict[str, dict[str, float]] = {}
+            busy: dict[str, list[float]] = {}
+            for benchmark, of in best[count].items():
+                fastest = min(value for value, _ in of.values())
+                for runtime, (value, load) in of.items():
+                    ratios.setdefault(runtime, {})[benchmark] = value / fastest
+                    busy.setdefault(runtime, []).append(load)
+            if len(ratios) < 2:
+                continue
+            rows = []
+            for runtime, of in ratios.items():
+                worst_at = max(of, key=of.get)
+                loads = [b for b in busy[runtime] if not math.isnan(b)]
+                rows.append({"runtime": runtime, "ran": len(of),
+                             "geomean": math.exp(sum(math.log(r) for r in of.values()) / len(of)),
+                             "busy": float(statistics.median(loads)) if loads else math.nan,
+                             "worst": of[worst_at], "worst_at": worst_at})
+            table = pd.DataFrame(rows).sort_values(["ran", "geomean"], ascending=[False, True], kind="stable")
+            found.append(RuntimeSuite(group, count, benchmarks, table.reset_index(drop=True)))
+    return found
 
 
 # The metric of a kernel that times its sequential program (native/kernels/savina/parallel.hpp): the same

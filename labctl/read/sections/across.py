@@ -9,7 +9,8 @@ import math
 import pandas as pd
 
 from labctl.read import analysis
-from labctl.read.analysis import AXES, format_axis, label, params_of, runtime_ranking, suite_summary, varying
+from labctl.read.analysis import (AXES, format_axis, label, params_of, runtime_ranking, runtime_suite, suite_summary,
+                                  varying)
 from labctl.read.sections.data import Machine, ReportData
 from labctl.read.sections.markdown import assignments, blocks, named, title
 from labctl.vocabulary.schema import OURS, RUNTIME
@@ -17,24 +18,42 @@ from labctl.vocabulary.text import markdown_table, printable, show
 
 
 def suite(run: ReportData, machine: Machine) -> list[str]:
-    """Per group of the experiment's kernels (`group` of a grid), each configuration's geometric
-    mean over the group's benchmarks of its median over the best one's (analysis.suite_summary)."""
+    """Per group of the experiment's kernels (`group` of a grid): where two runtimes or more ran
+    it, the runtimes ranked at each thread count (analysis.runtime_suite); then each
+    configuration's geometric mean over the group's benchmarks of its median over the best one's
+    (analysis.suite_summary)."""
     lines = []
+    ranked = runtime_suite(machine.timed_views(), run.catalogue.groups)
     for group in suite_summary(machine.timed_views(), run.catalogue.groups):
+        lines += blocks(f"### {printable(group.name)}",
+                        f"Benchmarks: {', '.join(printable(b) for b in group.benchmarks)}.")
+        for at in (r for r in ranked if r.group == group.name):
+            rows = [[place, row["runtime"], f"{row['geomean']:.2f}x", f"{row['ran']} of {len(at.benchmarks)}",
+                     "-" if math.isnan(row["busy"]) else f"{row['busy']:.2f} of {at.threads}",
+                     f"{row['worst']:.2f}x ({row['worst_at']})"]
+                    for place, (_, row) in enumerate(at.table.iterrows(), 1)]
+            lines += blocks(f"Runtimes at {at.threads} thread{'s' * (at.threads > 1)}:",
+                            markdown_table(["rank", "runtime", "geomean x best", "benchmarks", "busy threads",
+                                            "worst"], rows, {0, 2}))
         rows = [[place, row["configuration"], f"{row['geomean']:.2f}x", f"{row['ran']} of {len(group.benchmarks)}",
                  f"{row['worst']:.2f}x ({row['worst_at']})"]
                 for place, (_, row) in enumerate(group.table.iterrows(), 1)]
-        lines += blocks(f"### {printable(group.name)}",
-                        f"Benchmarks: {', '.join(printable(b) for b in group.benchmarks)}.",
+        lines += blocks(*(["Configurations:"] if any(r.group == group.name for r in ranked) else []),
                         markdown_table(["rank", "configuration", "geomean x best", "benchmarks", "worst"],
                                        rows, {0, 2}))
     if not lines:
         return []
     return blocks(title("Across the suite", machine.on),
-                  "Per group of the experiment's kernels: each configuration (runtime, dispatcher, its "
-                  "settings, threads) with the geometric mean, over the group's benchmarks it ran, of its "
-                  "median time over the best configuration's median on that benchmark (1.00x: the best on "
-                  "every one). Configurations that ran every benchmark of the group come first.") + lines
+                  "Per group of the experiment's kernels, first the runtimes, at each thread count two "
+                  "or more of them ran: each runtime stands for its best configuration on each benchmark "
+                  "(ours: its fastest dispatcher and settings at that thread count, one_thread at 1; "
+                  "active_obj's thread per agent at none), with the geometric mean, over the benchmarks "
+                  "it ran, of that median over the best runtime's (1.00x: the best on every one), how "
+                  "many it ran, and its achieved parallelism (busy threads: the median over those points "
+                  "of the runtime threads busy on average; the peers count none). Then each configuration "
+                  "(runtime, dispatcher, its settings, threads) with the geometric mean, over the group's "
+                  "benchmarks it ran, of its median time over the best configuration's median on that "
+                  "benchmark. In both, those that ran every benchmark of the group come first.") + lines
 
 
 def runtimes(run: ReportData, machine: Machine) -> list[str]:
