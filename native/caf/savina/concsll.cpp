@@ -1,6 +1,7 @@
 // caf_savina_concsll: savina_concsll on CAF 0.17. Workers each send a seeded series of inserts,
 // membership tests and size queries to one actor holding a sorted linked list, one request
-// outstanding at a time: one mailbox under many clients, each request a list walk.
+// outstanding at a time: one mailbox under many clients, each request a list walk. The master is
+// served.hpp's.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,28 +9,14 @@
 #include "../../kernels/framework/schema.hpp"
 #include "../../kernels/savina/concsll.hpp"
 #include "../run.hpp"
+#include "served.hpp"
 
 namespace labctl::kernels::savina_concsll {
 
 // CAF's inspectors for the shared messages, where argument-dependent lookup finds them.
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DoWork&) {
-    return f(caf::meta::type_name("DoWork"));
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Reply& x) {
     return f(caf::meta::type_name("Reply"), x.value);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, EndWork& x) {
-    return f(caf::meta::type_name("EndWork"), x.replies);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, End& x) {
-    return f(caf::meta::type_name("End"), x.replies);
 }
 
 template <class Inspector>
@@ -52,14 +39,9 @@ typename Inspector::result_type inspect(Inspector& f, Size<caf::actor>& x) {
 namespace labctl::kernels::caf_savina_concsll {
 namespace {
 
-using savina_concsll::Client;
-using savina_concsll::DoWork;
 using savina_concsll::End;
-using savina_concsll::Ends;
-using savina_concsll::EndWork;
 using savina_concsll::Kind;
 using savina_concsll::ListState;
-using savina_concsll::Operation;
 using savina_concsll::Outcome;
 using savina_concsll::Reply;
 using savina_concsll::Sizes;
@@ -88,99 +70,25 @@ private:
     rt::Completion<Outcome>& done_;
 };
 
-class Worker final : public caf::event_based_actor {
-public:
-    Worker(caf::actor_config& config, caf_support::CafRun& run, const Sizes& sizes, std::uint32_t id,
-           caf::actor list, caf::actor master)
-        : caf::event_based_actor(config), client_(sizes, id), list_(std::move(list)), master_(std::move(master)) {
-        run.watch(*this);
-    }
-
-    caf::behavior make_behavior() override {
-        return {
-            [this](const DoWork&) { step(); },
-            [this](const Reply&) {
-                client_.replied();
-                step();
-            },
-        };
-    }
-
-    // The master and its workers hold handles to each other: let go, or none is ever freed.
-    void on_exit() override {
-        list_ = nullptr;
-        master_ = nullptr;
-    }
-
-private:
-    void step() {
-        Operation op{};
-        if (!client_.next(op)) {
-            send(master_, client_.end());
-            return;
-        }
+// A worker's requests, for served.hpp's worker.
+struct Protocol {
+    using Sizes = savina_concsll::Sizes;
+    using Client = savina_concsll::Client;
+    using Operation = savina_concsll::Operation;
+    using Reply = savina_concsll::Reply;
+    static void ask(caf::event_based_actor& self, const caf::actor& list, const Operation& op) {
         switch (op.kind) {
-        case Kind::size: send(list_, Size{caf::actor(this)}); break;
-        case Kind::write: send(list_, Write{caf::actor(this), op.value}); break;
-        case Kind::contains: send(list_, Contains{caf::actor(this), op.value}); break;
+        case Kind::size: self.send(list, Size{caf::actor(&self)}); break;
+        case Kind::write: self.send(list, Write{caf::actor(&self), op.value}); break;
+        case Kind::contains: self.send(list, Contains{caf::actor(&self), op.value}); break;
         }
     }
-
-    Client client_;
-    caf::actor list_;
-    caf::actor master_;
-};
-
-// As Savina's master: it spawns the list and the workers, linked to it so that they end when
-// the run's stop ends it, and starts each worker with a DoWork.
-class Master final : public caf::event_based_actor {
-public:
-    Master(caf::actor_config& config, caf_support::CafRun& run, const Sizes& sizes,
-           rt::Completion<Outcome>& done)
-        : caf::event_based_actor(config), run_(run), sizes_(sizes), done_(done), ends_(sizes.workers) {
-        run.watch(*this);
-    }
-
-    caf::behavior make_behavior() override {
-        server_ = spawn<ListActor, caf::linked>(std::ref(run_), std::ref(done_));
-        workers_.reserve(sizes_.workers);
-        for (std::uint32_t i = 0; i < sizes_.workers; ++i)
-            workers_.push_back(spawn<Worker, caf::linked>(std::ref(run_), std::cref(sizes_), i, server_, caf::actor(this)));
-        for (const caf::actor& worker : workers_) send(worker, DoWork{});
-        return {[this](const EndWork& end) {
-            if (ends_.ended(end)) send(server_, ends_.end());
-        }};
-    }
-
-    void on_exit() override {
-        server_ = nullptr;
-        workers_.clear();
-    }
-
-private:
-    caf_support::CafRun& run_;
-    const Sizes& sizes_;
-    rt::Completion<Outcome>& done_;
-    Ends ends_;
-    caf::actor server_;
-    std::vector<caf::actor> workers_;
 };
 
 Result run(const Params& params) {
     const Sizes sizes(params);
-    rt::Completion<Outcome> done;
-    caf_support::CafRun caf(params, done);
-
-    // As savina_concsll's phase: the actors spawned, every message, and the list's final summary,
-    // until it has handled the end (the actor system is started before it).
-    caf_support::CafPhase phase(caf);
-    const caf::actor master = caf.system().spawn<Master>(std::ref(caf), std::cref(sizes), std::ref(done));
-    caf.keep<Master>(master);
-    const Outcome outcome = caf.await(done);
     Result result;
-    phase.finish(result, done.completed_at());
-    caf.stop();
-
+    const Outcome outcome = caf_support::run_served<ListActor, Protocol, Outcome>(params, result, sizes);
     savina_concsll::report(result, outcome, sizes);
     return result;
 }
@@ -191,16 +99,16 @@ const Registration registration(Kernel{
                "(inserts, membership tests, sizes) to one actor holding a sorted linked list",
     .description =
         "As savina_concsll (Savina's 9, Concurrent Sorted Linked List), on CAF 0.17: the kernel "
-        "spawns the master, which spawns the list actor and `workers` workers and sends each a "
+        "spawns the list actor and the master, which spawns `workers` workers and sends each a "
         "DoWork; each worker sends `messages_per_worker` requests (the same seeded inserts, "
         "membership tests and size queries as ours, on the same list), each carrying its handle, "
         "to the list, the next when the reply to the last comes, then tells the master it is "
         "done, and the master, once all are, tells the list to end. The phase runs from spawning "
         "the master until the list has handled the end and walked itself for the answer (the "
         "actor system is started before it). Differences from Savina as savina_concsll's, and: "
-        "the master spawns the others in its make_behavior, linked to it (Savina's in its "
-        "constructor); no one exits by itself (the run's stop ends the master and, by the links, "
-        "the others).",
+        "the master spawns the workers in its make_behavior, linked to it (Savina's master makes "
+        "the list too, in its constructor); no one exits by itself (the run's stop ends the list, "
+        "the master and, by the links, the workers).",
     .sources = {{"savina", "9. Concurrent Sorted Linked List (concsll)"}},
     .verifies = "the counts of inserts, membership tests, size queries and replies, and the final "
                 "list sorted and equal (length and digest) to a sequential replay's sorted values",

@@ -10,8 +10,14 @@
 
 #include "../framework/kernel.hpp"
 #include "random.hpp"
+#include "served.hpp"
 
 namespace labctl::kernels::savina_concsll {
+
+using savina::DoWork;
+using savina::End;
+using savina::Ends;
+using savina::EndWork;
 
 // SplitMix64: each worker's own stream, seeded from (seed, worker); tests/oracles.py replays it.
 using Random = savina::SplitMix64;
@@ -148,22 +154,11 @@ private:
     Node* head_ = nullptr;
 };
 
-// DoWork per worker, a request and a reply per operation, EndWork per worker, End.
-inline std::uint64_t messages(const Sizes& sizes) {
-    return 2 * std::uint64_t(sizes.workers) * (sizes.messages_per_worker + 1) + 1;
-}
-
-// A run's figures, once the list has handled the end.
+// A run's figures, once the list has handled the end, and what a run must answer (served.hpp's).
 inline void report(Result& result, const Outcome& outcome, const Sizes& sizes) {
-    result.messages_processed = messages(sizes);
-    result.answer = describe(outcome);
-    result.expected = describe(replay(sizes));
+    savina::served_report(result, outcome, sizes);
 }
-
-inline Expectation expect(const Params& params) {
-    const Sizes sizes(params);
-    return {describe(replay(sizes)), messages(sizes)};
-}
+inline Expectation expect(const Params& params) { return savina::served_expect<Sizes>(params); }
 
 // What the parameters must satisfy together, on any runtime.
 inline void check_percents(const std::string& kernel, const Params& params) {
@@ -192,16 +187,10 @@ inline std::vector<ParamSpec> own_params() {
 }
 
 // The messages, one protocol for ours and caf_savina_concsll (its CAF port); `Handle` is how the
-// runtime addresses a worker (ours: a pointer to its agent; CAF's: caf::actor).
-struct DoWork {};
+// runtime addresses a worker (ours: a pointer to its agent; CAF's: caf::actor); the master's are
+// served.hpp's.
 struct Reply {
     std::uint64_t value;
-};
-struct EndWork {
-    std::uint64_t replies;
-};
-struct End {
-    std::uint64_t replies;
 };
 template <class Handle>
 struct Write {
@@ -263,23 +252,6 @@ private:
     Random random_;
     const Sizes& sizes_;
     std::uint64_t sent_ = 0;
-    std::uint64_t replies_ = 0;
-};
-
-// The master's side, on any runtime: true once every worker has ended (then End goes to the
-// list with the replies they counted).
-class Ends {
-public:
-    explicit Ends(std::uint64_t workers) noexcept : workers_(workers) {}
-    bool ended(const EndWork& end) noexcept {
-        replies_ += end.replies;
-        return ++ended_ == workers_;
-    }
-    End end() const noexcept { return {replies_}; }
-
-private:
-    const std::uint64_t workers_;
-    std::uint64_t ended_ = 0;
     std::uint64_t replies_ = 0;
 };
 
