@@ -203,7 +203,9 @@ const Registration registration(Kernel{
         "Savina as savina_logmap's, and: a skipped message is looked at again after every message "
         "the worker handles (CAF 0.17's mailbox puts its cache of skipped messages back in front "
         "after each one, as Akka's unstashAll puts the stash back), so a worker flooded with n "
-        "NextTerms looks at about n*n/2 of them in all where ours holds each once; the master "
+        "NextTerms looks at about n*n/2 of them in all where ours holds each once (callgrind, one "
+        "thread, 2 series: 39M, 147M and 569M instructions at 250, 500 and 1,000 terms; ours "
+        "0.16M, 0.31M and 0.62M); the master "
         "spawns the actors in its make_behavior (Savina's in its constructor).",
     .sources = {{"savina", "14. Logistic Map (logmap)"}},
     .verifies = "every series computed `terms` terms, each bit for bit as a sequential "
