@@ -277,3 +277,17 @@ def test_philosopher_refuses_wrong_parameters(values, param):
         kernels.resolve("savina_philosopher", values)
     assert caught.value.param == param
     assert param in str(caught.value)
+
+
+@pytest.mark.skipif("caf_savina_bndbuffer" not in CAF_KERNELS,
+                    reason="labctl._native was built without CAF (no caf_ kernels)")
+def test_caf_bndbuffer_answers_as_the_oracle_and_refuses_a_buffer_too_small():
+    # A buffer of 3 for 2 producers: producers are parked and woken; threads 2 (bndbuffer's turn).
+    params = {"buffer_size": 3, "producers": 2, "consumers": 3, "items_per_producer": 30,
+              "produce_cost": 0, "consume_cost": 0, "threads": 2}
+    result = _native.run("caf_savina_bndbuffer", params)
+    expected = oracle("caf_savina_bndbuffer", params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    with pytest.raises(kernels.ParamError, match="must exceed 'producers'") as caught:
+        kernels.resolve("savina_bndbuffer", {"runtime": "caf", "buffer_size": 3, "producers": 3})
+    assert caught.value.param == "buffer_size"

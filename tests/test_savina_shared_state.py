@@ -193,3 +193,41 @@ def test_banking_refuses_bad_parameters(values, param):
     with pytest.raises(kernels.ParamError, match=param) as caught:
         kernels.resolve("savina_banking", values)
     assert caught.value.param == param
+
+
+# -- on CAF: caf_savina_concdict, caf_savina_concsll, caf_savina_banking ---------------------------
+
+CAF_KERNELS = {k["name"] for k in _native.kernels() if k["runtime"] == "caf"}
+
+
+def needs_caf(name: str):
+    return pytest.mark.skipif(name not in CAF_KERNELS,
+                              reason="labctl._native was built without CAF (no caf_ kernels)")
+
+
+# Each once, threads 1 and 2 in turn; banking's few accounts under many transactions keep an
+# account's skipped messages many while it awaits a reply.
+@pytest.mark.parametrize("name, params", [
+    pytest.param("caf_savina_concdict", {"workers": 5, "messages_per_worker": 300, "write_percent": 50,
+                                         "keys": 50, "threads": 1}, marks=needs_caf("caf_savina_concdict")),
+    pytest.param("caf_savina_concsll", {"workers": 4, "messages_per_worker": 150, "write_percent": 60,
+                                        "size_percent": 20, "threads": 2}, marks=needs_caf("caf_savina_concsll")),
+    pytest.param("caf_savina_banking", {"accounts": 10, "transactions": 2000, "seed": 7, "threads": 1},
+                 marks=needs_caf("caf_savina_banking")),
+])
+def test_caf_version_answers_as_the_oracle(name, params):
+    result = run(name, params)
+    expected = resolved_oracle(name, params)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+@pytest.mark.parametrize("name, values, param", [
+    pytest.param("caf_savina_concdict", {"workers": 10, "keys": 9}, "keys", marks=needs_caf("caf_savina_concdict")),
+    pytest.param("caf_savina_concsll", {"write_percent": 90, "size_percent": 11}, "write_percent",
+                 marks=needs_caf("caf_savina_concsll")),
+    pytest.param("caf_savina_banking", {"accounts": 9}, "accounts", marks=needs_caf("caf_savina_banking")),
+])
+def test_caf_version_refuses_bad_parameters(name, values, param):
+    with pytest.raises(kernels.ParamError, match=param) as caught:
+        kernels.resolve(name.removeprefix("caf_"), {"runtime": "caf", **values})
+    assert caught.value.param == param

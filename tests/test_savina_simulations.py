@@ -179,3 +179,33 @@ def test_barber_refuses_bad_parameters(params, name):
 def test_barber_wrong_answer_is_caught():
     with pytest.raises(Exception, match="(?i)answer|expected"):
         _native.run("savina_barber", {"haircuts": 10, "seats": 10}, fault="wrong_answer")
+
+
+# -- on CAF: caf_savina_logmap, caf_savina_cigsmok -----------------------------------------------
+
+def needs_caf(name: str):
+    return pytest.mark.skipif(name not in KERNELS, reason="labctl._native was built without CAF (no caf_ kernels)")
+
+
+# Each once, threads 2 and 1 in turn; logmap's worker floods skip while it awaits each reply, and
+# its hash holds every term to the order they were asked for.
+@pytest.mark.parametrize("name, params", [
+    pytest.param("caf_savina_logmap", {"terms": 300, "series": 3, "start_rate": 3.9, "increment": 0.01,
+                                       "threads": 2}, marks=needs_caf("caf_savina_logmap")),
+    pytest.param("caf_savina_cigsmok", {"rounds": 500, "smokers": 7, "seed": 3, "threads": 1},
+                 marks=needs_caf("caf_savina_cigsmok")),
+])
+def test_caf_version_answers_as_the_oracle(name, params):
+    result = _native.run(name, params)
+    expected = oracles.oracle(name, resolved(name, params))
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+@needs_caf("caf_savina_logmap")
+@pytest.mark.parametrize("values, param", [
+    ({"series": 11, "increment": 0.2}, "increment"),  # series 10 would start at term 2
+    ({"series": 2, "start_rate": 3.9, "increment": 0.2}, "start_rate"),  # series 1's rate 4.1
+])
+def test_caf_logmap_refuses_terms_and_rates_off_the_map(values, param):
+    with pytest.raises(_native.ParamError, match=param):
+        _native.run("caf_savina_logmap", values)

@@ -2,7 +2,6 @@
 // once; each is a credit to its source account, which debits itself, asks the destination to
 // take the amount and stashes everything else until the destination replies: request-reply
 // between agents, with selective receive by hand.
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -13,113 +12,21 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "banking.hpp"
 #include "mailboxes.hpp"
-#include "random.hpp"
 
 namespace labctl::kernels::savina_banking {
 namespace {
 
-// SplitMix64, seeded from (seed, 0); tests/oracles.py replays it.
-using Random = savina::SplitMix64;
-using savina::mix64;
-
-// Every account's opening balance, in cents; amounts are below 100,000 cents (Savina's below
-// 1000.0), so no balance overflows at any size the parameters allow.
-constexpr std::int64_t kInitialBalance = 1'000'000'000'000;
-constexpr std::uint64_t kAmountLimit = 100'000;
-
-struct Transaction {
-    std::uint32_t source;
-    std::uint32_t destination;
-    std::int64_t amount;
-};
-
-// Savina's teller draws a source below (accounts / 10) * 8 and a destination above it (the
-// source is always lower, so the chains of waiting accounts climb and never close a cycle).
-Transaction draw(Random& random, std::uint32_t accounts) {
-    const auto source = std::uint32_t(random.next() % (accounts / 10 * 8));
-    auto step = std::uint32_t(random.next() % (accounts - source));
-    if (step == 0) step = 1;
-    const auto amount = std::int64_t(random.next() % kAmountLimit);
-    return {source, source + step, amount};
-}
-
-struct Outcome {
-    std::uint64_t completed = 0;  // transactions the teller saw complete
-    std::uint64_t repeated = 0;   // completions of a transaction already complete
-    std::uint64_t credits = 0;    // credits the accounts handled
-    std::uint64_t debits = 0;     // debits the accounts handled
-    std::uint64_t stopped = 0;    // accounts that stopped
-    std::int64_t total = 0;       // sum of the final balances
-    std::uint64_t digest = 0;     // sum of mix64(balance + mix64(account))
-};
-
-std::string describe(const Outcome& o) {
-    return "completed=" + std::to_string(o.completed) + " repeated=" + std::to_string(o.repeated) +
-           " credits=" + std::to_string(o.credits) + " debits=" + std::to_string(o.debits) +
-           " stopped=" + std::to_string(o.stopped) + " total=" + std::to_string(o.total) +
-           " digest=" + std::to_string(o.digest);
-}
-
-std::uint64_t balance_digest(std::uint32_t account, std::int64_t balance) {
-    return mix64(std::uint64_t(balance) + mix64(account));
-}
-
-// The sequential replay: the transactions in the teller's order. Integer sums commute, so each
-// final balance is the same whatever order the accounts handle them in.
-Outcome replay(std::uint32_t accounts, std::uint64_t transactions, std::uint64_t seed) {
-    std::vector<std::int64_t> balances(accounts, kInitialBalance);
-    Random random(seed, 0);
-    for (std::uint64_t t = 0; t < transactions; ++t) {
-        const Transaction tx = draw(random, accounts);
-        balances[tx.source] -= tx.amount;
-        balances[tx.destination] += tx.amount;
-    }
-    Outcome outcome;
-    outcome.completed = outcome.credits = outcome.debits = transactions;
-    outcome.stopped = accounts;
-    for (std::uint32_t i = 0; i < accounts; ++i) {
-        outcome.total += balances[i];
-        outcome.digest += balance_digest(i, balances[i]);
-    }
-    return outcome;
-}
-
 class Account;
-class Teller;
+using Credit = savina_banking::Credit<Account*>;
+using Debit = savina_banking::Debit<Account*>;
 
-struct Start {};
-struct Stop {};
-// To a transaction's source: take the amount from your balance and give it to `destination`.
-struct Credit {
-    std::uint64_t id;
-    std::int64_t amount;
-    Account* destination;
-};
-// To its destination: add the amount, and reply to `creditor`.
-struct Debit {
-    std::uint64_t id;
-    std::int64_t amount;
-    Account* creditor;
-};
-// From the destination to the source.
-struct Reply {
-    std::uint64_t id;
-};
-// From the source to the teller: the transaction is complete.
-struct Completed {
-    std::uint64_t id;
-};
-
-// The accounts' ends: the last to stop ends the phase.
-struct Ending {
-    std::atomic<std::uint32_t> running;
-    rt::Completion<bool>& done;
-};
+class TellerAgent;
 
 class Account final : public rt::Agent {
 public:
-    Account(Teller*& teller, Ending& ending) : teller_(teller), ending_(ending) {
+    Account(TellerAgent*& teller, Ending& ending) : teller_(teller), ending_(ending) {
         subscribe<&Account::on_credit>();
         subscribe<&Account::on_debit>();
         subscribe<&Account::on_reply>();
@@ -128,9 +35,7 @@ public:
 
     // Read after the run: every write happens before this account's stop count-down, which the
     // last one's completion hands on to the kernel.
-    std::int64_t balance() const noexcept { return balance_; }
-    std::uint64_t credits() const noexcept { return credits_; }
-    std::uint64_t debits() const noexcept { return debits_; }
+    const Ledger& ledger() const noexcept { return ledger_; }
 
 private:
     using Stashed = std::variant<Credit, Debit, Stop>;
@@ -147,59 +52,49 @@ private:
     }
     void on_stop(const Stop& stop) {
         if (waiting_) stash_.emplace_back(stop);
-        else stop_now();
+        else ending_.stopped();
     }
     void on_reply(const Reply& reply);
 
     void credit_now(const Credit& credit) {
-        ++credits_;
-        balance_ -= credit.amount;
+        ledger_.credit(credit.amount);
         waiting_ = true;
         rt::send<Debit>(*credit.destination, credit.id, credit.amount, this);
     }
     void debit_now(const Debit& debit) {
-        ++debits_;
-        balance_ += debit.amount;
+        ledger_.debit(debit.amount);
         rt::send<Reply>(*debit.creditor, debit.id);
     }
-    void stop_now() {
-        if (ending_.running.fetch_sub(1, std::memory_order_acq_rel) == 1) ending_.done.set(true);
-    }
 
-    Teller*& teller_;
+    TellerAgent*& teller_;
     Ending& ending_;
-    std::int64_t balance_ = kInitialBalance;
-    std::uint64_t credits_ = 0;
-    std::uint64_t debits_ = 0;
+    Ledger ledger_;
     bool waiting_ = false;
     std::deque<Stashed> stash_;
 };
 
-class Teller final : public rt::Agent {
+class TellerAgent final : public rt::Agent {
 public:
-    Teller(std::vector<Account*>& accounts, std::uint64_t transactions, std::uint64_t seed)
-        : accounts_(accounts), transactions_(transactions), random_(seed, 0), seen_(transactions, false) {
-        subscribe<&Teller::on_start_message>();
-        subscribe<&Teller::on_completed>();
+    TellerAgent(std::vector<Account*>& accounts, std::uint64_t transactions, std::uint64_t seed)
+        : accounts_(accounts), teller_(std::uint32_t(accounts.size()), transactions, seed) {
+        subscribe<&TellerAgent::on_start_message>();
+        subscribe<&TellerAgent::on_completed>();
     }
 
-    std::uint64_t completed() const noexcept { return completed_; }
-    std::uint64_t repeated() const noexcept { return repeated_; }
+    const Teller& teller() const noexcept { return teller_; }
 
 private:
     // Savina's StartMessage: every transaction's credit sent at once.
     void on_start_message(const Start&) {
-        for (std::uint64_t t = 0; t < transactions_; ++t) {
-            const Transaction tx = draw(random_, std::uint32_t(accounts_.size()));
+        for (std::uint64_t t = 0; t < teller_.transactions(); ++t) {
+            const Transaction tx = teller_.draw();
             rt::send<Credit>(*accounts_[tx.source], t, tx.amount, accounts_[tx.destination]);
         }
-        if (transactions_ == 0) stop_all();
+        if (teller_.transactions() == 0) stop_all();
     }
 
     void on_completed(const Completed& done) {
-        if (seen_[done.id]) ++repeated_;
-        seen_[done.id] = true;
-        if (++completed_ == transactions_) stop_all();
+        if (teller_.completed(done.id)) stop_all();
     }
 
     void stop_all() {
@@ -207,11 +102,7 @@ private:
     }
 
     std::vector<Account*>& accounts_;
-    const std::uint64_t transactions_;
-    Random random_;
-    std::vector<bool> seen_;
-    std::uint64_t completed_ = 0;
-    std::uint64_t repeated_ = 0;
+    Teller teller_;
 };
 
 void Account::on_reply(const Reply& reply) {
@@ -224,13 +115,8 @@ void Account::on_reply(const Reply& reply) {
         stash_.pop_front();
         if (const auto* credit = std::get_if<Credit>(&next)) credit_now(*credit);
         else if (const auto* debit = std::get_if<Debit>(&next)) debit_now(*debit);
-        else stop_now();
+        else ending_.stopped();
     }
-}
-
-// Start, then per transaction a credit, a debit, a reply and a completion, then a stop per account.
-std::uint64_t messages(std::uint32_t accounts, std::uint64_t transactions) {
-    return 1 + 4 * transactions + accounts;
 }
 
 Result run(const Params& params) {
@@ -239,7 +125,7 @@ Result run(const Params& params) {
     const auto seed = std::uint64_t(params.integer("seed"));
 
     std::vector<Account*> bank;
-    Teller* teller = nullptr;
+    TellerAgent* teller = nullptr;
     MeasuredRun<bool> run(params);
     Ending ending{{accounts}, run.done()};
     Result result;
@@ -251,56 +137,24 @@ Result run(const Params& params) {
             env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
                 for (std::uint32_t i = 0; i < accounts; ++i)
                     bank.push_back(&coop.make_agent_with_binder<Account>(dispatchers.binder(i + 1), teller, ending));
-                teller = &coop.make_agent_with_binder<Teller>(dispatchers.binder(0), bank, transactions, seed);
+                // After the accounts: the teller takes the bank's size when it is made.
+                teller = &coop.make_agent_with_binder<TellerAgent>(dispatchers.binder(0), bank, transactions, seed);
             });
             rt::send<Start>(*teller);
         },
         [&](bool) {
-            outcome.completed = teller->completed();
-            outcome.repeated = teller->repeated();
-            outcome.stopped = accounts - ending.running.load(std::memory_order_acquire);
-            for (std::uint32_t i = 0; i < accounts; ++i) {
-                outcome.credits += bank[i]->credits();
-                outcome.debits += bank[i]->debits();
-                outcome.total += bank[i]->balance();
-                outcome.digest += balance_digest(i, bank[i]->balance());
-            }
+            outcome = savina_banking::outcome(teller->teller(), ending, accounts,
+                                              [&](std::uint32_t i) -> const Ledger& { return bank[i]->ledger(); });
         });
 
-    const Outcome expected = replay(accounts, transactions, seed);
-    // Money is conserved whatever else goes wrong: checked on its own, before the whole answer.
-    if (outcome.total != std::int64_t(accounts) * kInitialBalance)
-        throw VerificationError("savina_banking: money not conserved: the balances sum to " +
-                                std::to_string(outcome.total) + ", not " +
-                                std::to_string(std::int64_t(accounts) * kInitialBalance));
-    result.messages_processed = messages(accounts, transactions);
-    result.answer = describe(outcome);
-    result.expected = describe(expected);
+    report(result, "savina_banking", outcome, accounts, transactions, seed);
     return result;
-}
-
-Expectation expect(const Params& params) {
-    const auto accounts = std::uint32_t(params.integer("accounts"));
-    const auto transactions = std::uint64_t(params.integer("transactions"));
-    return {describe(replay(accounts, transactions, std::uint64_t(params.integer("seed")))),
-            messages(accounts, transactions)};
 }
 
 void check(const Params& params) {
     const auto accounts = params.integer("accounts");
     check_thread_per_agent("savina_banking", params, std::uint64_t(accounts) + 1,
                            "accounts=" + std::to_string(accounts));
-}
-
-std::vector<ParamSpec> own_params() {
-    return {
-        integer_param("accounts", 1'000, {10, 1'000'000},
-                      "account agents (Savina's A); at least 10, as Savina's draw of a source below "
-                      "(accounts / 10) * 8 needs"),
-        integer_param("transactions", 50'000, {0, 100'000'000}, "transactions the teller starts at once (Savina's N)"),
-        integer_param("seed", 123'456, {0, 4'294'967'295},
-                      "seed of the teller's transactions (Savina's teller starts its PseudoRandom at 123456)"),
-    };
 }
 
 const Registration registration(Kernel{

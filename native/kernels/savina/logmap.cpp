@@ -3,8 +3,6 @@
 // holding back (stashing) the requests that come while it waits for a reply. Measures
 // request/reply between pairs of agents under a flood of requests from one sender.
 #include <cstdint>
-#include <bit>
-#include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
@@ -13,93 +11,14 @@
 #include "../framework/measured_run.hpp"
 #include "../framework/phase.hpp"
 #include "../framework/schema.hpp"
+#include "logmap.hpp"
 #include "mailboxes.hpp"
-#include "random.hpp"
 
 namespace labctl::kernels::savina_logmap {
 namespace {
 
-constexpr std::uint64_t kHashBasis = savina::kFnvBasis;
-
-// FNV-1a over 64-bit words: each term's bit pattern, then each series' hash in series order.
-constexpr auto fold = savina::fnv_fold;
-
-inline std::uint64_t bits(double value) noexcept { return std::bit_cast<std::uint64_t>(value); }
-
-// Savina's LogisticMapConfig.computeNextTerm, in the same order of operations.
-inline double next_term(double term, double rate) noexcept { return rate * term * (1 - term); }
-
-// Series i: its rate computer's rate and its start term, as Savina's Master computes them.
-inline double rate_of(double start_rate, double increment, std::uint32_t i) noexcept {
-    return start_rate + (double(i) * increment);
-}
-inline double start_of(double increment, std::uint32_t i) noexcept { return double(i) * increment; }
-
-struct Answer {
-    std::uint64_t series_reported = 0;
-    std::uint64_t terms_computed = 0;
-    std::uint64_t terms_hash = kHashBasis;
-    double final_sum = 0;  // the series' last terms, summed in series order
-};
-
-std::string describe(const Answer& a) {
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(a.terms_hash));
-    char sum[40];
-    std::snprintf(sum, sizeof sum, "%.17g", a.final_sum);
-    return "series_reported=" + std::to_string(a.series_reported) +
-           " terms_computed=" + std::to_string(a.terms_computed) + " terms_hash=" + hash +
-           " final_sum=" + sum;
-}
-
-struct Setup {
-    std::uint32_t series;
-    std::uint64_t terms;
-    double start_rate;
-    double increment;
-};
-
-// The sequential model: every series computed in one loop, with the operations in the agents'
-// order, so that its hash matches bit for bit.
-std::string expected(const Setup& s) {
-    Answer a;
-    std::vector<double> last(s.series);
-    for (std::uint32_t i = 0; i < s.series; ++i) {
-        const double rate = rate_of(s.start_rate, s.increment, i);
-        double term = start_of(s.increment, i);
-        std::uint64_t hash = kHashBasis;
-        for (std::uint64_t t = 0; t < s.terms; ++t) {
-            term = next_term(term, rate);
-            hash = fold(hash, bits(term));
-        }
-        a.terms_hash = fold(a.terms_hash, hash);
-        last[i] = term;
-    }
-    for (double term : last) a.final_sum += term;
-    a.series_reported = s.series;
-    a.terms_computed = std::uint64_t(s.series) * s.terms;
-    return describe(a);
-}
-
-// Start (kernel -> master), NextTerm and GetTerm (master -> worker), Compute (worker ->
-// computer), Result (computer -> worker), SeriesDone (worker -> master).
-struct Start {};
-struct NextTerm {};
-struct GetTerm {};
 class SeriesWorker;
-struct Compute {
-    SeriesWorker* sender;
-    double term;
-};
-struct TermResult {
-    double term;
-};
-struct SeriesDone {
-    std::uint32_t id;
-    std::uint64_t computed;
-    std::uint64_t hash;
-    double last;
-};
+using Compute = savina_logmap::Compute<SeriesWorker*>;
 
 class RateComputer final : public rt::Agent {
 public:
@@ -113,7 +32,7 @@ private:
 class SeriesWorker final : public rt::Agent {
 public:
     SeriesWorker(std::uint32_t id, rt::Agent& master, RateComputer& computer, double start_term)
-        : id_(id), master_(master), computer_(computer), term_(start_term) {
+        : id_(id), master_(master), computer_(computer), series_(start_term) {
         subscribe<&SeriesWorker::on_next>();
         subscribe<&SeriesWorker::on_get>();
         subscribe<&SeriesWorker::on_result>();
@@ -134,9 +53,7 @@ private:
 
     void on_result(const TermResult& result) {
         waiting_ = false;
-        term_ = result.term;
-        ++computed_;
-        hash_ = fold(hash_, bits(term_));
+        series_.computed(result.term);
         // The held requests, oldest first, until one waits for a reply again.
         while (!waiting_ && !held_.empty()) {
             const Held held = held_.front();
@@ -147,20 +64,18 @@ private:
     }
 
     void request() {
-        rt::send<Compute>(computer_, this, term_);
+        rt::send<Compute>(computer_, this, series_.term());
         waiting_ = true;
     }
 
-    void report() { rt::send<SeriesDone>(master_, id_, computed_, hash_, term_); }
+    void report() { rt::send<SeriesDone>(master_, series_.done(id_)); }
 
     const std::uint32_t id_;
     rt::Agent& master_;
     RateComputer& computer_;
-    double term_;
+    Series series_;
     bool waiting_ = false;
     std::deque<Held> held_;
-    std::uint64_t computed_ = 0;
-    std::uint64_t hash_ = kHashBasis;
 };
 
 void RateComputer::on_compute(const Compute& compute) {
@@ -169,16 +84,12 @@ void RateComputer::on_compute(const Compute& compute) {
 
 class Master final : public rt::Agent {
 public:
-    Master(std::uint64_t terms, rt::Completion<Answer>& done) : terms_(terms), done_(done) {
+    Master(std::uint64_t terms, std::uint32_t series, rt::Completion<Answer>& done)
+        : terms_(terms), tally_(series), done_(done) {
         subscribe<&Master::on_start_message>();
         subscribe<&Master::on_done>();
     }
-    void link(std::vector<SeriesWorker*> workers) {
-        workers_ = std::move(workers);
-        hashes_.assign(workers_.size(), 0);
-        last_.assign(workers_.size(), 0);
-        seen_.assign(workers_.size(), false);
-    }
+    void link(std::vector<SeriesWorker*> workers) { workers_ = std::move(workers); }
 
 private:
     void on_start_message(const Start&) {
@@ -188,38 +99,14 @@ private:
     }
 
     void on_done(const SeriesDone& d) {
-        ++answer_.series_reported;
-        answer_.terms_computed += d.computed;
-        if (d.id < workers_.size() && !seen_[d.id]) {
-            seen_[d.id] = true;
-            hashes_[d.id] = d.hash;
-            last_[d.id] = d.last;
-        }
-        if (answer_.series_reported != workers_.size()) return;
-        // In series order, whatever order the reports came in: the sum is schedule-independent.
-        for (std::size_t i = 0; i < workers_.size(); ++i) {
-            answer_.terms_hash = fold(answer_.terms_hash, hashes_[i]);
-            answer_.final_sum += last_[i];
-        }
-        done_.set(answer_);
+        if (tally_.add(d)) done_.set(tally_.answer());
     }
 
     const std::uint64_t terms_;
+    Tally tally_;
     rt::Completion<Answer>& done_;
     std::vector<SeriesWorker*> workers_;
-    std::vector<std::uint64_t> hashes_;
-    std::vector<double> last_;
-    std::vector<bool> seen_;
-    Answer answer_;
 };
-
-Setup setup(const Params& params) {
-    return {std::uint32_t(params.integer("series")), std::uint64_t(params.integer("terms")),
-            params.real("start_rate"), params.real("increment")};
-}
-
-// Start, then per series: terms x (NextTerm, Compute, Result), GetTerm and SeriesDone.
-std::uint64_t messages(const Setup& s) { return 1 + s.series * (3 * s.terms + 2); }
 
 Result run(const Params& params) {
     const Setup s = setup(params);
@@ -231,7 +118,7 @@ Result run(const Params& params) {
     const Answer answer = run.measure(result, [&](rt::Environment& env, DispatcherChoice& dispatchers) {
         Master* master = nullptr;
         env.introduce_coop(dispatchers.binder(), [&](rt::Coop& coop) {
-            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.terms, run.done());
+            master = &coop.make_agent_with_binder<Master>(dispatchers.binder(0), s.terms, s.series, run.done());
             std::vector<RateComputer*> computers;
             for (std::uint32_t i = 0; i < s.series; ++i)
                 computers.push_back(&coop.make_agent_with_binder<RateComputer>(
@@ -245,9 +132,7 @@ Result run(const Params& params) {
         rt::send<Start>(*master);
     });
 
-    result.messages_processed = 1 + answer.series_reported + answer.terms_computed * 3 + s.series;
-    result.answer = describe(answer);
-    result.expected = expected(s);
+    report(result, answer, s);
     return result;
 }
 
@@ -255,31 +140,7 @@ void check(const Params& params) {
     const Setup s = setup(params);
     check_thread_per_agent("savina_logmap", params, 2 * std::uint64_t(s.series) + 1,
                            "series=" + std::to_string(s.series));
-    const double last = double(s.series - 1) * s.increment;
-    if (last > 1)
-        throw ParamError("savina_logmap", "increment",
-                         "parameter 'increment' times (series - 1) must be at most 1 (series i starts at "
-                         "term i*increment, which must lie in [0, 1]); got " + std::to_string(last));
-    if (s.start_rate + last > 4)
-        throw ParamError("savina_logmap", "start_rate",
-                         "parameter 'start_rate' + (series - 1) * increment must be at most 4 (the "
-                         "logistic map leaves [0, 1] above rate 4); got " + std::to_string(s.start_rate + last));
-}
-
-Expectation expect(const Params& params) {
-    const Setup s = setup(params);
-    return {expected(s), messages(s)};
-}
-
-std::vector<ParamSpec> own_params() {
-    return {
-        integer_param("terms", 25'000, {1, 100'000'000}, "terms each series worker computes (Savina's numTerms)"),
-        integer_param("series", 10, {1, 100'000}, "series workers, each with its rate computer (Savina's numSeries)"),
-        real_param("start_rate", 3.46, {0, 4},
-                   "the rate of series 0; series i's is start_rate + i*increment (Savina's startRate)"),
-        real_param("increment", 0.0025, {0, 1},
-                   "step of the rates and of the start terms: series i starts at term i*increment"),
-    };
+    check_series("savina_logmap", params);
 }
 
 const Registration registration(Kernel{
