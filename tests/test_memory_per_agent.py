@@ -79,3 +79,27 @@ def test_a_peers_memory_per_agent_is_its_peak_over_its_own_start(monkeypatch):
     assert results._bytes_per_agent(sample.counts) == pytest.approx(50_000 * 1024 / 111_111)
     monkeypatch.setattr(runtimes, "run_external", reply(rss_before_kb=40_000))
     assert worker._external_sample(runtime, "skynet", params).counts == {}
+
+
+def test_the_report_gives_the_least_and_most_memory_per_agent_of_each_kernel(tmp_path):
+    (tmp_path / "agents.toml").write_text('''
+name = "agents"
+description = "skynet's memory per agent on two dispatchers"
+repeats = 1
+warmup = 0
+
+[[grid]]
+kernel = "skynet"
+params = { leaves = 100000 }
+axes = { dispatcher = ["one_thread", "thread_pool"] }
+''')
+    db, out = tmp_path / "a.db", tmp_path / "report"
+    assert run_labctl("sweep", str(tmp_path / "agents.toml"), "--db", str(db)).returncode == 0
+    assert run_labctl("report", "1", "--db", str(db), "--out", str(out)).returncode == 0
+    section = (out / "report.md").read_text().split("## The cost of a message", 1)[1].split("\n## ", 1)[0]
+    table = section.split("Memory per agent", 1)[1]
+    [row] = [line for line in table.splitlines() if line.startswith("| skynet |")]
+    frame = results.load(db, 1)
+    per_agent = sorted(frame["bytes_per_agent"])
+    assert row.startswith("| skynet | 2 | ") and row.count(" B |") == 2
+    assert f"{per_agent[0]:,.0f} B" in row and f"{per_agent[-1]:,.0f} B" in row

@@ -165,6 +165,18 @@ def test_a_peer_is_built_once_at_first_use_into_the_cache(peers, tmp_path):
     assert (tmp_path / "cache" / "builds.log").read_text() == "built\nbuilt\n"
 
 
+def test_a_programs_peak_rss_is_its_own_not_its_builds(peers):
+    # The build, in the same worker, holds 300 MiB; the program a few MiB: each sample's peak RSS
+    # is the program's (wait4's use of that child), not the largest of the worker's children.
+    root, reload = peers
+    write_peer(root, "heavybuild", "honest", build=json.dumps(
+        [sys.executable, "-c", "x = bytearray(300 << 20); x[::4096] = b'1' * len(x[::4096])"]))
+    reload()
+    samples = list(runner.run_point(point("heavybuild")))
+    assert all(s.verified for s in samples)
+    assert all(0 < s.peak_rss_kb < 150 * 1024 for s in samples), [s.peak_rss_kb for s in samples]
+
+
 def test_a_failed_build_fails_the_point_with_the_build_output_and_leaves_nothing(peers, tmp_path):
     root, reload = peers
     write_peer(root, "broken", "honest", build=json.dumps(["sh", "-c", "echo 'syntax error at line 3' >&2; exit 1"]))

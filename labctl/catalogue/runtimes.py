@@ -398,10 +398,12 @@ MAX_STDOUT = 1 << 20
 MAX_STDERR = 64 * 1024  # the tail kept
 
 
-def _collect(process: subprocess.Popen, request: bytes) -> tuple[bytes, bytes, bool]:
+def _collect(process: subprocess.Popen, request: bytes) -> tuple[bytes, bytes, bool, resource.struct_rusage]:
     """Writes the request to the program and reads its stdout and stderr until it closes them:
     at most MAX_STDOUT bytes of stdout (past it, the program is killed and `flooded` is true)
-    and the last MAX_STDERR bytes of stderr. Waits for the program to end."""
+    and the last MAX_STDERR bytes of stderr. Waits for the program to end and returns its own
+    resource use (wait4's: its peak RSS, not the largest of every child the worker reaped, a
+    build's compiler among them)."""
     try:
         process.stdin.write(request)  # a few hundred bytes: fits the pipe, never blocks
         process.stdin.close()
@@ -426,8 +428,9 @@ def _collect(process: subprocess.Popen, request: bytes) -> tuple[bytes, bytes, b
         process.kill()
     process.stdout.close()
     process.stderr.close()
-    process.wait()
-    return bytes(stdout), bytes(stderr), flooded
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+    return bytes(stdout), bytes(stderr), flooded, usage
 
 
 def _die_with_parent() -> None:
@@ -464,23 +467,17 @@ def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collecti
     command = _expand(runtime.manifest.command, folder=runtime.folder, build=folder, cache=cache_folder())
     request = json.dumps({"kernel": kernel, "params": params})
     name = runtime.name
-    # A child's use once it is reaped: the growth of RUSAGE_CHILDREN (psutil cannot see a process
-    # that has ended, and the program must end before its use is known).
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         process = subprocess.Popen(command, cwd=runtime.folder, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    preexec_fn=_die_with_parent)
     except OSError as error:
         raise ExternalFailure("failure", f"{name}: cannot start {' '.join(command)}: {error}") from None
-    stdout, stderr, flooded = _collect(process, request.encode())
+    stdout, stderr, flooded, usage = _collect(process, request.encode())
     if flooded:
         raise ProtocolError(f"{name}: printed more than {MAX_STDOUT // (1 << 20)} MiB on stdout, not one "
                             f"JSON line (stdout began {stdout[:200].decode(errors='replace')!r}); "
                             "labctl killed it")
-    # Reaped by communicate: its use is the growth of the worker's children's (the peak RSS is
-    # the largest of any child's, each of them this program).
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     # Its last line of stderr says why, escaped and bounded: it goes to the store and the screen.
     tail = [printable(line)[:300] for line in stderr.decode(errors="replace").strip().splitlines()[-1:]] or [""]
     if process.returncode < 0:
@@ -495,9 +492,9 @@ def run_external(runtime: Runtime, kernel: str, params: dict, reserved: Collecti
     reply = _parse_reply(name, stdout, reserved)
     reply.pid = process.pid
     reply.peak_rss_kb = usage.ru_maxrss
-    reply.voluntary_switches = usage.ru_nvcsw - before.ru_nvcsw
-    reply.involuntary_switches = usage.ru_nivcsw - before.ru_nivcsw
-    reply.cpu_ns = int((usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime) * 1e9)
+    reply.voluntary_switches = usage.ru_nvcsw
+    reply.involuntary_switches = usage.ru_nivcsw
+    reply.cpu_ns = int((usage.ru_utime + usage.ru_stime) * 1e9)
     return reply
 
 

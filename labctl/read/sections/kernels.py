@@ -33,6 +33,7 @@ from labctl.read.figures import (
     plot_lines,
     plot_percentiles,
 )
+from labctl.read import results
 from labctl.read.sections.data import Machine, ReportData, View
 from labctl.read.sections.markdown import blocks, figure, named, or_dash, title
 from labctl.vocabulary import metrics, stats
@@ -304,55 +305,76 @@ def _natural(text: str) -> tuple:
 
 
 CPU_PER_MESSAGE, WAITING = metrics.lookup("cpu_per_message_ns"), metrics.lookup("waiting_cpu_share")
+PER_AGENT = metrics.lookup("bytes_per_agent")
 
 
-def costs(run: ReportData, machine: Machine) -> list[str]:
-    """The cost of a message on one machine: for each kernel (and scenario) timed on our runtime,
-    the configurations with the least and the most CPU time per message, and the one whose
-    threads burned the largest share of their CPU time waiting for work."""
+def _extremes(machine: Machine, metric: metrics.Metric, share: pd.Series | None = None) -> list[list[str]]:
+    """For each kernel (and scenario) with values of `metric`: its points' medians of it, the
+    configurations with the least and the most, and, with `share` (each point's median waiting
+    share), the one whose threads burned the largest share of their CPU time waiting for work."""
     samples = machine.timed
-    if CPU_PER_MESSAGE.name not in samples or samples[CPU_PER_MESSAGE.name].isna().all():
+    if metric.name not in samples or samples[metric.name].isna().all():
         return []
     rows = []
     tables = machine.timed_views()  # each point's parameters, with its kernel's own figure
-    for kernel, part in samples[samples[CPU_PER_MESSAGE.name].notna()].groupby("kernel", sort=False):
+    for kernel, part in samples[samples[metric.name].notna()].groupby("kernel", sort=False):
         if kernel not in tables:
             continue
         # Medians only (the rows need no interval): the points' own table, their median replaced.
-        medians = part.groupby("point")[CPU_PER_MESSAGE.name].median()
-        share = part.groupby("point")[WAITING.name].median().dropna()
+        medians = part.groupby("point")[metric.name].median()
         table = tables[kernel][1]
         cost = _with_attrs(table[table["point"].isin(medians.index)].assign(median=lambda t: t["point"].map(medians)),
                            table)
         for scenario, points in scenarios(cost, kernel):
             vary = varying(points, kernel)
-            cheapest = points.loc[points["median"].idxmin()]
-            dearest = points.loc[points["median"].idxmax()]
-            spent = share.reindex(points["point"]).dropna()
-            idlest = points.set_index("point").loc[spent.idxmax()] if not spent.empty else None
 
             def cell(point: pd.Series, value: str) -> str:
                 return f"{printable(label(point, vary)) or 'one point'}: {value}"
 
             def with_share(point: pd.Series) -> str:
-                found = share.get(point["point"])
-                return CPU_PER_MESSAGE.format(point["median"]) + (
+                found = None if share is None else share.get(point["point"])
+                return metric.format(point["median"]) + (
                     "" if found is None or pd.isna(found) else f", {WAITING.format(found)} waiting")
 
-            rows.append([named(kernel, scenario), str(len(points)), cell(cheapest, with_share(cheapest)),
-                         cell(dearest, with_share(dearest)),
-                         "-" if idlest is None else cell(idlest, WAITING.format(spent.max()))])
-    if not rows:
+            row = [named(kernel, scenario), str(len(points)), cell(points.loc[points["median"].idxmin()],
+                                                                   with_share(points.loc[points["median"].idxmin()])),
+                   cell(points.loc[points["median"].idxmax()], with_share(points.loc[points["median"].idxmax()]))]
+            if share is not None:
+                spent = share.reindex(points["point"]).dropna()
+                row.append("-" if spent.empty else cell(points.set_index("point").loc[spent.idxmax()],
+                                                        WAITING.format(spent.max())))
+            rows.append(row)
+    return rows
+
+
+def costs(run: ReportData, machine: Machine) -> list[str]:
+    """The cost of a message on one machine: for each kernel (and scenario) timed on our runtime,
+    the configurations with the least and the most CPU time per message, and the one whose
+    threads burned the largest share of their CPU time waiting for work; and the cost of an
+    agent, on the kernels that create many: the least and the most memory per agent, on every
+    runtime that reports it."""
+    samples = machine.timed
+    share = samples.groupby("point")[WAITING.name].median().dropna() if WAITING.name in samples else None
+    cpu, memory = _extremes(machine, CPU_PER_MESSAGE, share), _extremes(machine, PER_AGENT)
+    if not cpu and not memory:
         return []
-    return blocks(title("The cost of a message", machine.on),
-                  "CPU time per message: the runtime threads' CPU time over the phase, over its "
-                  "messages (every thread, so a configuration whose threads spin while they wait "
-                  "pays for it here, where its time per run may not show it); waiting: the share of "
-                  "that CPU time its threads spent waiting for work rather than handling it (CPU "
-                  "time beyond their time less their idle time). Medians per point; each row is "
-                  "one kernel's (and scenario's) configurations doing the same work.",
-                  markdown_table(["kernel", "points", "least CPU per message", "most CPU per message",
-                                  "most CPU spent waiting"], rows, {1}))
+    lines = blocks(title("The cost of a message", machine.on))
+    if cpu:
+        lines += blocks("CPU time per message: the runtime threads' CPU time over the phase, over its "
+                        "messages (every thread, so a configuration whose threads spin while they wait "
+                        "pays for it here, where its time per run may not show it); waiting: the share of "
+                        "that CPU time its threads spent waiting for work rather than handling it (CPU "
+                        "time beyond their time less their idle time). Medians per point; each row is "
+                        "one kernel's (and scenario's) configurations doing the same work.",
+                        markdown_table(["kernel", "points", "least CPU per message", "most CPU per message",
+                                        "most CPU spent waiting"], cpu, {1}))
+    if memory:
+        lines += blocks(f"Memory per agent, on the kernels whose phase made {results.MANY_AGENTS:,} agents or "
+                        "more: the process's peak RSS over its resident set before the phase, over the "
+                        "agents the phase made (docs/measures.md); medians per point.",
+                        markdown_table(["kernel", "points", "least memory per agent", "most memory per agent"],
+                                       memory, {1}))
+    return lines
 
 
 def latency_under_load(run: ReportData, machine: Machine) -> list[str]:
