@@ -405,9 +405,10 @@ def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
                   groups: Mapping[str, str]) -> list[RuntimeSuite]:
     """Each group of `groups` (kernel -> group) and thread count at which two runtimes or more ran
     its kernels in `views`, in the order the groups first appear, thread counts ascending. Per
-    benchmark, a runtime stands for its best point at that thread count (our one_thread dispatcher
-    at 1; a point with no thread count of its own, a thread per agent, at none); a runtime that
-    missed a benchmark is left out of that benchmark's mean, as suite_summary."""
+    benchmark, a runtime stands for its best point at that thread count (a dispatcher of ours that
+    takes no thread count and starts no thread per agent, one_thread, at 1; one that starts a
+    thread per agent at none); a runtime that missed a benchmark is left out of that benchmark's
+    mean, as suite_summary."""
     found = []
     for group in dict.fromkeys(groups.values()):
         # threads -> benchmark -> runtime -> (its best median, as a time: lower is better; its busy)
@@ -419,8 +420,11 @@ def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
                 part = part[part["median"] > 0]
                 benchmark = f"{kernel} {scenario}".strip()
                 threads = part["threads"] if "threads" in part else pd.Series(math.nan, index=part.index)
-                one = part["dispatcher"].eq("one_thread") if "dispatcher" in part else False
-                threads = pd.to_numeric(threads.where(~one, 1), errors="coerce")
+                records = results.catalogue_of(table).dispatchers
+                single = part["dispatcher"].map(lambda d: d in records and "threads" not in records[d].takes
+                                                and not records[d].thread_per_agent) \
+                    if "dispatcher" in part else pd.Series(False, index=part.index)
+                threads = pd.to_numeric(threads.where(~single.astype(bool), 1), errors="coerce")
                 for count, at in part[threads.notna()].groupby(threads[threads.notna()].astype(int)):
                     runtimes = at[RUNTIME].fillna(OURS) if RUNTIME in at else pd.Series(OURS, index=at.index)
                     for runtime, mine in at.groupby(runtimes):
