@@ -1,6 +1,6 @@
 //! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong, thread_ring, one of Savina's
-//! seven micro benchmarks or six of its concurrency benchmarks, src/savina/) on Rust's tokio and
-//! reports how long its measured phase took.
+//! seven micro benchmarks or six of its concurrency benchmarks, src/savina/, or the chat of "Run,
+//! Actor, Run", src/chat.rs) on Rust's tokio and reports how long its measured phase took.
 //!
 //! Protocol (docs/runtimes.md): labctl writes one JSON request {"kernel": ..., "params": {...}}
 //! on stdin; the program runs the kernel once, checks its answer as our kernel does, and prints
@@ -15,6 +15,7 @@
 //! fork-join benchmarks send from a thread of their own outside the runtime instead, as ours and
 //! Savina's main thread do (src/savina/fork_join.rs).
 
+mod chat;
 mod ping_pong;
 mod savina;
 mod skynet;
@@ -72,10 +73,12 @@ pub struct Reply {
 }
 
 /// The request's parameters, validated against the kernel's table: `params["name"]` an integer,
-/// `params.real("name")` a real (savina_logmap's rates).
+/// `params.real("name")` a real (savina_logmap's rates), `params.flag("name")` a boolean (the
+/// chat's buffering).
 pub struct Params {
     integers: BTreeMap<String, i64>,
     reals: BTreeMap<String, f64>,
+    flags: BTreeMap<String, bool>,
 }
 
 impl std::ops::Index<&str> for Params {
@@ -88,6 +91,10 @@ impl std::ops::Index<&str> for Params {
 impl Params {
     pub fn real(&self, name: &str) -> f64 {
         self.reals[name]
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags[name]
     }
 }
 
@@ -143,10 +150,17 @@ struct RealSpec {
     max: f64,
 }
 
+// A boolean parameter: its default, as our kernel's schema says.
+struct FlagSpec {
+    name: &'static str,
+    default: bool,
+}
+
 struct Kernel {
     name: &'static str,
     params: &'static [Spec],
     reals: &'static [RealSpec],
+    flags: &'static [FlagSpec],
     run: fn(&Params) -> Reply,
 }
 
@@ -161,6 +175,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: skynet::run,
     },
     Kernel {
@@ -171,6 +186,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: ping_pong::run,
     },
     Kernel {
@@ -181,18 +197,21 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: thread_ring::run,
     },
     Kernel {
         name: "savina_pingpong",
         params: &[Spec { name: "pings", default: 40_000, min: 1, max: 1_000_000_000 }, THREADS],
         reals: &[],
+        flags: &[],
         run: savina::pingpong::run,
     },
     Kernel {
         name: "savina_count",
         params: &[Spec { name: "increments", default: 1_000_000, min: 0, max: 10_000_000_000 }, THREADS],
         reals: &[],
+        flags: &[],
         run: savina::count::run,
     },
     Kernel {
@@ -203,12 +222,14 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::fork_join::run_throughput,
     },
     Kernel {
         name: "savina_fjcreate",
         params: &[Spec { name: "workers", default: 40_000, min: 1, max: 100_000_000 }, THREADS],
         reals: &[],
+        flags: &[],
         run: savina::fork_join::run_creation,
     },
     Kernel {
@@ -219,6 +240,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::threadring::run,
     },
     Kernel {
@@ -229,6 +251,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::chameneos::run,
     },
     Kernel {
@@ -240,6 +263,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::big::run,
     },
     Kernel {
@@ -253,6 +277,7 @@ const KERNELS: &[Kernel] = &[
             RealSpec { name: "start_rate", default: 3.46, min: 0.0, max: 4.0 },
             RealSpec { name: "increment", default: 0.0025, min: 0.0, max: 1.0 },
         ],
+        flags: &[],
         run: savina::logmap::run,
     },
     Kernel {
@@ -264,6 +289,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::banking::run,
     },
     Kernel {
@@ -275,6 +301,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::cigsmok::run,
     },
     Kernel {
@@ -289,6 +316,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::bndbuffer::run,
     },
     Kernel {
@@ -302,6 +330,7 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::concdict::run,
     },
     Kernel {
@@ -315,7 +344,28 @@ const KERNELS: &[Kernel] = &[
             THREADS,
         ],
         reals: &[],
+        flags: &[],
         run: savina::concsll::run,
+    },
+    Kernel {
+        name: "chat",
+        params: &[
+            Spec { name: "clients", default: 1024, min: 2, max: 1_000_000 },
+            Spec { name: "directories", default: 8, min: 1, max: 500_000 },
+            Spec { name: "turns", default: 32, min: 1, max: 1_000_000 },
+            Spec { name: "iterations", default: 32, min: 1, max: 100_000 },
+            Spec { name: "compute", default: 55, min: 0, max: 100 },
+            Spec { name: "post", default: 25, min: 0, max: 100 },
+            Spec { name: "leave", default: 10, min: 0, max: 100 },
+            Spec { name: "invite", default: 10, min: 0, max: 100 },
+            Spec { name: "befriend", default: 10, min: 0, max: 100 },
+            Spec { name: "seed", default: 42, min: 0, max: 1_000_000_000 },
+            Spec { name: "compute_repeats", default: 10_000, min: 0, max: 100_000_000 },
+            THREADS,
+        ],
+        reals: &[],
+        flags: &[FlagSpec { name: "buffering", default: true }],
+        run: chat::run,
     },
 ];
 
@@ -369,8 +419,9 @@ impl<'a> Reader<'a> {
         String::from_utf8(out).unwrap_or_else(|_| fail("bad request: a string is not UTF-8"))
     }
 
-    /// A parameter's value: a JSON number's text, or None for any other value (a string, a
-    /// boolean, null, an array, an object), read past; which numbers fit is the kernel's to say.
+    /// A parameter's value: a JSON number's text or a boolean's (true, false), or None for any
+    /// other value (a string, null, an array, an object), read past; which values fit is the
+    /// kernel's to say.
     fn value(&mut self) -> Option<String> {
         self.skip_space();
         let start = self.pos;
@@ -381,6 +432,14 @@ impl<'a> Reader<'a> {
         if end > start {
             self.pos = end;
             return Some(String::from_utf8_lossy(&self.text[start..end]).into_owned());
+        }
+        for word in ["true", "false"] {
+            if self.text[start..].starts_with(word.as_bytes())
+                && !self.text.get(start + word.len()).map_or(false, |c| c.is_ascii_alphabetic())
+            {
+                self.pos = start + word.len();
+                return Some(word.to_string());
+            }
         }
         self.skip_value();
         None
@@ -466,13 +525,15 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
         fail(&format!("unknown kernel '{}' (this peer runs {})", kernel_name, names.join(", ")))
     });
     for (name, _) in &given {
-        if !kernel.params.iter().any(|spec| spec.name == name) && !kernel.reals.iter().any(|spec| spec.name == name) {
+        if !kernel.params.iter().any(|spec| spec.name == name) && !kernel.reals.iter().any(|spec| spec.name == name)
+            && !kernel.flags.iter().any(|spec| spec.name == name)
+        {
             fail(&format!("unknown param '{}' for kernel {}", name, kernel.name));
         }
     }
     // The last value given for a name counts, as a JSON reader's map would keep it.
     let given_value = |name: &str| given.iter().rev().find(|(given, _)| given == name).map(|(_, value)| value);
-    let mut params = Params { integers: BTreeMap::new(), reals: BTreeMap::new() };
+    let mut params = Params { integers: BTreeMap::new(), reals: BTreeMap::new(), flags: BTreeMap::new() };
     for spec in kernel.params {
         let value = match given_value(spec.name) {
             None => spec.default,
@@ -492,6 +553,13 @@ fn parse(text: &[u8]) -> (&'static Kernel, Params) {
             fail(&format!("param {}={} out of range [{}, {}]", spec.name, value, spec.min, spec.max));
         }
         params.reals.insert(spec.name.to_string(), value);
+    }
+    for spec in kernel.flags {
+        let value = match given_value(spec.name) {
+            None => spec.default,
+            Some(text) => flag(spec.name, text.as_deref()),
+        };
+        params.flags.insert(spec.name.to_string(), value);
     }
     if kernel.name == "ping_pong" {
         let messages = params["messages"];
@@ -522,6 +590,16 @@ fn real(name: &str, text: Option<&str>) -> f64 {
         fail(&format!("param {} must be a number, got {}", name, text));
     }
     text.parse().unwrap_or_else(|_| fail(&format!("param {} must be a number, got {}", name, text)))
+}
+
+/// A boolean parameter's value: JSON's true or false, nothing else (not 0 nor 1).
+fn flag(name: &str, text: Option<&str>) -> bool {
+    match text {
+        Some("true") => true,
+        Some("false") => false,
+        Some(other) => fail(&format!("param {} must be true or false, got {}", name, other)),
+        None => fail(&format!("param {} must be true or false", name)),
+    }
 }
 
 fn quoted(text: &str) -> String {

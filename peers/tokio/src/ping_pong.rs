@@ -60,8 +60,9 @@ fn clock_read_ns() -> f64 {
     (last - first).as_nanos() as f64 / f64::from(READS)
 }
 
-/// Our kernel's percentile: sorted[min(int(p*(n-1)+0.5), n-1)]; `sorted` is not empty.
-fn percentile(sorted: &[u64], p: f64) -> f64 {
+/// Our kernel's percentile: sorted[min(int(p*(n-1)+0.5), n-1)]; `sorted` is not empty (the chat's
+/// turns take it too).
+pub fn percentile(sorted: &[u64], p: f64) -> f64 {
     let rank = (p * (sorted.len() - 1) as f64 + 0.5) as usize;
     sorted[rank.min(sorted.len() - 1)] as f64
 }

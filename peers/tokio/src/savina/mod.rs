@@ -27,7 +27,7 @@ pub mod count;
 pub mod fork_join;
 pub mod logmap;
 pub mod pingpong;
-mod random;
+pub mod random; // the chat's generator and fold too
 mod served;
 pub mod threadring;
 
