@@ -1,9 +1,9 @@
-"""The chat application of "Run, Actor, Run" (chat, caf_chat, and on Go and Erlang): its oracle on cases
+"""The chat application of "Run, Actor, Run" (chat, caf_chat, and on Go, Erlang and tokio): its oracle on cases
 worked out by hand, the kernel against the oracle on four dispatchers (buffering on and off, one
 directory, compute only, post heavy, leaves that make the deliveries depend on the schedule), the
 same answer on repeated runs, the metrics present and consistent, the expectation a peer is held
-to (a range of message counts where the schedule decides the deliveries), the Go and Erlang peers
-against the oracle, and bad parameters refused by name."""
+to (a range of message counts where the schedule decides the deliveries), the Go, Erlang and tokio
+peers against the oracle, and bad parameters refused by name."""
 
 from __future__ import annotations
 
@@ -252,7 +252,7 @@ def test_a_peers_message_count_is_held_to_the_simulations_range(peers, monkeypat
     assert f"reported {count} messages, expected {fewest.messages} to {most.messages}" in str(caught.value)
 
 
-PEERS = ("go", "erlang")  # the external runtimes that run the chat
+PEERS = ("go", "erlang", "tokio")  # the external runtimes that run the chat
 
 
 def peer_missing(runtime: str) -> str:
@@ -271,7 +271,8 @@ def on_peer(runtime: str, *values):
     return pytest.param(runtime, *values, marks=pytest.mark.skipif(bool(why), reason=f"{runtime}: {why}"))
 
 
-# Each case once per peer, on one thread and on two in turn (Erlang's turn the other way round).
+# Each case once per peer, on one thread and on two in turn (each peer's turn the other way round
+# from the one before).
 @pytest.mark.parametrize("runtime, case, threads",
                          [on_peer(runtime, case, 1 + (i + p) % 2)
                           for p, runtime in enumerate(PEERS) for i, case in enumerate(CASES)])

@@ -1,6 +1,7 @@
 """The tokio peer (peers/tokio/): built at first use by cargo, offline, from Debian's packaged
 crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here, and
-Savina's seven micro benchmarks and six concurrency benchmarks against our kernels' own runs, on
+Savina's seven micro benchmarks and six concurrency benchmarks against our kernels' own runs (its
+chat against the chat's oracle in test_chat.py), on
 tokio's current-thread scheduler (threads = 1) and its multi-threaded one (threads = 2); a wrong answer caught by its own check and,
 when it lies after that check, by labctl's; bad input refused in one line. Skipped where cargo or
 librust-tokio-dev is missing."""
@@ -217,6 +218,12 @@ def test_ping_pong_without_latency_samples_reports_no_percentile(program, monkey
     assert sample.metrics["round_trip_samples"] == 0
 
 
+# test_chat.py's LEAVING: a chat posted to and left in one turn (its answer checked against the
+# oracle there).
+CHAT = {"clients": 20, "directories": 1, "turns": 6, "iterations": 2, "compute_repeats": 2, "compute": 20, "post": 40,
+        "leave": 20, "invite": 20, "befriend": 30, "seed": 10}
+
+
 @pytest.mark.parametrize("kernel, params, got", [
     ("skynet", {"leaves": 100, "threads": 2}, "got 'sum=4951 agents=111'"),  # leaf 0 reports 1
     ("ping_pong", {"messages": 100, "latency_samples": 0, "threads": 1}, "out_of_order=1"),
@@ -252,6 +259,10 @@ def test_ping_pong_without_latency_samples_reports_no_percentile(program, monkey
      "got 'reads=18 writes=4 replies=22 size=10 "),
     ("savina_concsll", {"workers": 2, "messages_per_worker": 10, "threads": 2},
      "got 'contains=19 writes=2 sizes=1 replies=22 length=2 unsorted=0 "),
+    # The chat's computes evaluate Fibonacci(34): each of 28 computes' 2 evaluations wrong.
+    ("chat", {**CHAT, "threads": 2}, "computes=28 posts=58 departures=60 invites=28 nothings=66 invitations=162 "
+     "logout_leaves=130 decisions=4cd3ea36c5da9060 miscounted_turns=0 deliveries_off_turns=0 unacknowledged=0 "
+     "late=0 wrong_computes=56 stray_messages=0'"),
 ])
 def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, kernel, params, got):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -297,6 +308,10 @@ def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, k
      "expected 'reads=16 writes=4 replies=20 size=10 digest=156074312202478498'"),
     ("savina_concsll", {"workers": 2, "messages_per_worker": 10, "threads": 1},
      "expected 'contains=17 writes=2 sizes=1 replies=20 length=2 unsorted=0 digest=9104069227574383112'"),
+    ("chat", {**CHAT, "threads": 1},
+     "expected 'iterations=2 turns=6 clients=20 computes=28 posts=58 departures=60 invites=28 nothings=66 "
+     "invitations=162 logout_leaves=130 decisions=4cd3ea36c5da9060 miscounted_turns=0 deliveries_off_turns=0 "
+     "unacknowledged=0 late=0 wrong_computes=0 stray_messages=0'"),
 ])
 def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, monkeypatch, kernel, params, expected):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -311,11 +326,15 @@ def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, mo
     ({"kernel": "counting_actor", "params": {}},
      "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring, savina_pingpong, "
      "savina_count, savina_fjthrput, savina_fjcreate, savina_threadring, savina_chameneos, savina_big, "
-     "savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict, savina_concsll)"),
+     "savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict, savina_concsll, chat)"),
     ({"kernel": "ping_pong", "params": {"messages": 3}}, "param messages=3 must be even (pings plus pongs)"),
     ({"kernel": "skynet", "params": {"leaves": 0}}, "param leaves=0 out of range [1, 100000000]"),
     ({"kernel": "skynet", "params": {"leaves": 1.5}}, "param leaves must be an integer"),
     ({"kernel": "thread_ring", "params": {"hops": "many"}}, "param hops must be an integer"),
+    ({"kernel": "skynet", "params": {"leaves": True}}, "param leaves must be an integer"),
+    # A boolean: JSON's true or false, nothing else.
+    ({"kernel": "chat", "params": {"buffering": "yes"}}, "param buffering must be true or false"),
+    ({"kernel": "chat", "params": {"buffering": 0}}, "param buffering must be true or false, got 0"),
     ({"kernel": "skynet", "params": {"fifo": 1}}, "unknown param 'fifo' for kernel skynet"),
     ({"kernel": "thread_ring", "params": {"threads": 0}}, "param threads=0 out of range [1, 1024]"),
     # Our kernels' ranges: a chameneos of one creature would never meet.

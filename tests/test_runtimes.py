@@ -525,7 +525,7 @@ def test_the_shipped_peers_are_valid():
     assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring", "savina_pingpong", "savina_count",
                                   "savina_fjthrput", "savina_fjcreate", "savina_threadring", "savina_chameneos",
                                   "savina_big", "savina_logmap", "savina_banking", "savina_cigsmok",
-                                  "savina_bndbuffer", "savina_concdict", "savina_concsll"}
+                                  "savina_bndbuffer", "savina_concdict", "savina_concsll", "chat"}
     assert not tokio.missing or tokio.missing.endswith("not found (apt-get install cargo librust-tokio-dev)")
 
 
