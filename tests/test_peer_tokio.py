@@ -1,7 +1,9 @@
 """The tokio peer (peers/tokio/): built at first use by cargo, offline, from Debian's packaged
-crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here, and
-Savina's seven micro benchmarks and six concurrency benchmarks against our kernels' own runs (its
-chat against the chat's oracle in test_chat.py), on
+crates; its skynet, ping_pong and thread_ring verified by labctl against answers computed here,
+Savina's seven micro benchmarks and six concurrency benchmarks against our kernels' own runs,
+philosopher and barber, whose message counts the schedule decides, against the oracles at the
+run's own denials and turned-away customers (its chat against the chat's oracle in
+test_chat.py), on
 tokio's current-thread scheduler (threads = 1) and its multi-threaded one (threads = 2); a wrong answer caught by its own check and,
 when it lies after that check, by labctl's; bad input refused in one line. Skipped where cargo or
 librust-tokio-dev is missing."""
@@ -14,6 +16,7 @@ import math
 import subprocess
 from pathlib import Path
 
+import oracles
 import pytest
 from click.testing import CliRunner
 
@@ -154,7 +157,7 @@ def test_savinas_micro_benchmarks_answer_as_ours(program, monkeypatch, kernel, p
 
 
 # Savina's concurrency benchmarks but philosopher and barber (whose message counts the schedule
-# decides: our kernels state no expectation), at small sizes, and the edges where the idiom bites.
+# decides: below), at small sizes, and the edges where the idiom bites.
 SAVINA_CONCURRENCY = [
     ("savina_logmap", {"terms": 100, "series": 5}),
     # Rates and start terms other than the defaults: the reals reach the peer to the bit (the hash).
@@ -183,6 +186,32 @@ def test_savinas_concurrency_benchmarks_answer_as_ours(program, monkeypatch, ker
     assert sample.verified and sample.answer == sample.expected
     assert (sample.answer, sample.messages_processed) == ours(kernel, tuple(sorted(params.items())))
     assert sample.elapsed_ns > 0 and sample.metrics == {}
+
+
+# Savina's philosopher and barber, whose message counts the schedule decides (denials, customers
+# turned away): each case once, threads 1 and 2 in turn.
+SAVINA_SCHEDULED = [
+    ("savina_philosopher", {"philosophers": 1, "rounds": 50}),  # never denied: the count exact
+    ("savina_philosopher", {"philosophers": 5, "rounds": 200}),
+    ("savina_barber", {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50}),  # none turned away
+    ("savina_barber", {"haircuts": 60, "seats": 3, "production_rate": 10, "haircut_rate": 300}),  # a slow barber
+]
+
+
+@pytest.mark.parametrize("kernel, params, threads", [(*case, 1 + i % 2) for i, case in enumerate(SAVINA_SCHEDULED)])
+def test_philosopher_and_barber_count_as_the_oracle_at_their_own_schedule(program, monkeypatch, kernel, params,
+                                                                          threads):
+    # The answer the oracle's; the messages the oracle's at the run's own denials (customers turned
+    # away), which it reports as ours' metrics, as ours counts them.
+    monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
+    [sample] = run_point(kernel, {**params, "threads": threads})
+    scheduled = "denials" if kernel == "savina_philosopher" else "turned_away"
+    expected = oracles.ORACLES[kernel](kernels.resolve(kernel, params), int(sample.metrics[scheduled]))
+    assert sample.verified and sample.answer == expected.answer
+    assert sample.messages_processed == expected.messages
+    assert expected.metrics.items() <= sample.metrics.items()
+    if kernel == "savina_barber":
+        assert 1 <= sample.metrics["barber_wakes"] <= params["haircuts"]
 
 
 def test_a_real_parameter_is_the_same_double_whatever_its_json_form(program):
@@ -263,6 +292,11 @@ CHAT = {"clients": 20, "directories": 1, "turns": 6, "iterations": 2, "compute_r
     ("chat", {**CHAT, "threads": 2}, "computes=28 posts=58 departures=60 invites=28 nothings=66 invitations=162 "
      "logout_leaves=130 decisions=4cd3ea36c5da9060 miscounted_turns=0 deliveries_off_turns=0 unacknowledged=0 "
      "late=0 wrong_computes=56 stray_messages=0'"),
+    # Each philosopher eats once more; the factory makes one customer more (an id past its list).
+    ("savina_philosopher", {"philosophers": 3, "rounds": 10, "threads": 1},
+     "got 'philosophers=3 meals=33 uneven_philosophers=3 fork_conflicts=0 wrong_releases=0 forks_left_held=0 "),
+    ("savina_barber", {"haircuts": 10, "seats": 3, "threads": 2},
+     "got 'customers=11 haircuts=11 served=11 served_wrong=0 repeated=1 accounting_errors=0 "),
 ])
 def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, kernel, params, got):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -312,6 +346,13 @@ def test_a_wrong_answer_is_caught_by_the_peers_own_check(program, monkeypatch, k
      "expected 'iterations=2 turns=6 clients=20 computes=28 posts=58 departures=60 invites=28 nothings=66 "
      "invitations=162 logout_leaves=130 decisions=4cd3ea36c5da9060 miscounted_turns=0 deliveries_off_turns=0 "
      "unacknowledged=0 late=0 wrong_computes=0 stray_messages=0'"),
+    ("savina_philosopher", {"philosophers": 3, "rounds": 10, "threads": 2},
+     "expected 'philosophers=3 meals=30 uneven_philosophers=0 fork_conflicts=0 wrong_releases=0 forks_left_held=0 "
+     "lost_denials=0'"),
+    ("savina_barber", {"haircuts": 10, "seats": 3, "threads": 1},
+     "expected 'customers=10 haircuts=10 served=10 served_wrong=0 repeated=0 accounting_errors=0 "
+     "factory_work_units=4897 factory_work_sum=12895253694416699628 barber_work_units=4897 "
+     "barber_work_sum=12895253694416699628'"),
 ])
 def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, monkeypatch, kernel, params, expected):
     monkeypatch.setenv(runtimes.CACHE_ENV, program[0])
@@ -326,7 +367,8 @@ def test_a_peer_that_lies_after_its_check_fails_labctls_verification(program, mo
     ({"kernel": "counting_actor", "params": {}},
      "unknown kernel 'counting_actor' (this peer runs skynet, ping_pong, thread_ring, savina_pingpong, "
      "savina_count, savina_fjthrput, savina_fjcreate, savina_threadring, savina_chameneos, savina_big, "
-     "savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict, savina_concsll, chat)"),
+     "savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict, savina_concsll, "
+     "savina_philosopher, savina_barber, chat)"),
     ({"kernel": "ping_pong", "params": {"messages": 3}}, "param messages=3 must be even (pings plus pongs)"),
     ({"kernel": "skynet", "params": {"leaves": 0}}, "param leaves=0 out of range [1, 100000000]"),
     ({"kernel": "skynet", "params": {"leaves": 1.5}}, "param leaves must be an integer"),

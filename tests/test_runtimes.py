@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import oracles
 import pytest
 from click.testing import CliRunner
 
@@ -488,6 +489,34 @@ def test_the_go_peers_concurrency_benchmarks_verify_at_their_edges(go_cache, mon
     assert sample.verified and sample.answer == sample.expected
 
 
+# Savina's philosopher and barber, whose message counts the schedule decides (denials, customers
+# turned away): each case once, threads 1 and 2 in turn.
+SCHEDULED = [
+    ("savina_philosopher", {"philosophers": 1, "rounds": 50}),  # never denied: the count exact
+    ("savina_philosopher", {"philosophers": 5, "rounds": 200}),
+    ("savina_barber", {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50}),  # none turned away
+    ("savina_barber", {"haircuts": 60, "seats": 3, "production_rate": 10, "haircut_rate": 300}),  # a slow barber
+]
+
+
+@pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
+@pytest.mark.parametrize("kernel, params, threads", [(*case, 1 + i % 2) for i, case in enumerate(SCHEDULED)])
+def test_the_go_peers_philosopher_and_barber_count_as_the_oracle_at_their_own_schedule(
+        go_cache, monkeypatch, kernel, params, threads):
+    # The answer the oracle's; the messages the oracle's at the run's own denials (customers turned
+    # away), which it reports as ours' metrics, as ours counts them.
+    monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
+    resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": threads})
+    [sample] = list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
+    scheduled = "denials" if kernel == "savina_philosopher" else "turned_away"
+    expected = oracles.ORACLES[kernel](kernels.resolve(kernel, params), int(sample.metrics[scheduled]))
+    assert sample.verified and sample.answer == expected.answer
+    assert sample.messages_processed == expected.messages
+    assert expected.metrics.items() <= sample.metrics.items()
+    if kernel == "savina_barber":
+        assert 1 <= sample.metrics["barber_wakes"] <= params["haircuts"]
+
+
 @pytest.mark.skipif(bool(go_missing), reason=f"the Go peer cannot run here: {go_missing}")
 def test_the_go_service_whose_generator_falls_behind_gives_no_latency_figure(go_cache, monkeypatch):
     # One request a nanosecond, late past a microsecond: no generator keeps it.
@@ -517,15 +546,16 @@ def test_the_shipped_peers_are_valid():
     go = runtimes.runtimes()["go"]
     assert set(go.kernels) == {"skynet", "ping_pong", "savina_pingpong", "savina_count", "savina_fjthrput",
                                "savina_fjcreate", "savina_threadring", "savina_chameneos", "savina_big", "service",
-                               "savina_logmap", "savina_banking", "savina_cigsmok",
-                               "savina_bndbuffer", "savina_concdict", "savina_concsll", "chat"}
+                               "savina_logmap", "savina_banking", "savina_cigsmok", "savina_bndbuffer",
+                               "savina_concdict", "savina_concsll", "savina_philosopher", "savina_barber", "chat"}
     assert not go.missing or "not found on PATH" in go.missing
     assert shutil.which("go") is None or not go.missing
     tokio = runtimes.runtimes()["tokio"]
     assert set(tokio.kernels) == {"skynet", "ping_pong", "thread_ring", "savina_pingpong", "savina_count",
                                   "savina_fjthrput", "savina_fjcreate", "savina_threadring", "savina_chameneos",
                                   "savina_big", "savina_logmap", "savina_banking", "savina_cigsmok",
-                                  "savina_bndbuffer", "savina_concdict", "savina_concsll", "chat"}
+                                  "savina_bndbuffer", "savina_concdict", "savina_concsll", "savina_philosopher",
+                                  "savina_barber", "chat"}
     assert not tokio.missing or tokio.missing.endswith("not found (apt-get install cargo librust-tokio-dev)")
 
 

@@ -205,6 +205,28 @@ var kernels = map[string]struct {
 		},
 		run: func(p values) result { return savinaCigsmok(p.ints["rounds"], p.ints["smokers"], p.ints["seed"]) },
 	},
+	"savina_philosopher": {
+		params: map[string]param{
+			"philosophers": {def: 20, min: 1, max: 1000000},
+			"rounds":       {def: 10000, min: 1, max: 1000000000},
+			"threads":      {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result { return savinaPhilosopher(p.ints["philosophers"], p.ints["rounds"]) },
+	},
+	"savina_barber": {
+		params: map[string]param{
+			"haircuts":        {def: 5000, min: 1, max: 10000000},
+			"seats":           {def: 1000, min: 1, max: 10000000},
+			"production_rate": {def: 1000, min: 1, max: 65536},
+			"haircut_rate":    {def: 1000, min: 1, max: 65536},
+			"seed":            {def: 74755, min: 0, max: 4294967295},
+			"threads":         {def: 1, min: 1, max: 1024},
+		},
+		run: func(p values) result {
+			return savinaBarber(p.ints["haircuts"], p.ints["seats"], p.ints["production_rate"],
+				p.ints["haircut_rate"], p.ints["seed"])
+		},
+	},
 	"savina_bndbuffer": {
 		params: map[string]param{
 			"buffer_size":        {def: 50, min: 2, max: 10000000},

@@ -1,15 +1,15 @@
-// Savina's concurrency benchmarks 8-15 that labctl can verify through the peer protocol
-// (savina_logmap, savina_banking, savina_cigsmok, savina_bndbuffer, savina_concdict,
-// savina_concsll) on goroutines, in savina.go's idiom: each actor is a goroutine owning its
-// mailbox channel, receiving one message at a time in a type switch. The messages are Savina's,
-// the counts and the answers our kernels' (native/kernels/savina/<name>.cpp), whose answers do
-// not depend on the schedule, checked by labctl against the kernel's expectation. Each measured
-// phase starts where ours does (the actors' making) and ends with the last message handled; each
-// actor counts the messages it handles in a slot of its own, summed once the run has ended.
-// Differences from Savina beyond savina.go's (bounded mailboxes, the scheduler made before the
-// clock, one sample per run) are told at each kernel. Savina's philosopher and barber are not
-// here: their message counts depend on the schedule (denials, turned-away customers), so our
-// kernels state no expectation a peer could be checked against.
+// Savina's concurrency benchmarks 8-15 (savina_logmap, savina_banking, savina_cigsmok,
+// savina_bndbuffer, savina_concdict, savina_concsll, savina_philosopher, savina_barber) on
+// goroutines, in savina.go's idiom: each actor is a goroutine owning its mailbox channel,
+// receiving one message at a time in a type switch. The messages are Savina's, the counts and the
+// answers our kernels' (native/kernels/savina/<name>.cpp), whose answers do not depend on the
+// schedule, checked by labctl against the kernel's expectation; so are the message counts, exact
+// but philosopher's and barber's, whose denials and turned-away customers the schedule decides:
+// those are held to the fewest a run handles (none denied, none turned away), with no most, and
+// reported as ours' metrics. Each measured phase starts where ours does (the actors' making) and
+// ends with the last message handled; each actor counts the messages it handles in a slot of its
+// own, summed once the run has ended. Differences from Savina beyond savina.go's (bounded
+// mailboxes, the scheduler made before the clock, one sample per run) are told at each kernel.
 package main
 
 import (
@@ -982,4 +982,392 @@ func savinaConcsll(workers, messages, writePercent, sizePercent, seed int64) res
 	}
 	answer, elapsed, handled := runServed(int(workers), messages, next, server, start, done)
 	return result{ElapsedNs: elapsed, Messages: handled + serverHandled, Answer: answer}
+}
+
+// ---- savina_philosopher (11. Dining Philosophers) ----
+
+type (
+	phStartMsg  struct{}
+	phHungryMsg struct{ id int }
+	phDoneMsg   struct{ id int }
+	phExitMsg   struct{ id int }
+	phEatMsg    struct{}
+	phDeniedMsg struct{}
+)
+
+// phTally is what a philosopher counted, in a slot of its own: written before its Exit, read by
+// the arbitrator once it has every Exit.
+type phTally struct{ eaten, denied, handled int64 }
+
+// phPhilosopher is Savina's PhilosopherActor: Start and each Denied send the arbitrator Hungry; an
+// Eat counts a meal, sends Done, and Start to itself until `rounds` meals, then Exit (and the
+// goroutine ends, Savina's exit()). Each counts its own denials, where Savina's adds its running
+// count to one AtomicLong all share after every meal (ours' difference).
+func phPhilosopher(id int, rounds int64, self chan message, arbitrator chan<- message, t *phTally) {
+	for m := range self {
+		t.handled++
+		switch m.(type) {
+		case phStartMsg:
+			arbitrator <- phHungryMsg{id}
+		case phDeniedMsg:
+			t.denied++
+			arbitrator <- phHungryMsg{id}
+		case phEatMsg:
+			t.eaten++
+			arbitrator <- phDoneMsg{id}
+			if t.eaten < rounds {
+				self <- phStartMsg{}
+			} else {
+				arbitrator <- phExitMsg{id}
+				return
+			}
+		}
+	}
+}
+
+// phArbitrator is Savina's ArbitratorActor: a Hungry is answered Eat, both forks taken, if both
+// are free, else Denied; a Done frees them; the last Exit ends the run. It records which
+// philosopher holds each fork, where Savina's records whether it is taken, and checks what ours
+// checks (philosopher.cpp): no fork granted while held nor released by another than its holder,
+// none held at the end, every philosopher's meals as granted, every denial received.
+func phArbitrator(rounds int64, self <-chan message, philosophers []chan message, tallies []phTally,
+	done chan<- result) {
+	const free = -1
+	n := len(philosophers)
+	holder := make([]int, n) // fork i: the philosopher holding it, or free
+	for i := range holder {
+		holder[i] = free
+	}
+	meals := make([]int64, n) // granted, per philosopher
+	var handled, granted, denials, conflicts, wrongReleases, exits int64
+	for m := range self {
+		handled++
+		switch m := m.(type) {
+		case phHungryMsg:
+			left, right := m.id, (m.id+1)%n
+			if holder[left] != free || holder[right] != free {
+				denials++
+				philosophers[m.id] <- phDeniedMsg{}
+				continue
+			}
+			// Checked beside the rule that ensures it: neither neighbour eats.
+			before := (m.id + n - 1) % n
+			if n > 1 && (holder[before] == before || holder[right] == right) {
+				conflicts++
+			}
+			holder[left], holder[right] = m.id, m.id
+			meals[m.id]++
+			granted++
+			philosophers[m.id] <- phEatMsg{}
+		case phDoneMsg:
+			left, right := m.id, (m.id+1)%n
+			if holder[left] != m.id || holder[right] != m.id {
+				wrongReleases++
+			}
+			holder[left], holder[right] = free, free
+		case phExitMsg:
+			if exits++; exits < int64(n) {
+				continue
+			}
+			var forksLeftHeld, eaten, denied, uneven int64
+			for _, h := range holder {
+				if h != free {
+					forksLeftHeld++
+				}
+			}
+			for i := range tallies {
+				t := tallies[i]
+				handled += t.handled
+				eaten += t.eaten
+				denied += t.denied
+				if t.eaten != rounds || meals[i] != rounds {
+					uneven++
+				}
+			}
+			if eaten != granted {
+				eaten = 0
+			}
+			lost := denied - denials
+			if lost < 0 {
+				lost = -lost
+			}
+			done <- result{
+				Messages: handled,
+				Answer: fmt.Sprintf("philosophers=%d meals=%d uneven_philosophers=%d fork_conflicts=%d "+
+					"wrong_releases=%d forks_left_held=%d lost_denials=%d",
+					n, eaten, uneven, conflicts, wrongReleases, forksLeftHeld, lost),
+				Metrics: map[string]float64{"denials": float64(denials)},
+			}
+			return
+		}
+	}
+}
+
+// savina_philosopher: the arbitrator and `philosophers` philosophers made under the clock, each
+// sent Start; the run ends when the arbitrator has every Exit. 4*philosophers*rounds +
+// philosophers + 2*denials messages, the denials the schedule's (the metric denials, the
+// arbitrator's count). Differences as ours (the holder of each fork recorded, philosophers named
+// by index, no shared retry counter).
+func savinaPhilosopher(philosophers, rounds int64) result {
+	tallies := make([]phTally, philosophers)
+	done := make(chan result)
+	start := time.Now()
+	// At most a Done and a Hungry, or a Done and an Exit, from each philosopher at once.
+	arbitrator := make(chan message, mailboxCapacity)
+	all := make([]chan message, philosophers)
+	for i := range all {
+		// One message at a time: its Start, or the answer to its one Hungry, whose handling sends
+		// Start to itself only once the mailbox is empty.
+		all[i] = make(chan message, 1)
+	}
+	go phArbitrator(rounds, arbitrator, all, tallies, done)
+	for i := range all {
+		go phPhilosopher(i, rounds, all[i], arbitrator, &tallies[i])
+	}
+	for _, p := range all {
+		p <- phStartMsg{}
+	}
+	res := <-done
+	res.ElapsedNs = max64(time.Since(start).Nanoseconds(), 1)
+	return res
+}
+
+// ---- savina_barber (12. Sleeping Barber) ----
+
+// sbWork is a sequence of spells of synthetic work (barber.cpp's Work): their units and their
+// busyWork results summed.
+type sbWork struct{ units, sum uint64 }
+
+func (w *sbWork) add(spell uint32) {
+	w.units += uint64(spell)
+	w.sum += busyWork(spell)
+}
+
+// sbDraw is a spell of work drawn as Savina draws its busy-wait (nextInt(rate) + 10).
+func sbDraw(r *bigRandom, rate uint32) uint32 { return uint32(r.next(uint64(rate)) + 10) }
+
+// sbCounts is what the agents counted (barber.cpp's Counts), carried with the Exits to the barber.
+type sbCounts struct {
+	customers, returned, served, servedWrong, repeated uint64 // the factory's
+	factoryWork                                        sbWork
+	enters, full, wakes, waits, nexts, toBarber        uint64 // the room's
+	haircuts                                           uint64 // the barber's
+	barberWork                                         sbWork
+	customerStarts, customerDones, customerFulls       uint64 // the customers', summed at their Done
+	customerWaits                                      uint64
+}
+
+// sbAccountingErrors is barber.cpp's accounting_errors: every schedule's invariants.
+func sbAccountingErrors(c *sbCounts) uint64 {
+	var errors uint64
+	one := func(wrong bool) {
+		if wrong {
+			errors++
+		}
+	}
+	one(c.enters != c.customers+c.returned)
+	one(c.full != c.returned || c.customerFulls != c.returned)
+	one(c.enters-c.full != c.wakes+c.waits)
+	one(c.customerWaits != c.waits)
+	one(c.toBarber != c.haircuts || c.nexts != c.wakes+c.haircuts)
+	one(c.customerStarts != c.haircuts || c.customerDones != c.haircuts)
+	return errors
+}
+
+type (
+	sbStartMsg        struct{}
+	sbEnterMsg        struct{ customer chan message }
+	sbReturnedMsg     struct{ customer chan message }
+	sbFullMsg         struct{}
+	sbWaitMsg         struct{}
+	sbNextMsg         struct{}
+	sbStartCutMsg     struct{}
+	sbDoneCutMsg      struct{}
+	sbCustomerDoneMsg struct {
+		id                          uint64
+		starts, dones, fulls, waits uint64
+	}
+	sbExitRoomMsg   struct{ counts sbCounts }
+	sbExitBarberMsg struct{ counts sbCounts }
+)
+
+// sbCustomer is Savina's CustomerActor: turned away (Full), it asks the factory to send it again
+// (Returned, carrying its mailbox); DoneCut is answered with its Done to the factory, carrying its
+// counts (ours' difference), and the goroutine ends (Savina's exit()).
+func sbCustomer(id uint64, self chan message, factory chan<- message) {
+	var starts, dones, fulls, waits uint64
+	for m := range self {
+		switch m.(type) {
+		case sbFullMsg:
+			fulls++
+			factory <- sbReturnedMsg{self}
+		case sbWaitMsg:
+			waits++
+		case sbStartCutMsg:
+			starts++
+		case sbDoneCutMsg:
+			dones++
+			factory <- sbCustomerDoneMsg{id, starts, dones, fulls, waits}
+			return
+		}
+	}
+}
+
+// sbBarber is Savina's BarberActor: for each customer the room sends it, StartCut, a spell of
+// work drawn from its PseudoRandom, DoneCut, and a Next to the room. The room's Exit, carrying
+// every count, ends the run (it is sent no Wait: ours' difference).
+func sbBarber(seed uint64, rate uint32, self <-chan message, room chan<- message, done chan<- sbCounts) {
+	random := bigRandom{seed}
+	var haircuts uint64
+	var work sbWork
+	for m := range self {
+		switch m := m.(type) {
+		case sbEnterMsg:
+			m.customer <- sbStartCutMsg{}
+			work.add(sbDraw(&random, rate))
+			haircuts++
+			m.customer <- sbDoneCutMsg{}
+			room <- sbNextMsg{}
+		case sbExitBarberMsg:
+			counts := m.counts
+			counts.haircuts, counts.barberWork = haircuts, work
+			done <- counts
+			return
+		}
+	}
+}
+
+// sbRoom is Savina's WaitingRoomActor: an Enter finding every seat taken is answered Full; else
+// the customer is seated and a sleeping barber woken (a Next to itself) or the customer told to
+// wait. A Next sends the first waiting customer to the barber, or lets the barber sleep. The
+// factory's Exit is handed to the barber once it sleeps (ours' difference: its last Next may still
+// be on its way), and the goroutine ends.
+func sbRoom(seats uint64, self chan message, barber chan<- message) {
+	var waiting []chan message
+	asleep, exiting := true, false
+	var c sbCounts
+	for m := range self {
+		switch m := m.(type) {
+		case sbEnterMsg:
+			c.enters++
+			if uint64(len(waiting)) == seats {
+				c.full++
+				m.customer <- sbFullMsg{}
+				continue
+			}
+			waiting = append(waiting, m.customer)
+			if asleep {
+				asleep = false
+				c.wakes++
+				self <- sbNextMsg{}
+			} else {
+				c.waits++
+				m.customer <- sbWaitMsg{}
+			}
+		case sbNextMsg:
+			c.nexts++
+			if len(waiting) > 0 {
+				customer := waiting[0]
+				waiting = waiting[1:]
+				c.toBarber++
+				barber <- sbEnterMsg{customer}
+				continue
+			}
+			asleep = true
+			if exiting {
+				barber <- sbExitBarberMsg{c}
+				return
+			}
+		case sbExitRoomMsg:
+			f := m.counts // the factory's counts and the customers', beside the room's own
+			c.customers, c.returned, c.served, c.servedWrong, c.repeated = f.customers, f.returned, f.served,
+				f.servedWrong, f.repeated
+			c.factoryWork = f.factoryWork
+			c.customerStarts, c.customerDones, c.customerFulls, c.customerWaits = f.customerStarts,
+				f.customerDones, f.customerFulls, f.customerWaits
+			exiting = true
+			if asleep {
+				barber <- sbExitBarberMsg{c}
+				return
+			}
+		}
+	}
+}
+
+// sbFactory is Savina's CustomerFactoryActor: on Start it makes `haircuts` customers, each a
+// goroutine with its mailbox, sending each into the room and working a spell drawn from its
+// PseudoRandom after each; a Returned customer is sent into the room again; after the last
+// customer's Done it sends the room Exit with its counts. A customer's id is its ordinal (Savina's
+// an AtomicLong shared with the attempts it counts; the room counts them here, as ours).
+func sbFactory(haircuts, seed uint64, rate uint32, self chan message, room chan<- message) {
+	random := bigRandom{seed}
+	seen := make([]bool, haircuts)
+	var c sbCounts
+	for m := range self {
+		switch m := m.(type) {
+		case sbStartMsg:
+			for i := uint64(0); i < haircuts; i++ {
+				// At most Wait, StartCut and DoneCut at once (or one Full): no sender waits on it.
+				customer := make(chan message, 3)
+				go sbCustomer(i, customer, self)
+				c.customers++
+				room <- sbEnterMsg{customer}
+				c.factoryWork.add(sbDraw(&random, rate))
+			}
+		case sbReturnedMsg:
+			c.returned++
+			room <- sbEnterMsg{m.customer}
+		case sbCustomerDoneMsg:
+			c.served++
+			if m.id >= uint64(len(seen)) || seen[m.id] {
+				c.repeated++
+			} else {
+				seen[m.id] = true
+			}
+			if m.starts != 1 || m.dones != 1 {
+				c.servedWrong++
+			}
+			c.customerStarts += m.starts
+			c.customerDones += m.dones
+			c.customerFulls += m.fulls
+			c.customerWaits += m.waits
+			if c.served == haircuts {
+				room <- sbExitRoomMsg{c}
+				return
+			}
+		}
+	}
+}
+
+// savina_barber: the barber, the room and the factory made under the clock (as Savina's
+// runIteration), then Start; the run ends when the barber has the Exit. 3 + 7*haircuts +
+// 3*turned_away messages, as their receivers counted them, the turned-away customers the
+// schedule's (the metrics attempts, turned_away and barber_wakes, the room's counts). The room's
+// mailbox holds an Enter from every customer, a Next and the Exit, so that its Next to itself, and
+// every sender, never waits on it; the customers' Returned and Done may wait on the factory's,
+// which waits on none. Differences as ours (the synthetic work, no Wait to the barber, the Exit
+// handed over once the barber sleeps, the customers' counts with their Done, ids their ordinals).
+func savinaBarber(haircuts, seats, productionRate, haircutRate, seed int64) result {
+	done := make(chan sbCounts)
+	start := time.Now()
+	barber := make(chan message, 2) // one customer at a time, then the Exit
+	room := make(chan message, haircuts+2)
+	factory := make(chan message, mailboxCapacity) // Start, the customers' Returned and Done
+	go sbBarber(uint64(seed), uint32(haircutRate), barber, room, done)
+	go sbRoom(uint64(seats), room, barber)
+	go sbFactory(uint64(haircuts), uint64(seed), uint32(productionRate), factory, room)
+	factory <- sbStartMsg{}
+	c := <-done
+	elapsed := time.Since(start).Nanoseconds()
+	return result{
+		ElapsedNs: max64(elapsed, 1),
+		Messages: int64(1 + c.enters + c.customerFulls + c.returned + c.nexts + c.customerWaits + c.haircuts +
+			c.customerStarts + c.customerDones + c.served + 2),
+		Answer: fmt.Sprintf("customers=%d haircuts=%d served=%d served_wrong=%d repeated=%d accounting_errors=%d "+
+			"factory_work_units=%d factory_work_sum=%d barber_work_units=%d barber_work_sum=%d",
+			c.customers, c.haircuts, c.served, c.servedWrong, c.repeated, sbAccountingErrors(&c),
+			c.factoryWork.units, c.factoryWork.sum, c.barberWork.units, c.barberWork.sum),
+		Metrics: map[string]float64{"attempts": float64(c.enters), "turned_away": float64(c.full),
+			"barber_wakes": float64(c.wakes)},
+	}
 }

@@ -1,5 +1,5 @@
 //! labctl-tokio-peer runs one labctl kernel (skynet, ping_pong, thread_ring, one of Savina's
-//! seven micro benchmarks or six of its concurrency benchmarks, src/savina/, or the chat of "Run,
+//! seven micro benchmarks or eight concurrency benchmarks, src/savina/, or the chat of "Run,
 //! Actor, Run", src/chat.rs) on Rust's tokio and reports how long its measured phase took.
 //!
 //! Protocol (docs/runtimes.md): labctl writes one JSON request {"kernel": ..., "params": {...}}
@@ -346,6 +346,31 @@ const KERNELS: &[Kernel] = &[
         reals: &[],
         flags: &[],
         run: savina::concsll::run,
+    },
+    Kernel {
+        name: "savina_philosopher",
+        params: &[
+            Spec { name: "philosophers", default: 20, min: 1, max: 1_000_000 },
+            Spec { name: "rounds", default: 10_000, min: 1, max: 1_000_000_000 },
+            THREADS,
+        ],
+        reals: &[],
+        flags: &[],
+        run: savina::philosopher::run,
+    },
+    Kernel {
+        name: "savina_barber",
+        params: &[
+            Spec { name: "haircuts", default: 5_000, min: 1, max: 10_000_000 },
+            Spec { name: "seats", default: 1_000, min: 1, max: 10_000_000 },
+            Spec { name: "production_rate", default: 1_000, min: 1, max: 65_536 },
+            Spec { name: "haircut_rate", default: 1_000, min: 1, max: 65_536 },
+            Spec { name: "seed", default: 74_755, min: 0, max: 4_294_967_295 },
+            THREADS,
+        ],
+        reals: &[],
+        flags: &[],
+        run: savina::barber::run,
     },
     Kernel {
         name: "chat",

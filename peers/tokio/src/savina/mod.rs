@@ -1,5 +1,4 @@
-//! Savina's micro benchmarks 1-7 and six of its concurrency benchmarks (8-10 and 13-15; not
-//! philosopher nor barber, whose message counts the schedule decides) on tokio, in this peer's
+//! Savina's micro benchmarks 1-7 and its eight concurrency benchmarks (8-15) on tokio, in this peer's
 //! idiom: each actor is a task that owns the receiving end of an mpsc channel, its mailbox, and
 //! handles one message at a time in a `match` on its own message type; whoever sends to it holds a
 //! Sender. The mailboxes are tokio's unbounded channels, as Akka's are unbounded (no sender ever
@@ -17,6 +16,7 @@
 //! module tells its own.
 
 pub mod banking;
+pub mod barber;
 pub mod big;
 pub mod bndbuffer;
 pub mod chameneos;
@@ -26,6 +26,7 @@ pub mod concsll;
 pub mod count;
 pub mod fork_join;
 pub mod logmap;
+pub mod philosopher;
 pub mod pingpong;
 pub mod random; // the chat's generator and fold too
 mod served;
