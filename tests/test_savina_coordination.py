@@ -257,6 +257,61 @@ def test_philosopher_answers_as_its_oracle_given_its_denials(dispatcher, n, roun
     assert result["metrics"] == expected.metrics
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_philosopher_states_its_answer_and_the_fewest_messages_with_no_most(n):
+    # What a peer is held to: the oracle's answer and its count without denials, the fewest; no
+    # most, since a schedule may deny a philosopher without end, but for one philosopher, never
+    # denied, whose count is exact.
+    params = {"philosophers": n, "rounds": 7}
+    fewest = oracles.savina_philosopher(params, 0)
+    most = {} if n == 1 else {"messages_most": None}
+    assert _native.expect("savina_philosopher", params) == {"answer": fewest.answer, "messages": fewest.messages,
+                                                            **most}
+
+
+# A peer that answers as the test tells it (the environment), to hold the worker's check to the
+# expectation: no upper bound on the messages, the fewest still one.
+TOLD = """
+import json, os, sys
+json.load(sys.stdin)
+print(json.dumps({"elapsed_ns": 1000, "messages": int(os.environ["TOLD_MESSAGES"]),
+                  "answer": os.environ["TOLD_ANSWER"]}))
+"""
+
+
+@pytest.mark.parametrize("told, verified", [("fewest", True), ("far_above", True), ("below", False)])
+def test_a_peers_philosopher_count_has_a_floor_and_no_ceiling(peers, monkeypatch, told, verified):
+    import json
+    import sys
+
+    from labctl.run import runner
+    from labctl.vocabulary.point import Point
+
+    root, reload = peers
+    folder = root / "told"
+    folder.mkdir()
+    (folder / "peer.py").write_text(TOLD)
+    (folder / "peer.toml").write_text(f'name = "told"\nsummary = "a test program"\n'
+                                      f'command = {json.dumps([sys.executable, "{folder}/peer.py"])}\n'
+                                      f'[kernels]\nsavina_philosopher = ["philosophers", "rounds"]\n')
+    reload()
+    params = {"philosophers": 3, "rounds": 7}
+    fewest = oracles.savina_philosopher(params, 0)
+    count = {"fewest": fewest.messages, "far_above": fewest.messages + 2 * 10**12, "below": fewest.messages - 1}[told]
+    monkeypatch.setenv("TOLD_ANSWER", fewest.answer)
+    monkeypatch.setenv("TOLD_MESSAGES", str(count))
+    resolved_ = kernels.resolve("savina_philosopher", {"runtime": "told", **params})
+    point = Point("savina_philosopher", {k: v for k, v in resolved_.items() if v is not None})
+    if verified:
+        [sample] = list(runner.run_point(point))
+        assert sample.verified and sample.messages_processed == count
+        return
+    with pytest.raises(runner.PointFailed) as caught:
+        list(runner.run_point(point))
+    assert caught.value.kind == "verification"
+    assert f"reported {count} messages, expected at least {fewest.messages}" in str(caught.value)
+
+
 def test_philosopher_defaults_are_savinas():
     params = _native.validate("savina_philosopher", {}, scoped=False)
     assert (params["philosophers"], params["rounds"]) == (20, 10_000)

@@ -155,6 +155,18 @@ def test_barber_with_customers_turned_away_answers_as_its_oracle(dispatcher):
     assert result["metrics"]["barber_wakes"] >= 1
 
 
+@pytest.mark.parametrize("seats", [3, 20])
+def test_barber_states_its_answer_and_the_fewest_messages_with_no_most(seats):
+    # What a peer is held to: the oracle's answer and its count with nobody turned away, the
+    # fewest; no most, since a schedule may turn a customer away without end, but where the seats
+    # hold every customer, when nobody is, and the count is exact.
+    params = resolved("savina_barber", {"haircuts": 20, "seats": seats, "haircut_rate": 30})
+    fewest = oracles.savina_barber(params, 0)
+    most = {} if seats >= 20 else {"messages_most": None}
+    assert _native.expect("savina_barber", params) == {"answer": fewest.answer, "messages": fewest.messages,
+                                                       **most}
+
+
 def test_barber_seed_sets_the_work():
     a = oracles.savina_barber(resolved("savina_barber", {"haircuts": 20, "seats": 20}))
     b = oracles.savina_barber(resolved("savina_barber", {"haircuts": 20, "seats": 20, "seed": 7}))

@@ -151,7 +151,8 @@ def validate(kernel: str, values: Mapping[str, object], scoped: bool = True) -> 
 
 def expect(kernel: str, values: Mapping[str, object]) -> dict:
     """{answer, messages} a correct run must report, from the parameters alone; with
-    messages_most where the schedule decides part of the count (messages then the fewest)."""
+    messages_most where the schedule decides part of the count (messages then the fewest), None
+    where no number bounds it (a request the schedule may refuse without end)."""
     return dict(_call("expect", kernel, dict(values)))
 
 

@@ -206,12 +206,15 @@ PYBIND11_MODULE(_native, m) {
         py::dict d;
         d["answer"] = expectation.answer;
         d["messages"] = expectation.messages;
-        if (expectation.messages_most != 0) d["messages_most"] = expectation.messages_most;
+        // Exact: no messages_most; a range: its most; no upper bound: None.
+        if (!expectation.messages_most) d["messages_most"] = py::none();
+        else if (*expectation.messages_most > expectation.messages) d["messages_most"] = *expectation.messages_most;
         return d;
     }, py::arg("kernel"), py::arg("params"),
        "The answer and message count a correct run must report, from the parameters alone (not "
        "scoped by dispatcher): what an external program implementing the kernel is held to; with "
-       "'messages_most' where the schedule decides part of the count ('messages' the fewest). "
+       "'messages_most' where the schedule decides part of the count ('messages' the fewest), None "
+       "where no number bounds it (a request the schedule may refuse without end). "
        "Raises ParamError.");
 
     m.def("work", [](const std::string& name, const py::dict& values) {

@@ -261,6 +261,19 @@ Params resolve(const Kernel& kernel, const std::map<std::string, Value>& given, 
     return params;
 }
 
+std::string describe_messages(const Expectation& expectation) {
+    const std::string fewest = std::to_string(expectation.messages);
+    if (!expectation.messages_most) return "at least " + fewest;
+    if (*expectation.messages_most <= expectation.messages) return fewest;
+    return fewest + " to " + std::to_string(*expectation.messages_most);
+}
+
+bool allows_messages(const Expectation& expectation, std::uint64_t messages) noexcept {
+    if (messages < expectation.messages) return false;
+    if (!expectation.messages_most) return true;
+    return messages <= std::max(expectation.messages, *expectation.messages_most);
+}
+
 double work(const Kernel& kernel, const Params& params) {
     if (kernel.work != nullptr) return kernel.work(params);
     if (kernel.expect != nullptr) return double(kernel.expect(params).messages);
@@ -319,15 +332,11 @@ Result run(const Kernel& kernel, const Params& params, Fault fault) {
                                 "', expected '" + result.expected + "'");
     if (kernel.expect) {  // what external programs are held to holds for the kernel itself
         const Expectation expectation = kernel.expect(params);
-        const std::uint64_t most = std::max(expectation.messages, expectation.messages_most);
-        if (expectation.answer != result.expected || result.messages_processed < expectation.messages ||
-            result.messages_processed > most)
+        if (expectation.answer != result.expected || !allows_messages(expectation, result.messages_processed))
             throw VerificationError(kernel.name + ": the run (answer '" + result.expected + "', " +
                                     std::to_string(result.messages_processed) + " messages) disagrees "
                                     "with the kernel's expectation (answer '" + expectation.answer +
-                                    "', " + std::to_string(expectation.messages) +
-                                    (most != expectation.messages ? " to " + std::to_string(most) : "") +
-                                    " messages)");
+                                    "', " + describe_messages(expectation) + " messages)");
     }
     return result;
 }

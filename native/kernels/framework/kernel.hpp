@@ -158,9 +158,17 @@ struct Expectation {
     std::uint64_t messages = 0;
     // Where the schedule decides part of the count (chat: a post reaches a member who leaves the
     // chat in the same turn or not), the most a correct run handles, `messages` the fewest; 0
-    // where the count is exact.
-    std::uint64_t messages_most = 0;
+    // where the count is exact; std::nullopt where no number bounds it (a request the schedule
+    // may refuse again and again: savina_philosopher's denials, savina_barber's turned-away
+    // customers), `messages` then the fewest and no most.
+    std::optional<std::uint64_t> messages_most = 0;
 };
+
+// The messages `expectation` allows, in words: "12", "12 to 20" or "at least 12".
+std::string describe_messages(const Expectation& expectation);
+
+// Whether a run that handled `messages` messages handled as many as `expectation` allows.
+bool allows_messages(const Expectation& expectation, std::uint64_t messages) noexcept;
 
 // Faults a test can ask a run to commit, to prove the layers above handle them; outside_work
 // adds costly work before and after the kernel, outside its phase, which no measure may count;
@@ -208,8 +216,9 @@ struct Kernel {
     // running: external programs implementing it are verified against this.
     Expectation (*expect)(const Params&) = nullptr;
     // About how many messages a run processes, from the parameters alone: what `labctl plan`
-    // estimates a never-run point's time from. Kernels with `expect` need none (its count is
-    // exact); a kernel timed by duration_s reports 0 when that setting governs the run.
+    // estimates a never-run point's time from. Kernels with `expect` need none (its count, the
+    // fewest where the schedule decides part of it); a kernel timed by duration_s reports 0 when
+    // that setting governs the run.
     double (*work)(const Params&) = nullptr;
     // The bytes a run must hold at least, from the parameters alone, for a kernel whose memory
     // grows with them past what a machine has (apsp's blocks, quicksort's values): a lower
