@@ -40,6 +40,11 @@ SMALL = {
     "savina_logmap": {"terms": 200, "series": 4},
     "savina_banking": {"accounts": 20, "transactions": 300},
     "savina_cigsmok": {"rounds": 200, "smokers": 10},
+    # One philosopher, never denied, and as many seats as customers, none turned away: the
+    # message counts the parameters' (tests/test_savina_coordination.py and
+    # test_savina_simulations.py run them where the schedule decides).
+    "savina_philosopher": {"philosophers": 1, "rounds": 200},
+    "savina_barber": {"haircuts": 40, "seats": 40, "production_rate": 50, "haircut_rate": 50},
     "savina_bndbuffer": {"buffer_size": 10, "producers": 4, "consumers": 4, "items_per_producer": 20,
                          "produce_cost": 1, "consume_cost": 1},
     "savina_concdict": {"workers": 4, "messages_per_worker": 200, "keys": 1000},

@@ -3,6 +3,7 @@ verifies them, and a wrong one never becomes a timing. Skipped where erl/erlc ar
 
 from __future__ import annotations
 
+import oracles
 import pytest
 
 from labctl.catalogue import kernels, runtimes
@@ -174,6 +175,8 @@ def test_actor_creation_counts_two_to_the_depth_leaves(run_erlang, depth, thread
      "got 'produced=11 consumed=10 consumed_once=10 short_producers=0 over_buffer=0'"),
     ("savina_concdict", {"workers": 2, "messages_per_worker": 10, "keys": 10}, "got 'reads=16 writes=5 replies=20"),
     ("savina_concsll", {"workers": 2, "messages_per_worker": 10}, "got 'contains=17 writes=2 sizes=1 replies=21"),
+    ("savina_philosopher", {"philosophers": 3, "rounds": 10}, "got 'philosophers=3 meals=31 uneven_philosophers=0"),
+    ("savina_barber", {"haircuts": 10, "seats": 3}, "got 'customers=10 haircuts=10 served=11 served_wrong=0"),
 ])
 def test_a_wrong_answer_is_refused_by_the_peer_itself(run_erlang, monkeypatch, kernel, params, wrong):
     monkeypatch.setenv(FAULT_ENV, "wrong_answer")
@@ -200,8 +203,8 @@ def test_savinas_micro_benchmarks_answer_as_ours(run_erlang, kernel, params, thr
     assert sample.messages_processed == ours.messages_processed
 
 
-# Savina's concurrency benchmarks but philosopher and barber (whose counts the schedule decides):
-# each once, threads alternating, small sizes, checked against our kernel's own run.
+# Savina's concurrency benchmarks but philosopher and barber (whose counts the schedule decides,
+# below): each once, threads alternating, small sizes, checked against our kernel's own run.
 @pytest.mark.parametrize("kernel, params, threads", [
     ("savina_logmap", {"terms": 100, "series": 5}, 2),
     ("savina_banking", {"accounts": 10, "transactions": 100}, 1),
@@ -218,6 +221,28 @@ def test_savinas_concurrency_benchmarks_answer_as_ours(run_erlang, kernel, param
                                                  if v is not None})))[0]
     assert sample.verified and sample.answer == ours.answer
     assert sample.messages_processed == ours.messages_processed
+
+
+# Philosopher's denials and barber's customers turned away are the schedule's: the oracle takes
+# them from the run's metrics and holds the answer and every message to them.
+@pytest.mark.parametrize("kernel, params, threads", [
+    ("savina_philosopher", {"philosophers": 5, "rounds": 60}, 2),
+    ("savina_philosopher", {"philosophers": 1, "rounds": 30}, 1),  # never denied: the count exact
+    # Three seats and a slow barber: customers turned away and sent again
+    ("savina_barber", {"haircuts": 60, "seats": 3, "production_rate": 10, "haircut_rate": 300}, 1),
+    ("savina_barber", {"haircuts": 40, "seats": 40, "seed": 7}, 2),  # every customer seated at once
+])
+def test_savinas_philosopher_and_barber_answer_as_their_oracles_given_the_schedule(run_erlang, kernel, params,
+                                                                                    threads):
+    sample = run_erlang(kernel, **params, threads=threads)
+    resolved = kernels.resolve(kernel, params)
+    if kernel == "savina_philosopher":
+        expected = oracles.savina_philosopher(resolved, int(sample.metrics["denials"]))
+    else:
+        expected = oracles.savina_barber(resolved, int(sample.metrics["turned_away"]))
+    assert sample.verified and sample.answer == expected.answer
+    assert sample.messages_processed == expected.messages
+    assert {name: sample.metrics[name] for name in expected.metrics} == expected.metrics
 
 
 @pytest.mark.parametrize("kernel, params", [

@@ -312,6 +312,19 @@ def test_a_peers_philosopher_count_has_a_floor_and_no_ceiling(peers, monkeypatch
     assert f"reported {count} messages, expected at least {fewest.messages}" in str(caught.value)
 
 
+@pytest.mark.skipif("caf_savina_philosopher" not in CAF_KERNELS,
+                    reason="labctl._native was built without CAF (no caf_ kernels)")
+@pytest.mark.parametrize("n, rounds, threads", [(5, 60, 2), (2, 40, 1)])
+def test_caf_philosopher_answers_as_its_oracle_given_its_denials(n, rounds, threads):
+    # CAF's schedule decides the denials as ours does; the oracle takes them and holds the rest.
+    params = {"philosophers": n, "rounds": rounds, "threads": threads}
+    result = _native.run("caf_savina_philosopher", params)
+    expected = oracles.savina_philosopher(_native.validate("caf_savina_philosopher", params, scoped=False),
+                                          int(result["metrics"]["denials"]))
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["metrics"] == expected.metrics
+
+
 def test_philosopher_defaults_are_savinas():
     params = _native.validate("savina_philosopher", {}, scoped=False)
     assert (params["philosophers"], params["rounds"]) == (20, 10_000)

@@ -193,7 +193,7 @@ def test_barber_wrong_answer_is_caught():
         _native.run("savina_barber", {"haircuts": 10, "seats": 10}, fault="wrong_answer")
 
 
-# -- on CAF: caf_savina_logmap, caf_savina_cigsmok -----------------------------------------------
+# -- on CAF: caf_savina_logmap, caf_savina_cigsmok, caf_savina_barber -----------------------------
 
 def needs_caf(name: str):
     return pytest.mark.skipif(name not in KERNELS, reason="labctl._native was built without CAF (no caf_ kernels)")
@@ -211,6 +211,20 @@ def test_caf_version_answers_as_the_oracle(name, params):
     result = _native.run(name, params)
     expected = oracles.oracle(name, resolved(name, params))
     assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+
+
+@needs_caf("caf_savina_barber")
+@pytest.mark.parametrize("threads", [2, 1])
+def test_caf_barber_with_customers_turned_away_answers_as_its_oracle(threads):
+    # Three seats and a slow barber, as ours above: CAF's schedule decides how many customers are
+    # turned away; the oracle takes that count from the run and holds the rest to it.
+    params = {"haircuts": 60, "seats": 3, "production_rate": 10, "haircut_rate": 300, "threads": threads}
+    result = _native.run("caf_savina_barber", params)
+    turned_away = int(result["metrics"]["turned_away"])
+    expected = oracles.savina_barber(resolved("caf_savina_barber", params), turned_away)
+    assert (result["answer"], result["messages_processed"]) == (expected.answer, expected.messages)
+    assert result["metrics"]["attempts"] == 60 + turned_away
+    assert result["metrics"]["barber_wakes"] >= 1
 
 
 @needs_caf("caf_savina_logmap")

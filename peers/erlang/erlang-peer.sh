@@ -22,8 +22,9 @@ if [ "$threads" -lt 1 ] || [ "$threads" -gt 1024 ]; then
 fi
 
 # Processes alive at once, at most: skynet's tree (under 2*leaves agents), actor_creation's
-# (2^(depth+1) agents), a ring's actors, the senders, Savina's workers, accounts, smokers, logmap's
-# computers and workers (2*series), bndbuffer's producers and consumers, the chat's clients,
+# (2^(depth+1) agents), a ring's actors, the senders, Savina's workers, accounts, smokers,
+# philosophers, barber's customers (every one alive at once, at most), logmap's computers and
+# workers (2*series), bndbuffer's producers and consumers, the chat's clients,
 # directories and turns' accumulators and its chats (with invites, at most one per client a turn);
 # plus the VM's own.
 processes=262144
@@ -35,7 +36,8 @@ chats=0
 [ "$chats" -gt 134217727 ] && chats=134217727
 chat=$((clients + $(param directories 0) + $(param turns 0) + chats))
 for need in $((2 * $(param leaves 0))) $((1 << (depth + 1))) $(param actors 0) $(param senders 0) $(param workers 0) \
-            $(param accounts 0) $(param smokers 0) $((2 * $(param series 0))) \
+            $(param accounts 0) $(param smokers 0) $(param philosophers 0) $(param haircuts 0) \
+            $((2 * $(param series 0))) \
             $(($(param producers 0) + $(param consumers 0))) $chat; do
     need=$((need + 1024))
     [ "$need" -gt "$processes" ] && processes=$need

@@ -94,6 +94,15 @@ kernels() ->
                                  fun(P) -> savina_bndbuffer(param(<<"buffer_size">>, P), param(<<"producers">>, P),
                                                             param(<<"consumers">>, P), param(<<"items_per_producer">>, P),
                                                             param(<<"produce_cost">>, P), param(<<"consume_cost">>, P)) end},
+      <<"savina_philosopher">> => {#{<<"philosophers">> => {20, 1, 1000000}, <<"rounds">> => {10000, 1, 1000000000},
+                                     <<"threads">> => {1, 1, 1024}},
+                                   fun(P) -> savina_philosopher(param(<<"philosophers">>, P), param(<<"rounds">>, P)) end},
+      <<"savina_barber">> => {#{<<"haircuts">> => {5000, 1, 10000000}, <<"seats">> => {1000, 1, 10000000},
+                                <<"production_rate">> => {1000, 1, 65536}, <<"haircut_rate">> => {1000, 1, 65536},
+                                <<"seed">> => {74755, 0, 4294967295}, <<"threads">> => {1, 1, 1024}},
+                              fun(P) -> savina_barber(param(<<"haircuts">>, P), param(<<"seats">>, P),
+                                                      param(<<"production_rate">>, P), param(<<"haircut_rate">>, P),
+                                                      param(<<"seed">>, P)) end},
       <<"savina_concdict">> => {#{<<"workers">> => {20, 1, 10000}, <<"messages_per_worker">> => {10000, 0, 1000000000},
                                   <<"write_percent">> => {10, 0, 100}, <<"keys">> => {524287, 1, 100000000},
                                   <<"seed">> => {1, 0, 4294967295}, <<"threads">> => {1, 1, 1024}},
@@ -1330,8 +1339,8 @@ big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged) ->
     end.
 
 %% --- Savina's concurrency benchmarks ------------------------------------------------------
-%% Savina's 8-10 and 13-15 that our kernels state an expectation for (savina_concdict,
-%% savina_concsll, savina_bndbuffer, savina_cigsmok, savina_logmap, savina_banking), in the micro
+%% Savina's 8-15 (savina_concdict, savina_concsll, savina_bndbuffer, savina_philosopher,
+%% savina_barber, savina_cigsmok, savina_logmap, savina_banking), in the micro
 %% benchmarks' idiom: Savina's actors as processes, each its own (unbounded) mailbox; the
 %% messages Savina's, the counts and answers our kernels' (native/kernels/savina/<name>.cpp),
 %% each answer checked here against a sequential model of its own that replays the seeded
@@ -1349,8 +1358,10 @@ big_actor(Sink, All, I, Pings, Value, Expected, Sent, Pongs, Wrong, Pinged) ->
 %% generators, the digests) is Erlang's exact integers masked to 64 bits; past 2^59 an integer is
 %% a bignum on the heap, so a SplitMix64 finalizer costs about 190 ns here (ours a few), inside
 %% the phase where ours draws inside it; cigsmok's busy work keeps its state in small integers
-%% (busy_work). Savina's philosopher and barber are not here: their message counts depend on the
-%% schedule (denials, customers turned away), so our kernels state no expectation to check.
+%% (busy_work). Philosopher's and barber's message counts depend on the schedule (denials,
+%% customers turned away), their answers do not: labctl holds each count to the range our kernel
+%% states. Their actors are spawned by the kernel's process, as Savina's runIteration makes them
+%% (barber's customers by the factory).
 
 -define(M64, 16#FFFFFFFFFFFFFFFF).
 -define(FNV_BASIS, 16#cbf29ce484222325).
@@ -1814,6 +1825,269 @@ bb_consumer(Main, Manager, I, {Producers, Items, Cost, Consumed} = Setup, Item, 
             bb_consumer(Main, Manager, I, Setup, Next, Handled + 1);
         consumer_exit ->
             Main ! {bb_consumer, I, Handled + 1, Item, now_ns()}
+    end.
+
+%% savina_philosopher (11. Dining Philosophers): this process spawns the arbitrator and the
+%% `philosophers` philosophers and sends each Start, as Savina's runIteration; a started or
+%% denied philosopher sends the arbitrator Hungry (carrying its pid and index, as Savina's
+%% HungryMessage), which answers Eat, taking both forks, if both are free, else Denied; a
+%% philosopher that ate sends Done, then Start to itself until it has eaten `rounds` times, when
+%% it sends the arbitrator Exit and ends, reporting its tally to this process (not counted). The
+%% arbitrator's last Exit ends the run. As ours (philosopher.cpp): each fork records its holder
+%% (an atomics array, as ours a vector), each grant and release is checked against it, and the
+%% answer is the same on every schedule; the denials, which the schedule decides, are the
+%% metric, not in the answer. Differences as ours (no shared AtomicLong of running denial counts
+%% added at each meal; the holder checks).
+-record(ph, {handled = 0, denials = 0, meals = 0, conflicts = 0, wrong_releases = 0, left_held = 0, exits = 0}).
+
+savina_philosopher(Philosophers, Rounds) ->
+    Self = self(),
+    Start = now_ns(),
+    Arbitrator = spawn(fun() -> ph_arbitrator(Self, Philosophers) end),
+    Pids = [spawn(fun() -> ph_philosopher(Self, {hungry, self(), I}, {done, I}, Arbitrator, Rounds, 0, 0, 0) end)
+            || I <- lists:seq(0, Philosophers - 1)],
+    [P ! start || P <- Pids],
+    receive {ph_done, End, #ph{} = Outcome, Meals} -> ok end,
+    Tallies = [receive {ph_tally, I, E, D, H} -> {I, E, D, H} end || _ <- Pids],
+    Eaten = lists:sum([E || {_, E, _, _} <- Tallies]),
+    Denied = lists:sum([D || {_, _, D, _} <- Tallies]),
+    ByIndex = maps:from_list([{I, E} || {I, E, _, _} <- Tallies]),
+    Uneven = length([I || {I, Granted} <- lists:zip(lists:seq(0, Philosophers - 1), Meals),
+                          Granted =/= Rounds orelse maps:get(I, ByIndex, 0) =/= Rounds]),
+    Answer = ph_answer(Philosophers, case Eaten =:= Outcome#ph.meals of true -> Eaten + lie(); false -> 0 end,
+                       Uneven, Outcome#ph.conflicts, Outcome#ph.wrong_releases, Outcome#ph.left_held,
+                       abs(Denied - Outcome#ph.denials)),
+    {End - Start, Outcome#ph.handled + lists:sum([H || {_, _, _, H} <- Tallies]), Answer,
+     ph_answer(Philosophers, Philosophers * Rounds, 0, 0, 0, 0, 0), #{<<"denials">> => Outcome#ph.denials}}.
+
+ph_answer(Philosophers, Meals, Uneven, Conflicts, WrongReleases, LeftHeld, LostDenials) ->
+    lists:flatten(io_lib:format("philosophers=~b meals=~b uneven_philosophers=~b fork_conflicts=~b "
+                                "wrong_releases=~b forks_left_held=~b lost_denials=~b",
+                                [Philosophers, Meals, Uneven, Conflicts, WrongReleases, LeftHeld, LostDenials])).
+
+%% Fork i's holder in `holders` (index i + 1): 0 while free, else the holder's index + 1.
+ph_arbitrator(Main, N) ->
+    ph_arbitrate(Main, N, atomics:new(N, [{signed, false}]), atomics:new(N, [{signed, false}]), #ph{}).
+
+ph_arbitrate(Main, N, Holders, Meals, #ph{handled = Handled} = S) ->
+    receive
+        {hungry, Pid, Id} ->
+            Left = Id + 1, Right = (Id + 1) rem N + 1,
+            case atomics:get(Holders, Left) =/= 0 orelse atomics:get(Holders, Right) =/= 0 of
+                true ->
+                    Pid ! denied,
+                    ph_arbitrate(Main, N, Holders, Meals, S#ph{handled = Handled + 1, denials = S#ph.denials + 1});
+                false ->
+                    %% Checked beside the rule that ensures it: neither neighbour eats.
+                    Before = (Id + N - 1) rem N,
+                    Conflict = N > 1 andalso (atomics:get(Holders, Before + 1) =:= Before + 1
+                                              orelse atomics:get(Holders, Right) =:= Right),
+                    atomics:put(Holders, Left, Id + 1),
+                    atomics:put(Holders, Right, Id + 1),
+                    atomics:add(Meals, Id + 1, 1),
+                    Pid ! eat,
+                    ph_arbitrate(Main, N, Holders, Meals,
+                                 S#ph{handled = Handled + 1, meals = S#ph.meals + 1,
+                                      conflicts = S#ph.conflicts + case Conflict of true -> 1; false -> 0 end})
+            end;
+        {done, Id} ->
+            Left = Id + 1, Right = (Id + 1) rem N + 1,
+            Wrong = atomics:get(Holders, Left) =/= Id + 1 orelse atomics:get(Holders, Right) =/= Id + 1,
+            atomics:put(Holders, Left, 0),
+            atomics:put(Holders, Right, 0),
+            ph_arbitrate(Main, N, Holders, Meals,
+                         S#ph{handled = Handled + 1,
+                              wrong_releases = S#ph.wrong_releases + case Wrong of true -> 1; false -> 0 end});
+        {exit, _} when S#ph.exits + 1 =:= N ->
+            End = now_ns(),
+            Held = length([x || I <- lists:seq(1, N), atomics:get(Holders, I) =/= 0]),
+            Main ! {ph_done, End, S#ph{handled = Handled + 1, exits = N, left_held = Held},
+                    [atomics:get(Meals, I) || I <- lists:seq(1, N)]};
+        {exit, _} ->
+            ph_arbitrate(Main, N, Holders, Meals, S#ph{handled = Handled + 1, exits = S#ph.exits + 1})
+    end.
+
+%% Hungry and Done made once, as Savina's philosopher makes its myHungryMessage and myDoneMessage.
+ph_philosopher(Main, Hungry, Done, Arbitrator, Rounds, Eaten, Denied, Handled) ->
+    receive
+        start ->
+            Arbitrator ! Hungry,
+            ph_philosopher(Main, Hungry, Done, Arbitrator, Rounds, Eaten, Denied, Handled + 1);
+        denied ->
+            Arbitrator ! Hungry,
+            ph_philosopher(Main, Hungry, Done, Arbitrator, Rounds, Eaten, Denied + 1, Handled + 1);
+        eat when Eaten + 1 < Rounds ->
+            Arbitrator ! Done,
+            self() ! start,
+            ph_philosopher(Main, Hungry, Done, Arbitrator, Rounds, Eaten + 1, Denied, Handled + 1);
+        eat ->
+            {hungry, _, Id} = Hungry,
+            Arbitrator ! Done,
+            Arbitrator ! {exit, Id},
+            Main ! {ph_tally, Id, Eaten + 1, Denied, Handled + 1}
+    end.
+
+%% savina_barber (12. Sleeping Barber): this process spawns the barber, the waiting room and the
+%% customer factory under the clock and sends the factory Start (Savina's runIteration). On Start
+%% the factory spawns `haircuts` customer processes, sending each into the room (Enter) and
+%% working draw(production_rate) units after each; the room turns a customer away (Full) when
+%% its `seats` seats are taken, and the customer asks the factory to send it again (Returned);
+%% otherwise it queues it and wakes a sleeping barber (Next to itself) or tells the customer to
+%% wait (Wait); on Next it sends the first waiting customer to the barber (Enter, with the room,
+%% as Savina's) or lets the barber sleep. The barber sends the customer StartCut, works
+%% draw(haircut_rate) units, sends DoneCut and Next to the room; the customer answers DoneCut
+%% with its Done (its counts) to the factory and ends (Savina's exit()). After the last Done the
+%% factory sends the room Exit with its counts and ends; the room, once the barber sleeps, hands
+%% every count to the barber in its Exit and ends; the barber's Exit ends the run. A spell is
+%% Savina's PseudoRandom (seeded with `seed`, one per factory and barber, as Savina's) drawn as
+%% nextInt(rate) + 10, worked as random.hpp's busy_work (in small-integer limbs), the units and
+%% the last states summed. As ours (barber.cpp), the answer is the same on every schedule, the
+%% customers turned away and the barber's wakes (the schedule's) are the metrics, and every
+%% message is accounted for by kind. Differences as ours (no Wait to the barber when it sleeps;
+%% Exit forwarded once the barber sleeps; the customers' counts in their Done; ids are ordinals).
+savina_barber(Haircuts, Seats, ProductionRate, HaircutRate, Seed) ->
+    Self = self(),
+    Start = now_ns(),
+    Barber = spawn(fun() -> bs_barber(Self, HaircutRate, Seed, 0, 0, 0) end),
+    Room = spawn(fun() -> bs_room(Barber, Seats, queue:new(), 0, true, false, #{enters => 0, full => 0, wakes => 0,
+                                                                                  waits => 0, nexts => 0, to_barber => 0}) end),
+    Factory = spawn(fun() -> bs_factory(Room, Haircuts, ProductionRate, Seed) end),
+    Factory ! start,
+    receive {bs_done, End, Counts} -> ok end,
+    #{enters := Enters, full := Full, wakes := Wakes, nexts := Nexts, customer_fulls := Fulls, returned := Returned,
+      customer_waits := Waits, haircuts := Cut, customer_starts := Starts, customer_dones := Dones,
+      served := Served} = Counts,
+    {FactoryUnits, FactorySum} = bs_model(Haircuts, ProductionRate, Seed),
+    {BarberUnits, BarberSum} = bs_model(Haircuts, HaircutRate, Seed),
+    {End - Start, 1 + Enters + Fulls + Returned + Nexts + Waits + Cut + Starts + Dones + Served + 2,
+     bs_answer(Counts#{served := Served + lie()}, bs_errors(Counts)),
+     bs_answer(#{customers => Haircuts, haircuts => Haircuts, served => Haircuts, served_wrong => 0, repeated => 0,
+                 factory_units => FactoryUnits, factory_sum => FactorySum, barber_units => BarberUnits,
+                 barber_sum => BarberSum}, 0),
+     #{<<"attempts">> => Enters, <<"turned_away">> => Full, <<"barber_wakes">> => Wakes}}.
+
+bs_answer(#{customers := Customers, haircuts := Cut, served := Served, served_wrong := Wrong, repeated := Repeated,
+            factory_units := FactoryUnits, factory_sum := FactorySum, barber_units := BarberUnits,
+            barber_sum := BarberSum}, Errors) ->
+    lists:flatten(io_lib:format("customers=~b haircuts=~b served=~b served_wrong=~b repeated=~b accounting_errors=~b "
+                                "factory_work_units=~b factory_work_sum=~b barber_work_units=~b barber_work_sum=~b",
+                                [Customers, Cut, Served, Wrong, Repeated, Errors, FactoryUnits, FactorySum,
+                                 BarberUnits, BarberSum])).
+
+%% barber.cpp's accounting_errors: every schedule's invariants. Each Enter turned away, woke the
+%% barber or waited; every turned-away customer came back; every accepted customer was cut; each
+%% Next either sent a customer to the barber or found the room empty after a wake.
+bs_errors(#{enters := Enters, customers := Customers, returned := Returned, full := Full, customer_fulls := Fulls,
+            wakes := Wakes, waits := Waits, customer_waits := CustomerWaits, to_barber := ToBarber,
+            haircuts := Cut, nexts := Nexts, customer_starts := Starts, customer_dones := Dones}) ->
+    length([x || false <- [Enters =:= Customers + Returned, Full =:= Returned andalso Fulls =:= Returned,
+                           Enters - Full =:= Wakes + Waits, CustomerWaits =:= Waits,
+                           ToBarber =:= Cut andalso Nexts =:= Wakes + Cut, Starts =:= Cut andalso Dones =:= Cut]]).
+
+%% A spell of work: Savina's nextInt(rate) + 10, and the generator's next value.
+bs_draw(Random0, Rate) ->
+    Random = big_next(Random0),
+    {Random rem Rate + 10, Random}.
+
+%% `n` spells drawn from a PseudoRandom seeded with `seed`: their units and last states summed
+%% (barber.cpp's model_work). A spell's last state depends on its length alone: each is worked out once.
+bs_model(N, Rate, Seed) -> bs_model(N, Rate, Seed, 0, 0, #{}).
+
+bs_model(0, _, _, Units, Sum, _) -> {Units, Sum};
+bs_model(Left, Rate, Random, Units, Sum, Known) ->
+    {Work, Next} = bs_draw(Random, Rate),
+    {Spell, Known1} = case Known of
+                          #{Work := S} -> {S, Known};
+                          _ -> S = busy_work_plain(Work), {S, Known#{Work => S}}
+                      end,
+    bs_model(Left - 1, Rate, Next, Units + Work, (Sum + Spell) band ?M64, Known1).
+
+bs_factory(Room, Haircuts, Rate, Seed) ->
+    receive start -> ok end,
+    Self = self(),
+    {Units, Sum} = bs_produce(Self, Room, Rate, Seed, 0, Haircuts, 0, 0),
+    bs_serve(Room, Haircuts, atomics:new(Haircuts, [{signed, false}]),
+             #{customers => Haircuts, returned => 0, served => 0, served_wrong => 0, repeated => 0,
+               factory_units => Units, factory_sum => Sum, customer_starts => 0, customer_dones => 0,
+               customer_fulls => 0, customer_waits => 0}).
+
+bs_produce(_, _, _, _, Id, Id, Units, Sum) -> {Units, Sum};
+bs_produce(Factory, Room, Rate, Random, Id, Haircuts, Units, Sum) ->
+    Customer = spawn(fun() -> bs_customer(Factory, Id, 0, 0, 0, 0) end),
+    Room ! {enter, Customer},
+    {Work, Next} = bs_draw(Random, Rate),
+    bs_produce(Factory, Room, Rate, Next, Id + 1, Haircuts, Units + Work, (Sum + busy_work(Work)) band ?M64).
+
+bs_serve(Room, Haircuts, Seen, #{returned := Returned, served := Served} = C) ->
+    receive
+        {returned, Customer} ->
+            Room ! {enter, Customer},
+            bs_serve(Room, Haircuts, Seen, C#{returned := Returned + 1});
+        {customer_done, Id, Starts, Dones, Fulls, Waits} ->
+            Repeated = Id < 0 orelse Id >= Haircuts orelse atomics:add_get(Seen, Id + 1, 1) > 1,
+            #{served_wrong := Wrong, repeated := Repeats, customer_starts := S, customer_dones := D,
+              customer_fulls := F, customer_waits := W} = C,
+            C1 = C#{served := Served + 1, repeated := Repeats + case Repeated of true -> 1; false -> 0 end,
+                    served_wrong := Wrong + case {Starts, Dones} of {1, 1} -> 0; _ -> 1 end,
+                    customer_starts := S + Starts, customer_dones := D + Dones, customer_fulls := F + Fulls,
+                    customer_waits := W + Waits},
+            case Served + 1 of
+                Haircuts -> Room ! {exit_room, C1};
+                _ -> bs_serve(Room, Haircuts, Seen, C1)
+            end
+    end.
+
+bs_customer(Factory, Id, Starts, Dones, Fulls, Waits) ->
+    receive
+        full ->
+            Factory ! {returned, self()},
+            bs_customer(Factory, Id, Starts, Dones, Fulls + 1, Waits);
+        wait -> bs_customer(Factory, Id, Starts, Dones, Fulls, Waits + 1);
+        start_cut -> bs_customer(Factory, Id, Starts + 1, Dones, Fulls, Waits);
+        done_cut -> Factory ! {customer_done, Id, Starts, Dones + 1, Fulls, Waits}
+    end.
+
+bs_room(Barber, Seats, Waiting, Seated, Asleep, Exiting, #{enters := Enters} = C) ->
+    receive
+        {enter, Customer} when Seated =:= Seats ->
+            Customer ! full,
+            bs_room(Barber, Seats, Waiting, Seated, Asleep, Exiting, C#{enters := Enters + 1, full := maps:get(full, C) + 1});
+        {enter, Customer} when Asleep ->
+            self() ! next,
+            bs_room(Barber, Seats, queue:in(Customer, Waiting), Seated + 1, false, Exiting,
+                    C#{enters := Enters + 1, wakes := maps:get(wakes, C) + 1});
+        {enter, Customer} ->
+            Customer ! wait,
+            bs_room(Barber, Seats, queue:in(Customer, Waiting), Seated + 1, Asleep, Exiting,
+                    C#{enters := Enters + 1, waits := maps:get(waits, C) + 1});
+        next ->
+            C1 = C#{nexts := maps:get(nexts, C) + 1},
+            case queue:out(Waiting) of
+                {{value, Customer}, Rest} ->
+                    Barber ! {enter, Customer, self()},
+                    bs_room(Barber, Seats, Rest, Seated - 1, Asleep, Exiting, C1#{to_barber := maps:get(to_barber, C) + 1});
+                {empty, _} when Exiting =/= false ->
+                    Barber ! {exit_barber, maps:merge(Exiting, C1)};  % Savina also sends the barber a Wait, which it ignores
+                {empty, _} ->
+                    bs_room(Barber, Seats, Waiting, Seated, true, Exiting, C1)
+            end;
+        %% Every customer is served, but the barber's last Next may still be on its way: the
+        %% room's counts are final once the barber sleeps.
+        {exit_room, Factory} when Asleep -> Barber ! {exit_barber, maps:merge(Factory, C)};
+        {exit_room, Factory} -> bs_room(Barber, Seats, Waiting, Seated, Asleep, Factory, C)
+    end.
+
+bs_barber(Main, Rate, Random, Cut, Units, Sum) ->
+    receive
+        {enter, Customer, Room} ->
+            Customer ! start_cut,
+            {Work, Next} = bs_draw(Random, Rate),
+            Spell = busy_work(Work),
+            Customer ! done_cut,
+            Room ! next,
+            bs_barber(Main, Rate, Next, Cut + 1, Units + Work, (Sum + Spell) band ?M64);
+        {exit_barber, Counts} ->
+            Main ! {bs_done, now_ns(), Counts#{haircuts => Cut, barber_units => Units, barber_sum => Sum}}
     end.
 
 %% savina_concdict (8. Concurrent Dictionary) and savina_concsll (9. Concurrent Sorted Linked
