@@ -97,6 +97,24 @@ def test_ping_pong_counts_its_throughput_phase_not_the_latency_probes_after_it(r
 
 
 @needs_valgrind
+def test_the_bare_actor_loop_floor_counts_its_loop_as_a_kernel_counts_its_phase():
+    # The floors time themselves without MeasuredPhase; floor_actor_loop did not mark its loop for
+    # callgrind, so `--measure instructions` found no dump and failed with a FileNotFoundError.
+    # Its loop is the floor of ping_pong on one thread: counted, it grows with the messages and
+    # costs fewer instructions a message than ping_pong's.
+    def per_message(kernel, params):
+        point = Point(kernel, params, repeats=1, warmup=0, timeout_s=300, measure=metrics.INSTRUCTIONS)
+        sample = next(iter(runner.run_point(point)))
+        return sample.counts["instructions"], sample.messages_processed
+
+    small, large = (per_message("floor_actor_loop", {"messages": n}) for n in (20_000, 40_000))
+    assert small[1] == 20_000 and large[1] == 40_000
+    assert 1.95 < large[0] / small[0] < 2.05, (small, large)
+    ours, messages = per_message("ping_pong", {"messages": 40_000, "latency_samples": 0, "dispatcher": "one_thread"})
+    assert 10 < large[0] / large[1] < ours / messages, (large, ours)
+
+
+@needs_valgrind
 def test_a_phase_that_includes_teardown_counts_it():
     # skynet's phase ends at the root's sum, or, with deregister, when every coop is destroyed.
     kept = statistics.median(s.counts["instructions"] for s in counted("skynet", {"leaves": 2_000}))

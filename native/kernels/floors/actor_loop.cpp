@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../classic/ping_pong.hpp"
+#include "../framework/counters.hpp"
 #include "floors.hpp"
 
 namespace labctl::kernels::floor_actor_loop {
@@ -156,10 +157,15 @@ Result run(const Params& params) {
     pinger.round_trips = round_trips;
 
     const std::int64_t cpu_start = floors::thread_cpu_now();
+    // The phase's edges marked as a kernel's (framework/phase.hpp), so that the instructions and
+    // counters measures count the loop alone.
+    counters::begin();
     const Clock::time_point start = Clock::now();
     loop.send(ponger, kPing, Ping{0});
     const std::uint64_t dropped = loop.run();
     const Clock::time_point end = Clock::now();
+    counters::end();
+    counters::record();
 
     Result result;
     result.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();

@@ -18,6 +18,7 @@
 #include "../../runtime/affinity.hpp"
 #include "../../runtime/wait.hpp"
 #include "../classic/ping_pong.hpp"
+#include "../framework/counters.hpp"
 #include "../framework/kernel.hpp"
 
 namespace labctl::kernels::floors {
@@ -123,6 +124,8 @@ RoundTrips run_round_trips(Wire& wire, std::uint64_t round_trips, std::uint64_t 
         while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
         ping_pong::Outcome& outcome = result.outcome;
         Tally& tally = result.tally;
+        // The throughput phase: counted under the instructions measure as a kernel's phase is.
+        counters::begin();
         outcome.start = Clock::now();
         for (std::uint64_t k = 0; k < round_trips; ++k) {
             wire.post(2 * k + 1);
@@ -130,6 +133,7 @@ RoundTrips run_round_trips(Wire& wire, std::uint64_t round_trips, std::uint64_t 
             ++tally.round_trips;
         }
         outcome.end = Clock::now();
+        counters::end();
         if (probes > 0) outcome.clock_read_ns = ping_pong::clock_read_ns();
         outcome.round_trips_ns.reserve(probes);
         for (std::uint64_t k = round_trips; k < total; ++k) {
@@ -144,6 +148,7 @@ RoundTrips run_round_trips(Wire& wire, std::uint64_t round_trips, std::uint64_t 
     });
     initiator.join();
     responder.join();
+    counters::record();
     result.tally.out_of_order += responder_out_of_order;
     return result;
 }
