@@ -12,6 +12,7 @@ import statistics
 import pytest
 
 from labctl import _native, results
+from labctl.read import analysis
 from labctl.plan import experiment
 from labctl.plan.experiment import ExperimentError
 from labctl.vocabulary import schema
@@ -155,3 +156,15 @@ def test_the_report_ranks_the_runtimes_of_each_group_at_each_thread_count(tmp_pa
             {r: math.exp(sum(map(math.log, v)) / len(v)) for r, v in ratios.items()}, abs=0.006)
         assert [ran for _, _, _, ran, _ in rows] == ["2", "1"]
         assert rows[1][4].strip() == "-" and rows[0][4].strip().endswith(f"of {threads}")  # CAF counts no busy threads
+
+    # Told apart only past the noise: on ping_pong alone (both runtimes ran it), CAF is within noise
+    # of ours where every median's 95% interval spans a factor of 10,000, and told apart where the
+    # intervals are points (unless the two medians are equal, which they are not).
+    ping_pong = samples[samples["kernel"] == "ping_pong"]
+    metric = analysis.kernel_metric(ping_pong)
+    table = analysis.point_table(ping_pong, metric)
+    for factor, tied in ((100.0, True), (1.0, False)):
+        widened = table.assign(ci_low=table["median"] / factor, ci_high=table["median"] * factor)
+        for ranked in analysis.runtime_suite({"ping_pong": (metric, widened)}, {"ping_pong": "micro"}):
+            assert ranked.table["within_noise"].tolist() == [False, tied], (factor, ranked.table)
+    assert "~1" not in section  # the sweep's own: CAF ran one kernel of two, ours both: never tied

@@ -393,7 +393,9 @@ class RuntimeSuite:
     SuiteGroup's; `table` has a row per runtime, best first: `geomean`, the geometric mean over the
     benchmarks it ran of its best configuration's median over the best runtime's (1.0: the best on
     every one), `ran` how many it ran, `busy` the median over those best points of their runtime
-    threads busy on average (NaN where the runtime counts none: a peer's), `worst` and `worst_at`."""
+    threads busy on average (NaN where the runtime counts none: a peer's), `worst` and `worst_at`,
+    and `within_noise`: whether it is not told apart from the runtime ranked just above it (see
+    runtime_suite)."""
 
     group: str
     threads: int
@@ -408,11 +410,21 @@ def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
     benchmark, a runtime stands for its best point at that thread count (a dispatcher of ours that
     takes no thread count and starts no thread per agent, one_thread, at 1; one that starts a
     thread per agent at none); a runtime that missed a benchmark is left out of that benchmark's
-    mean, as suite_summary."""
+    mean, as suite_summary.
+
+    Two runtimes next to each other are told apart only where their geometric means differ by
+    more than the noise behind them: each median's 95% interval, as a half-width in log terms
+    (benchmarks taken as independent, so a mean of n such has the root of their sum of squares
+    over n), the two runtimes' combined as the root of their sum of squares. Otherwise the lower
+    one is `within_noise` of the one above it. (Three runs of the same build, 27 points each: ours,
+    Go, tokio and Erlang on three of Savina's micro benchmarks at one and two threads: tokio and Go
+    at one thread 1-5% apart in each run, within noise in each; every other pair told apart in
+    each, in the same order.)"""
     found = []
     for group in dict.fromkeys(groups.values()):
-        # threads -> benchmark -> runtime -> (its best median, as a time: lower is better; its busy)
-        best: dict[int, dict[str, dict[str, tuple[float, float]]]] = {}
+        # threads -> benchmark -> runtime -> (its best median, as a time: lower is better; its busy;
+        # its 95% interval's half-width in log terms, NaN where unknown)
+        best: dict[int, dict[str, dict[str, tuple[float, float, float]]]] = {}
         benchmarks = []
         for kernel in (k for k, g in groups.items() if g == group and k in views):
             metric, table = views[kernel]
@@ -431,17 +443,20 @@ def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
                         top = mine.loc[mine["median"].idxmin() if metric.lower_is_better else mine["median"].idxmax()]
                         value = top["median"] if metric.lower_is_better else 1 / top["median"]
                         busy = float(top["busy"]) if "busy" in top and pd.notna(top["busy"]) else math.nan
-                        best.setdefault(int(count), {}).setdefault(benchmark, {})[str(runtime)] = (value, busy)
+                        best.setdefault(int(count), {}).setdefault(benchmark, {})[str(runtime)] = (
+                            value, busy, _log_half_width(top))
                 if benchmark not in benchmarks and not part.empty:
                     benchmarks.append(benchmark)
         for count in sorted(best):
             ratios: dict[str, dict[str, float]] = {}
             busy: dict[str, list[float]] = {}
+            widths: dict[str, list[float]] = {}
             for benchmark, of in best[count].items():
-                fastest = min(value for value, _ in of.values())
-                for runtime, (value, load) in of.items():
+                fastest = min(value for value, _, _ in of.values())
+                for runtime, (value, load, width) in of.items():
                     ratios.setdefault(runtime, {})[benchmark] = value / fastest
                     busy.setdefault(runtime, []).append(load)
+                    widths.setdefault(runtime, []).append(width)
             if len(ratios) < 2:
                 continue
             rows = []
@@ -451,10 +466,24 @@ def runtime_suite(views: Mapping[str, tuple[Metric, pd.DataFrame]],
                 rows.append({"runtime": runtime, "ran": len(of),
                              "geomean": math.exp(sum(math.log(r) for r in of.values()) / len(of)),
                              "busy": float(statistics.median(loads)) if loads else math.nan,
-                             "worst": of[worst_at], "worst_at": worst_at})
+                             "worst": of[worst_at], "worst_at": worst_at,
+                             "noise": math.sqrt(sum(w * w for w in widths[runtime])) / len(of)})
             table = pd.DataFrame(rows).sort_values(["ran", "geomean"], ascending=[False, True], kind="stable")
-            found.append(RuntimeSuite(group, count, benchmarks, table.reset_index(drop=True)))
+            table = table.reset_index(drop=True)
+            # Told apart from the one above only past their combined noise (NaN noise: never tied).
+            gap = table["geomean"].map(math.log).diff()
+            table["within_noise"] = (gap <= (table["noise"] ** 2 + table["noise"].shift() ** 2) ** 0.5) & \
+                (table["ran"] == table["ran"].shift())
+            found.append(RuntimeSuite(group, count, benchmarks, table.drop(columns="noise")))
     return found
+
+
+def _log_half_width(point: pd.Series) -> float:
+    """Half the width of a point's 95% interval of its median, in log terms (NaN where it has none)."""
+    low, high = point.get("ci_low", math.nan), point.get("ci_high", math.nan)
+    if pd.isna(low) or pd.isna(high) or low <= 0 or high <= 0:
+        return math.nan
+    return (math.log(high) - math.log(low)) / 2
 
 
 # The metric of a kernel that times its sequential program (native/kernels/savina/parallel.hpp): the same

@@ -28,10 +28,11 @@ def suite(run: ReportData, machine: Machine) -> list[str]:
         lines += blocks(f"### {printable(group.name)}",
                         f"Benchmarks: {', '.join(printable(b) for b in group.benchmarks)}.")
         for at in (r for r in ranked if r.group == group.name):
-            rows = [[place, row["runtime"], f"{row['geomean']:.2f}x", f"{row['ran']} of {len(at.benchmarks)}",
+            places = _places(at.table["within_noise"])
+            rows = [[places[i], row["runtime"], f"{row['geomean']:.2f}x", f"{row['ran']} of {len(at.benchmarks)}",
                      "-" if math.isnan(row["busy"]) else f"{row['busy']:.2f} of {at.threads}",
                      f"{row['worst']:.2f}x ({row['worst_at']})"]
-                    for place, (_, row) in enumerate(at.table.iterrows(), 1)]
+                    for i, (_, row) in enumerate(at.table.iterrows())]
             lines += blocks(f"Runtimes at {at.threads} thread{'s' * (at.threads > 1)}:",
                             markdown_table(["rank", "runtime", "geomean x best", "benchmarks", "busy threads",
                                             "worst"], rows, {0, 2}))
@@ -50,10 +51,23 @@ def suite(run: ReportData, machine: Machine) -> list[str]:
                   "active_obj's thread per agent at none), with the geometric mean, over the benchmarks "
                   "it ran, of that median over the best runtime's (1.00x: the best on every one), how "
                   "many it ran, and its achieved parallelism (busy threads: the median over those points "
-                  "of the runtime threads busy on average; the peers count none). Then each configuration "
+                  "of the runtime threads busy on average; the peers count none). A rank marked `~k` is "
+                  "not told apart from rank k above it: their geometric means differ by less than the "
+                  "95% intervals of the medians behind them. Then each configuration "
                   "(runtime, dispatcher, its settings, threads) with the geometric mean, over the group's "
                   "benchmarks it ran, of its median time over the best configuration's median on that "
                   "benchmark. In both, those that ran every benchmark of the group come first.") + lines
+
+
+def _places(within_noise: pd.Series) -> list[str]:
+    """Ranks 1, 2, ...; one within noise of the rank above it is `3 ~2` (a run of such points at
+    the first of them: `4 ~2` where 3 was within noise of 2 and 4 of 3)."""
+    places, first = [], 1
+    for place, tied in enumerate(within_noise.fillna(False).astype(bool), 1):
+        if not tied:
+            first = place
+        places.append(f"{place} ~{first}" if tied else str(place))
+    return places
 
 
 def runtimes(run: ReportData, machine: Machine) -> list[str]:
