@@ -60,9 +60,16 @@ private:
 
 // The synthetic work in place of Savina's busy-waits (`steps` calls of Math.random()): `steps`
 // steps of a 64-bit LCG from `steps`, whose last state the caller keeps, so none is skipped.
+// Each step's state passes through an empty asm statement, which the compiler must take as
+// changing it, so that no compiler folds steps together: LLVM folds each 8 into one multiply and
+// add (the tokio peer's busy_work says so, and holds its steps the same way); g++ 12 does not, and
+// the statement emits no instruction.
 inline std::uint64_t busy_work(std::uint32_t steps) noexcept {
     std::uint64_t x = steps;
-    for (std::uint32_t k = 0; k < steps; ++k) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (std::uint32_t k = 0; k < steps; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        asm("" : "+r"(x));
+    }
     return x;
 }
 
