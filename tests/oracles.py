@@ -1401,3 +1401,15 @@ def oracle(kernel: str, params: Params) -> Oracle:
     """The oracle of `kernel` (a caf_ kernel answers as ours of the same name) at `params`, which
     must be resolved: every parameter the kernel reads present, defaults filled in."""
     return ORACLES[kernel.removeprefix("caf_")](params)
+
+
+# The kernels whose message count the schedule decides, and the metric of a run that says how it
+# decided: philosopher's denials, barber's customers turned away.
+SCHEDULED = {"savina_philosopher": "denials", "savina_barber": "turned_away"}
+
+
+def at_its_schedule(kernel: str, params: Params, metrics: dict[str, float]) -> Oracle:
+    """The oracle of a kernel of SCHEDULED at `params` (resolved) and at the schedule a run's
+    `metrics` report: its answer, and its messages and metrics given that schedule."""
+    return ORACLES[kernel](params, int(metrics[SCHEDULED[kernel]]))
+

@@ -508,8 +508,7 @@ def test_the_go_peers_philosopher_and_barber_count_as_the_oracle_at_their_own_sc
     monkeypatch.setenv(runtimes.CACHE_ENV, str(go_cache))
     resolved = kernels.resolve(kernel, {"runtime": "go", **params, "threads": threads})
     [sample] = list(runner.run_point(Point(kernel, {k: v for k, v in resolved.items() if v is not None})))
-    scheduled = "denials" if kernel == "savina_philosopher" else "turned_away"
-    expected = oracles.ORACLES[kernel](kernels.resolve(kernel, params), int(sample.metrics[scheduled]))
+    expected = oracles.at_its_schedule(kernel, kernels.resolve(kernel, params), sample.metrics)
     assert sample.verified and sample.answer == expected.answer
     assert sample.messages_processed == expected.messages
     assert expected.metrics.items() <= sample.metrics.items()
