@@ -1413,3 +1413,15 @@ def at_its_schedule(kernel: str, params: Params, metrics: dict[str, float]) -> O
     `metrics` report: its answer, and its messages and metrics given that schedule."""
     return ORACLES[kernel](params, int(metrics[SCHEDULED[kernel]]))
 
+
+def check_at_its_schedule(kernel: str, params: Params, sample) -> None:
+    """Asserts that a peer's verified `sample` of a kernel of SCHEDULED, run at `params`
+    (resolved), holds its answer, messages and metrics to the oracle at its own schedule; and, for
+    barber, that the barber woke at least once and at most once a haircut."""
+    expected = at_its_schedule(kernel, params, sample.metrics)
+    assert sample.verified and sample.answer == expected.answer
+    assert sample.messages_processed == expected.messages
+    assert expected.metrics.items() <= sample.metrics.items()
+    if kernel == "savina_barber":
+        assert 1 <= sample.metrics["barber_wakes"] <= _int(params, "haircuts")
+

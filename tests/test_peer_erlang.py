@@ -235,10 +235,7 @@ def test_savinas_concurrency_benchmarks_answer_as_ours(run_erlang, kernel, param
 def test_savinas_philosopher_and_barber_answer_as_their_oracles_given_the_schedule(run_erlang, kernel, params,
                                                                                     threads):
     sample = run_erlang(kernel, **params, threads=threads)
-    expected = oracles.at_its_schedule(kernel, kernels.resolve(kernel, params), sample.metrics)
-    assert sample.verified and sample.answer == expected.answer
-    assert sample.messages_processed == expected.messages
-    assert {name: sample.metrics[name] for name in expected.metrics} == expected.metrics
+    oracles.check_at_its_schedule(kernel, kernels.resolve(kernel, params), sample)
 
 
 @pytest.mark.parametrize("kernel, params", [
