@@ -84,8 +84,9 @@ private:
     std::atomic<std::uint32_t> unfinished_{0};
     std::atomic<std::uint32_t> unretired_{0};
     std::atomic<State> state_{State::building};
+    std::uint8_t shard_ = 0;  // the environment's registry shard it is in (once registered)
     SharedQueue* shared_queues_ = nullptr;
-    // The environment's registry (under its mutex).
+    // The neighbours in its registry shard's list (under the shard's lock).
     Coop* prev_ = nullptr;
     Coop* next_ = nullptr;
 };

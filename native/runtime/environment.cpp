@@ -9,11 +9,16 @@
 #include <stdexcept>
 
 #include "send.hpp"
+#include "tls.hpp"
 
 namespace labctl::rt {
 
 namespace {
 thread_local bool t_runtime_thread = false;
+// The registry shard this thread registers coops into: a runtime thread's own (set when it
+// starts), 0 for any other thread. Any value below kRegistryShards is correct; the shard
+// only decides which coops share a lock and a list.
+constinit thread_local std::uint8_t t_registry_shard LABCTL_FAST_TLS = 0;
 
 struct FinishDemand {};
 }  // namespace
@@ -52,16 +57,18 @@ void Environment::register_coop(Coop& coop) {
     // CAS further down. Its atomicity alone refuses a second registration, racing or not.
     if (!coop.state_.compare_exchange_strong(expected, Coop::State::registering, std::memory_order_relaxed))
         throw std::logic_error("a coop can be registered only once");
+    coop.shard_ = t_registry_shard;
+    RegistryShard& shard = registry_[coop.shard_];
     bool too_late;
     {
-        std::lock_guard lock(registry_.lock);
-        too_late = registry_.stopping;
+        std::lock_guard lock(shard.lock);
+        too_late = shard.stopping;
         if (!too_late) {
-            coop.next_ = registry_.coops;
-            if (registry_.coops != nullptr) registry_.coops->prev_ = &coop;
-            registry_.coops = &coop;
-            ++registry_.live;
-            registry_.agents += coop.size_;
+            coop.next_ = shard.coops;
+            if (shard.coops != nullptr) shard.coops->prev_ = &coop;
+            shard.coops = &coop;
+            ++shard.live;
+            shard.agents += coop.size_;
         }
     }
     if (too_late) {
@@ -155,35 +162,44 @@ void Environment::subscribe_named(Coop& coop, bool subscribe) {
     }
 }
 
-void Environment::unlink(Coop& coop) noexcept {
+void Environment::unlink(RegistryShard& shard, Coop& coop) noexcept {
     if (coop.prev_ != nullptr) coop.prev_->next_ = coop.next_;
-    else registry_.coops = coop.next_;
+    else shard.coops = coop.next_;
     if (coop.next_ != nullptr) coop.next_->prev_ = coop.prev_;
     coop.prev_ = coop.next_ = nullptr;
 }
 
 void Environment::coop_completed(Coop& coop) noexcept {
+    RegistryShard& shard = registry_[coop.shard_];
     bool destroy;
     {
-        std::lock_guard lock(registry_.lock);
-        unlink(coop);
+        std::lock_guard lock(shard.lock);
+        unlink(shard, coop);
         // During stop, agents still running may send to this coop's agents until everyone has
         // finished; its memory stays until the threads are gone.
-        destroy = !registry_.stopping;
+        destroy = !shard.stopping;
         if (!destroy) {
-            coop.next_ = registry_.graveyard;
-            registry_.graveyard = &coop;
+            coop.next_ = shard.graveyard;
+            shard.graveyard = &coop;
         }
     }
     // Counted out only once destroyed: wait_for_no_coops promises every coop destroyed (skynet
     // with deregistration times its agents' destruction that way).
     if (destroy) destroy_coop(coop);
-    bool last;
+    bool emptied;
     {
-        std::lock_guard lock(registry_.lock);
-        last = --registry_.live == 0;
+        std::lock_guard lock(shard.lock);
+        emptied = --shard.live == 0;
     }
-    if (last) {
+    // The last coop anywhere empties some shard, and whoever empties a shard last sees every
+    // shard empty: say A empties shard a and B shard b, each then reading every shard under its
+    // lock. If A reads b before B's decrement, A's section on b's lock precedes B's, so A's
+    // decrement of a happens before B reads a (program order, then the lock's release and
+    // acquire, then program order): B sees both empty. Otherwise A sees b empty. The reads
+    // are not a snapshot (a coop registered in a shard already read, and one completing in a
+    // shard not yet read, can read as none live): a wrong notification only wakes a waiter,
+    // which tests live_coops(), a snapshot, again.
+    if (emptied && no_live_coops()) {
         // Under mutex_: a waiter tests live_coops() and starts waiting while it holds it,
         // so this notification cannot fall between its test and its wait.
         std::lock_guard lock(mutex_);
@@ -191,15 +207,26 @@ void Environment::coop_completed(Coop& coop) noexcept {
     }
 }
 
+bool Environment::no_live_coops() const noexcept {
+    for (const RegistryShard& shard : registry_) {
+        std::lock_guard lock(shard.lock);
+        if (shard.live != 0) return false;
+    }
+    return true;
+}
+
 void Environment::request_stop() noexcept {
+    // acq_rel: the first caller stops the registry; a later one has nothing left to do (stop()
+    // then waits for the coops the first one deregisters).
+    if (stop_requested_.exchange(true, std::memory_order_acq_rel)) return;
     std::vector<Coop*> registered;
-    {
-        std::lock_guard lock(registry_.lock);
-        if (registry_.stopping) return;
-        registry_.stopping = true;
-        // From here on a completing coop goes to the graveyard instead of being destroyed, so
-        // the pointers collected here stay valid.
-        for (Coop* coop = registry_.coops; coop != nullptr; coop = coop->next_) registered.push_back(coop);
+    for (RegistryShard& shard : registry_) {
+        std::lock_guard lock(shard.lock);
+        // From here on a coop registered in this shard is too late and never starts, and one
+        // completing goes to the graveyard instead of being destroyed, so the pointers collected
+        // here stay valid.
+        shard.stopping = true;
+        for (Coop* coop = shard.coops; coop != nullptr; coop = coop->next_) registered.push_back(coop);
     }
     for (Coop* coop : registered) deregister_coop(*coop);
 }
@@ -220,15 +247,17 @@ void Environment::stop() {
     // dispatcher drains what is left (dropping it) and ends its threads.
     std::reverse(dispatchers.begin(), dispatchers.end());
     for (Dispatcher* d : dispatchers) d->shutdown();
-    Coop* graveyard;
-    {
-        std::lock_guard lock(registry_.lock);
-        graveyard = std::exchange(registry_.graveyard, nullptr);
-    }
-    while (graveyard != nullptr) {
-        Coop* next = graveyard->next_;
-        destroy_coop(*graveyard);
-        graveyard = next;
+    for (RegistryShard& shard : registry_) {
+        Coop* graveyard;
+        {
+            std::lock_guard lock(shard.lock);
+            graveyard = std::exchange(shard.graveyard, nullptr);
+        }
+        while (graveyard != nullptr) {
+            Coop* next = graveyard->next_;
+            destroy_coop(*graveyard);
+            graveyard = next;
+        }
     }
 }
 
@@ -238,8 +267,14 @@ void Environment::wait_for_no_coops() {
 }
 
 std::uint64_t Environment::live_coops() const {
-    std::lock_guard lock(registry_.lock);
-    return registry_.live;
+    // Every shard's lock at once, taken in order (no one holds two otherwise): a snapshot.
+    for (const RegistryShard& shard : registry_) shard.lock.lock();
+    std::uint64_t live = 0;
+    for (const RegistryShard& shard : registry_) {
+        live += shard.live;
+        shard.lock.unlock();
+    }
+    return live;
 }
 
 std::exception_ptr Environment::error() const {
@@ -292,6 +327,7 @@ void Environment::enter_thread() {
         index = threads_.size();
         threads_.push_back(record);
     }
+    t_registry_shard = std::uint8_t(1 + index % (kRegistryShards - 1));
     if (const int cpu = config_.placement.cpu_for(unsigned(index)); cpu >= 0) pin_current_thread(cpu);
 }
 
@@ -337,9 +373,9 @@ RunStats Environment::stats() const {
     const std::int64_t now = steady_now_ns();
     RunStats total;
     total.at_ns = now;
-    {
-        std::lock_guard lock(registry_.lock);
-        total.agents_created = registry_.agents;
+    for (const RegistryShard& shard : registry_) {
+        std::lock_guard lock(shard.lock);
+        total.agents_created += shard.agents;
     }
     std::lock_guard lock(mutex_);
     // A live thread cannot exit while we hold the lock: it must take it in leave_thread.

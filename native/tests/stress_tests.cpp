@@ -182,6 +182,105 @@ TEST(coops_registered_and_deregistered_while_messages_are_in_flight_lose_or_repe
 
 namespace {
 
+struct Forest {
+    std::atomic<int> made{0};
+    std::atomic<int> destroyed{0};
+    std::atomic<std::uint64_t> leaves{0};  // the root's answer
+};
+
+struct Grown {
+    std::uint64_t leaves;
+};
+
+// A node of a tree that grows as it runs, as skynet's does: each node's start handler registers
+// its children's coop, so coops are registered by every runtime thread (into its own shard of
+// the environment's registry) and deregistered by whichever thread hears the children report.
+class Sapling final : public rt::Agent {
+public:
+    static constexpr int kBranching = 3;
+    Sapling(Forest& forest, rt::Dispatcher& dispatcher, Sapling* parent, int depth)
+        : forest_(forest), dispatcher_(dispatcher), parent_(parent), depth_(depth) {
+        forest_.made.fetch_add(1, std::memory_order_relaxed);
+        subscribe<&Sapling::on_grown>();
+    }
+    ~Sapling() override { forest_.destroyed.fetch_add(1, std::memory_order_relaxed); }
+
+private:
+    void on_start() override {
+        if (depth_ == 0) return report(1);
+        children_ = &environment().introduce_coop(dispatcher_.binder(), [&](rt::Coop& coop) {
+            for (int i = 0; i < kBranching; ++i)
+                coop.make_agent_with_binder<Sapling>(dispatcher_.binder(unsigned(i)), forest_, dispatcher_, this,
+                                                     depth_ - 1);
+        });
+    }
+    void on_grown(const Grown& grown) {
+        leaves_ += grown.leaves;
+        if (++heard_ < kBranching) return;
+        environment().deregister_coop(*children_);
+        report(leaves_);
+    }
+    void report(std::uint64_t leaves) {
+        if (parent_ != nullptr) rt::send<Grown>(*parent_, leaves);
+        else forest_.leaves.store(leaves, std::memory_order_release);
+    }
+    Forest& forest_;
+    rt::Dispatcher& dispatcher_;
+    Sapling* const parent_;
+    const int depth_;
+    rt::Coop* children_ = nullptr;
+    std::uint64_t leaves_ = 0;
+    int heard_ = 0;
+};
+
+}  // namespace
+
+TEST(trees_of_coops_registered_by_every_thread_are_all_destroyed_when_waited_for_or_stopped, 600) {
+    for (const Config& config : configs()) {
+        const int depth = thread_per_agent(config) ? 2 : 5;
+        const std::uint64_t leaves = depth == 2 ? 9 : 243;
+        const int trees = thread_per_agent(config) ? 10 : 40;
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        Forest forest;
+        // Grown and cut down one after another: wait_for_no_coops returns only once every coop,
+        // whichever shard it is in, is destroyed (its count goes after its agents), and no later.
+        for (int tree = 0; tree < trees && !env->failed(); ++tree) {
+            rt::Coop& root = env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+                coop.make_agent<Sapling>(forest, dispatcher, nullptr, depth);
+            });
+            while (forest.leaves.load(std::memory_order_acquire) == 0 && !env->failed())
+                std::this_thread::sleep_for(50us);
+            CHECK_EQ(forest.leaves.exchange(0), leaves);
+            env->deregister_coop(root);
+            env->wait_for_no_coops();
+            CHECK_EQ(env->live_coops(), std::uint64_t{0});
+            CHECK_EQ(forest.destroyed.load(), forest.made.load());
+        }
+        // Stopped while growing: coops registered in shards the stop has reached never start,
+        // the rest finish; every agent made is destroyed either way.
+        for (int tree = 0; tree < trees / 2 && !env->failed(); ++tree) {
+            // Stopped once the tree has made some of its agents (at most a whole tree's).
+            const int whole = (depth == 2 ? 27 : 729) / 2, until = forest.made.load() + 1 + tree * 37 % whole;
+            auto growing = make_environment(config);
+            rt::Dispatcher& its_dispatcher = config.make(*growing);
+            growing->introduce_coop(its_dispatcher.binder(), [&](rt::Coop& coop) {
+                coop.make_agent<Sapling>(forest, its_dispatcher, nullptr, depth);
+            });
+            while (forest.made.load() < until && !growing->failed()) std::this_thread::yield();
+            growing->stop();
+            CHECK(!growing->failed());
+            CHECK_EQ(growing->live_coops(), std::uint64_t{0});
+        }
+        env->stop();
+        CHECK(!env->failed());
+        CHECK_EQ(forest.destroyed.load(), forest.made.load());
+    }
+    check_no_leak();
+}
+
+namespace {
+
 struct Parcel {
     std::uint32_t producer;
     std::uint32_t seq;
