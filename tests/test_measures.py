@@ -114,6 +114,11 @@ def test_the_bare_actor_loop_floor_counts_its_loop_as_a_kernel_counts_its_phase(
     assert 10 < large[0] / large[1] < ours / messages, (large, ours)
 
 
+def test_a_phase_callgrind_wrote_no_counts_for_fails_saying_so_not_with_a_missing_file(tmp_path):
+    with pytest.raises(measures.MeasureError, match=r"no counts for phase 2 \(callgrind.out.2 missing\).*mark its measured phase"):
+        measures.get(metrics.INSTRUCTIONS).counts({}, str(tmp_path), 2)
+
+
 @needs_valgrind
 def test_a_phase_that_includes_teardown_counts_it():
     # skynet's phase ends at the root's sum, or, with deregister, when every coop is destroyed.

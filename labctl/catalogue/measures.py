@@ -29,6 +29,10 @@ CALLGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=
              "--dump-line=no")
 OUT_FILE = "callgrind.out"
 
+class MeasureError(Exception):
+    """A measure could not read a phase's counts back."""
+
+
 # What the instructions measure costs, for `labctl plan`'s estimates of points never measured so:
 # a phase takes this many times its native time (on one_thread, on the 2-vCPU VM: skynet
 # leaves=100000 10 ms natively, 0.75 s under callgrind with the cache simulation, 70x;
@@ -109,6 +113,10 @@ class Instructions(Measure):
     def counts(self, result: dict, folder: str | None, phase: int) -> tuple[dict[str, int], dict[str, str]]:
         # callgrind wrote OUT.N at the end of the process's N-th phase.
         dump = Path(folder) / f"{OUT_FILE}.{phase}"
+        if not dump.is_file():
+            raise MeasureError(
+                f"measure instructions: callgrind wrote no counts for phase {phase} ({dump.name} missing): "
+                "the kernel did not mark its measured phase (MeasuredPhase, native/kernels/framework/phase.hpp)")
         counts = read_callgrind(dump)
         dump.unlink()
         return {name: value for name, value in counts.items() if value is not None}, {}

@@ -250,6 +250,9 @@ def main() -> int:
     except Unavailable as error:
         _reply({"error": {"kind": "unavailable", "message": str(error)}})
         return EXIT_FAILED
+    except measures.MeasureError as error:
+        _reply({"error": {"kind": "measure", "message": str(error)}})
+        return EXIT_FAILED
     except runtimes.ProtocolError as error:
         _reply({"error": {"kind": "protocol", "message": str(error)}})
         return EXIT_FAILED
