@@ -17,6 +17,17 @@
 #include "chat.hpp"
 
 namespace labctl::kernels::chat {
+
+std::uint64_t compute_job(std::uint64_t repeats) noexcept {
+    std::uint64_t wrong = 0;
+    std::uint8_t index = kFibonacciIndex;
+    for (std::uint64_t i = 0; i < repeats; ++i) {
+        asm volatile("" : "+r"(index));
+        if (fibonacci(index) != kFibonacci35) ++wrong;
+    }
+    return wrong;
+}
+
 namespace {
 
 class Driver;
