@@ -144,11 +144,12 @@ private:
     // thread that registers it (each runtime thread its own, other threads shard 0) and leaves
     // it when it completes. Every registration and completion takes its shard's lock (skynet:
     // 111,111 of each a run) and writes into the coops next to it in the shard's list, which
-    // the same thread registered: with one list under one lock every coop's registration wrote
-    // into the head coop, often another core's, and the lock's line moved between the cores
-    // (one list: skynet 111.5 ms at two threads with deregistration; registering without the
-    // list, 105.5 ms). Under the environment's mutex, two workers registering at once put a
-    // glibc mutex to sleep in the kernel (futex wait and wake: 11% of skynet's samples).
+    // the same thread registered. With one list under one lock every coop's registration wrote
+    // into the head coop, often another core's, and the lock's line moved between the cores:
+    // skynet 1M on two work_stealing threads took 65.0 ms with it, 61.8 ms sharded (108.4 and
+    // 100.3 ms with deregistration; one thread 100.7 and 101.1 ms). Under the environment's
+    // mutex, two workers registering at once put a glibc mutex to sleep in the kernel (futex
+    // wait and wake: 11% of skynet's samples).
     static constexpr unsigned kRegistryShards = 16;
     struct alignas(64) RegistryShard {
         mutable SpinLock lock;
