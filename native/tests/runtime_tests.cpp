@@ -859,6 +859,71 @@ TEST(the_bottom_of_a_lifo_stack_runs_while_agents_above_it_wake_each_other, 60) 
     check_no_leak();
 }
 
+// A queue put back after its turn with work left (on work_stealing, held by its worker, out of
+// thieves' reach) gets its next turns within a streak, even while two agents keep waking each
+// other: 8 demands at a budget of 4 are two turns.
+namespace {
+
+class Regular final : public rt::Agent {
+public:
+    Regular(std::atomic<std::uint64_t>& hits, std::atomic<std::int64_t>& done_at) : hits_(hits), done_at_(done_at) {
+        subscribe<&Regular::on_serve>();
+    }
+    static constexpr int kServes = 8;
+
+private:
+    void on_serve(const Serve&) {
+        if (++served_ == kServes) done_at_.store(std::int64_t(hits_.load(std::memory_order_relaxed)));
+    }
+    int served_ = 0;
+    std::atomic<std::uint64_t>& hits_;
+    std::atomic<std::int64_t>& done_at_;
+};
+
+// Wakes the regular with all its serves at once, then the rally.
+class Host final : public rt::Agent {
+public:
+    Host(Regular& regular, Player& first) : regular_(regular), first_(first) { subscribe<&Host::on_serve>(); }
+
+private:
+    void on_serve(const Serve&) {
+        for (int i = 0; i < Regular::kServes; ++i) rt::send<Serve>(regular_);
+        rt::send<Rally>(first_, 100'000u);
+    }
+    Regular& regular_;
+    Player& first_;
+};
+
+}  // namespace
+
+TEST(a_queue_put_back_with_work_left_runs_again_while_agents_wake_each_other, 60) {
+    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
+        if (!dispatcher.takes.max_demands_at_once) continue;  // the pools
+        rt::Environment env;
+        rt::Dispatcher& pool =
+            dispatcher.make(env, {.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
+        std::atomic<std::uint64_t> hits{0};
+        std::atomic<std::int64_t> done_at{-1};
+        Host* host = nullptr;
+        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
+            auto& regular = coop.make_agent<Regular>(hits, done_at);
+            auto& a = coop.make_agent<Player>(hits);
+            auto& b = coop.make_agent<Player>(hits);
+            a.other = &b;
+            b.other = &a;
+            host = &coop.make_agent<Host>(regular, a);
+        });
+        std::this_thread::sleep_for(100ms);  // every queue asleep first (see above)
+        rt::send<Serve>(*host);
+        while (hits.load() < 100'001 || done_at.load() < 0) std::this_thread::sleep_for(1ms);
+        env.stop();
+        CHECK(hits.load() == 100'001);
+        // Two turns, each within a streak of 16 pops and a few more.
+        CHECK(done_at.load() >= 0 && done_at.load() <= 80);
+    }
+    check_no_leak();
+}
+
 // A busy queue stays with its worker while no other queue waits, on every pool: its budget
 // (max_demands_at_once) spent, the worker goes on with it rather than putting it back in line for
 // an idle worker on another core to take (adv_thread_pool did, every 4 demands: producer_consumer

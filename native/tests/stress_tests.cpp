@@ -1,6 +1,7 @@
 // The runtime under load, through every dispatcher: thousands of agents passing messages that
 // threads inject from outside; cooperations registered and deregistered while messages are in
-// flight; environments started and stopped hundreds of times in a row. Every message is counted:
+// flight; environments started and stopped hundreds of times in a row; askers waiting on busy
+// hubs. Every message is counted:
 // handled or dropped, exactly once; a channel shared by agents and threads hands each message
 // to one of them. Each test has its own time limit (a hang fails it), and the
 // pool's accounting proves nothing leaked.
@@ -410,6 +411,87 @@ TEST(environments_start_and_stop_hundreds_of_times_with_messages_in_flight, 600)
             // Each of the two laps ends at a finished member: dropped there, exactly once.
             CHECK_EQ(env->dropped(), std::uint64_t{2});
         }
+    }
+    check_no_leak();
+}
+
+// Many agents asking two hubs in turn, each waiting for its answer before it asks again: the
+// hubs stay busy while the askers come and go (on work_stealing a hub put back after its turn is
+// held by its worker, and an idle worker asks the busy one to share its woken askers). Every
+// question is answered once, every answer reaches its asker.
+namespace {
+
+struct Question {
+    std::uint32_t from;
+};
+struct Reply {};
+
+class Asker;
+
+class Hub final : public rt::Agent {
+public:
+    Hub(std::vector<Asker*>& askers, std::uint64_t& answered) : askers_(askers), answered_(answered) {
+        subscribe<&Hub::on_question>();
+    }
+
+private:
+    void on_question(const Question& question);
+    std::vector<Asker*>& askers_;
+    std::uint64_t& answered_;  // only this hub's handler writes it; read after stop()
+};
+
+class Asker final : public rt::Agent {
+public:
+    Asker(std::uint32_t id, std::uint32_t rounds, Hub& hub, std::uint64_t& replies, std::atomic<std::uint32_t>& finished)
+        : id_(id), left_(rounds), hub_(hub), replies_(replies), finished_(finished) {
+        subscribe<&Asker::on_reply>();
+    }
+
+private:
+    void on_start() override { rt::send<Question>(hub_, id_); }
+    void on_reply(const Reply&) {
+        ++replies_;  // only this asker's handler writes it; read after stop()
+        if (--left_ == 0) finished_.fetch_add(1, std::memory_order_relaxed);
+        else rt::send<Question>(hub_, id_);
+    }
+    const std::uint32_t id_;
+    std::uint32_t left_;
+    Hub& hub_;
+    std::uint64_t& replies_;
+    std::atomic<std::uint32_t>& finished_;
+};
+
+void Hub::on_question(const Question& question) {
+    ++answered_;
+    rt::send<Reply>(*askers_[question.from]);
+}
+
+}  // namespace
+
+TEST(askers_waiting_on_two_busy_hubs_each_get_every_answer_once, 600) {
+    for (const Config& config : configs()) {
+        const std::uint32_t askers = thread_per_agent(config) ? 40 : 400;
+        const std::uint32_t rounds = thread_per_agent(config) ? 100 : 500;
+        std::vector<Asker*> all(askers, nullptr);
+        std::vector<std::uint64_t> replies(askers, 0);
+        std::uint64_t answered[2] = {0, 0};
+        std::atomic<std::uint32_t> finished{0};
+        auto env = make_environment(config);
+        rt::Dispatcher& dispatcher = config.make(*env);
+        env->introduce_coop(dispatcher.binder(), [&](rt::Coop& coop) {
+            Hub* hubs[2];
+            for (int h = 0; h < 2; ++h) hubs[h] = &coop.make_agent_with_binder<Hub>(dispatcher.binder(h), all, answered[h]);
+            for (std::uint32_t a = 0; a < askers; ++a)
+                all[a] = &coop.make_agent_with_binder<Asker>(dispatcher.binder(2 + a), a, rounds, *hubs[a % 2],
+                                                             replies[a], finished);
+        });
+        while (finished.load(std::memory_order_relaxed) < askers && !env->failed()) std::this_thread::sleep_for(1ms);
+        env->stop();
+        CHECK(!env->failed());
+        for (std::uint32_t a = 0; a < askers; ++a) CHECK_EQ(replies[a], std::uint64_t{rounds});
+        CHECK_EQ(answered[0], std::uint64_t{askers / 2} * rounds);
+        CHECK_EQ(answered[1], std::uint64_t{askers - askers / 2} * rounds);
+        CHECK_EQ(env->dropped(), std::uint64_t{0});
     }
     check_no_leak();
 }
