@@ -827,36 +827,44 @@ private:
     Player& first_;
 };
 
-}  // namespace
-
-TEST(the_bottom_of_a_lifo_stack_runs_while_agents_above_it_wake_each_other, 60) {
+// Two players rally 100,000 times on a one-thread pool (budget 4) while `Late` waits for its
+// turns; `Starter` sets them going. Checks that every hit landed and that `Late` marked its last
+// turn at `bound` hits or before.
+template <class Late, class Starter>
+void check_turns_during_a_rally(std::int64_t bound) {
     for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
         if (!dispatcher.takes.max_demands_at_once) continue;  // the pools
         rt::Environment env;
         rt::Dispatcher& pool =
             dispatcher.make(env, {.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
         std::atomic<std::uint64_t> hits{0};
-        std::atomic<std::int64_t> ran_at{-1};
-        Umpire* umpire = nullptr;
+        std::atomic<std::int64_t> marked_at{-1};
+        Starter* starter = nullptr;
         env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
-            auto& waiter = coop.make_agent<Waiter>(hits, ran_at);
+            auto& late = coop.make_agent<Late>(hits, marked_at);
             auto& a = coop.make_agent<Player>(hits);
             auto& b = coop.make_agent<Player>(hits);
             a.other = &b;
             b.other = &a;
-            umpire = &coop.make_agent<Umpire>(waiter, a);
+            starter = &coop.make_agent<Starter>(late, a);
         });
         // Every queue asleep first (four start demands, and their worker letting go), so that
         // each send below wakes one.
         std::this_thread::sleep_for(100ms);
-        rt::send<Serve>(*umpire);
-        while (hits.load() < 100'001 || ran_at.load() < 0) std::this_thread::sleep_for(1ms);
+        rt::send<Serve>(*starter);
+        while (hits.load() < 100'001 || marked_at.load() < 0) std::this_thread::sleep_for(1ms);
         env.stop();
         CHECK(hits.load() == 100'001);
-        // A streak is 16 pops; a few more cover the umpire's own turn.
-        CHECK(ran_at.load() >= 0 && ran_at.load() <= 40);
+        CHECK(marked_at.load() >= 0 && marked_at.load() <= bound);
     }
     check_no_leak();
+}
+
+}  // namespace
+
+TEST(the_bottom_of_a_lifo_stack_runs_while_agents_above_it_wake_each_other, 60) {
+    // A streak is 16 pops; a few more cover the umpire's own turn.
+    check_turns_during_a_rally<Waiter, Umpire>(40);
 }
 
 // A queue put back after its turn with work left (on work_stealing, held by its worker, out of
@@ -897,31 +905,8 @@ private:
 }  // namespace
 
 TEST(a_queue_put_back_with_work_left_runs_again_while_agents_wake_each_other, 60) {
-    for (const rt::DispatcherEntry& dispatcher : rt::dispatchers()) {
-        if (!dispatcher.takes.max_demands_at_once) continue;  // the pools
-        rt::Environment env;
-        rt::Dispatcher& pool =
-            dispatcher.make(env, {.threads = 1, .fifo = rt::Fifo::individual, .max_demands_at_once = 4});
-        std::atomic<std::uint64_t> hits{0};
-        std::atomic<std::int64_t> done_at{-1};
-        Host* host = nullptr;
-        env.introduce_coop(pool.binder(), [&](rt::Coop& coop) {
-            auto& regular = coop.make_agent<Regular>(hits, done_at);
-            auto& a = coop.make_agent<Player>(hits);
-            auto& b = coop.make_agent<Player>(hits);
-            a.other = &b;
-            b.other = &a;
-            host = &coop.make_agent<Host>(regular, a);
-        });
-        std::this_thread::sleep_for(100ms);  // every queue asleep first (see above)
-        rt::send<Serve>(*host);
-        while (hits.load() < 100'001 || done_at.load() < 0) std::this_thread::sleep_for(1ms);
-        env.stop();
-        CHECK(hits.load() == 100'001);
-        // Two turns, each within a streak of 16 pops and a few more.
-        CHECK(done_at.load() >= 0 && done_at.load() <= 80);
-    }
-    check_no_leak();
+    // Two turns, each within a streak of 16 pops and a few more.
+    check_turns_during_a_rally<Regular, Host>(80);
 }
 
 // A busy queue stays with its worker while no other queue waits, on every pool: its budget
