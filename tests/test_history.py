@@ -370,11 +370,13 @@ def test_a_history_killed_mid_build_leaves_no_compiler_running(planted, tmp_path
                                 "--commits", shas["base"], "--repo", str(repo), "--cache", str(cache),
                                 "--db", str(tmp_path / "h.db")], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
+    # Until ninja starts: a checkout and CMake's configure (its compiler checks uncached) first,
+    # which took over 120 s on a 2-core CI machine while the other test worker compiled too.
+    deadline = time.monotonic() + 480
     while not any("ninja" in line for line in _build_processes(cache)) and time.monotonic() < deadline:
         assert process.poll() is None, "history ended before its build started"
         time.sleep(0.2)
-    assert any("ninja" in line for line in _build_processes(cache)), "no build started in 120 s"
+    assert any("ninja" in line for line in _build_processes(cache)), "no build started in 480 s"
     process.kill()
     process.wait()
     deadline = time.monotonic() + 20
